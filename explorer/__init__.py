@@ -1,0 +1,1 @@
+"""Engines: explicit BFS, graph checks (networkx), symbolic (z3)."""

@@ -1,0 +1,110 @@
+"""The vectorized interpretation of the DSL: an expression over numpy columns.
+
+Each state slot becomes a column (one row per state); ``If`` becomes
+``np.where``, ``And`` becomes ``&`` and so on, so a predicate is evaluated over a
+whole set of states at once.
+
+>>> import numpy as np
+>>> from models.expr import Slot, If, And
+>>> cols = [np.array([0, 1, 2]), np.array([5, 5, 6])]
+>>> np_eval(If(And(Slot(0) >= 1, Slot(1) == 5), 1, 0), cols).tolist()
+[0, 1, 0]
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from models.dsl import Model
+from models.expr import Expr
+
+__all__ = ["np_eval", "unpack_columns", "pack_columns", "packed_array"]
+
+
+def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | None = None,
+            n: int | None = None) -> np.ndarray:
+    """Evaluate ``e`` row by row; truth values come back as bool arrays."""
+    if n is None:
+        n = len(cols[0]) if len(cols) else 0
+    memo: dict[int, np.ndarray] = {}
+
+    def go(x: Expr) -> np.ndarray:
+        k = id(x)
+        got = memo.get(k)
+        if got is not None:
+            return got
+        op = x.op
+        if op == "const":
+            r = np.full(n, x.value, dtype=np.int64)
+        elif op == "true":
+            r = np.ones(n, dtype=bool)
+        elif op == "false":
+            r = np.zeros(n, dtype=bool)
+        elif op == "slot":
+            i, which = x.value
+            r = (nxt if which else cols)[i]  # type: ignore[index]
+        else:
+            a = [go(y) for y in x.args]
+            if op == "and":
+                r = a[0].astype(bool)
+                for y in a[1:]:
+                    r = r & y.astype(bool)
+            elif op == "or":
+                r = a[0].astype(bool)
+                for y in a[1:]:
+                    r = r | y.astype(bool)
+            elif op == "not":
+                r = ~a[0].astype(bool)
+            elif op == "implies":
+                r = ~a[0].astype(bool) | a[1].astype(bool)
+            elif op == "ite":
+                r = np.where(a[0].astype(bool), a[1], a[2])
+            elif op == "select":
+                r = np.choose(a[0].astype(np.int64), [np.broadcast_to(y, (n,)) for y in a[1:]])
+            else:
+                x0, x1 = a[0].astype(np.int64), a[1].astype(np.int64)
+                r = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                     "div": np.floor_divide, "mod": np.mod, "eq": np.equal,
+                     "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+                     "gt": np.greater, "ge": np.greater_equal}[op](x0, x1)
+        memo[k] = r
+        return r
+
+    return go(e)
+
+
+def _layout(model: Model) -> list[tuple[int, int, int]]:
+    out, off = [], 0
+    for d in model.slot_domains:
+        out.append((off, d.bits, d.lo))
+        off += d.bits
+    return out
+
+
+def packed_array(packed: Sequence[int], model: Model) -> np.ndarray:
+    """Packed states as a uint64 array (the model must pack into 64 bits)."""
+    if model.bits() > 64:
+        raise ValueError(f"model {model.name} needs {model.bits()} bits per state; "
+                         "the vectorized path takes at most 64")
+    return np.fromiter(packed, dtype=np.uint64, count=len(packed))
+
+
+def unpack_columns(arr: np.ndarray, model: Model) -> list[np.ndarray]:
+    cols = []
+    for off, bits, lo in _layout(model):
+        if bits == 0:
+            cols.append(np.full(len(arr), lo, dtype=np.int64))
+            continue
+        c = ((arr >> np.uint64(off)) & np.uint64((1 << bits) - 1)).astype(np.int64)
+        cols.append(c + lo if lo else c)
+    return cols
+
+
+def pack_columns(cols: Sequence[np.ndarray], model: Model) -> np.ndarray:
+    out = np.zeros(len(cols[0]) if cols else 0, dtype=np.uint64)
+    for c, (off, bits, lo) in zip(cols, _layout(model)):
+        if bits:
+            out |= (np.asarray(c, dtype=np.int64) - lo).astype(np.uint64) << np.uint64(off)
+    return out

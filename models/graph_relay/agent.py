@@ -1,0 +1,112 @@
+"""The agent: starts runs with an idempotency key, retries after a lost response,
+cancels its own runs; another agent probes runs it did not start.
+
+The server's handling of each tool call happens in the same step as the call
+(the request is processed atomically); only the response can be lost.
+"""
+
+from __future__ import annotations
+
+from ..dsl import Int, ModelBuilder
+from ..expr import And, If, Not, Or, Sum
+from .vocab import ANSWER, CALL, STATUS, Ctx
+
+
+def declare(b: ModelBuilder, c: Ctx) -> None:
+    b.array("call", CALL, c.intents, actor="agent", doc="the start call of each intent")
+    b.array("attempts", Int(0, c.retries + 1), c.intents, actor="agent",
+            doc="start calls sent for the intent so far")
+    b.array("ticket", Int(0, c.runs - 1), c.intents, actor="agent",
+            doc="the command id in the (last) answer to the start call")
+
+
+def key_of(s, c: Ctx, i: int):
+    """The idempotency key the client sends for intent ``i`` on this attempt."""
+    if c.on("fresh-key-on-retry"):
+        # the client bug: every retry mints a fresh key
+        return s.attempts[i] + i * (c.retries + 1)
+    return i
+
+
+def intent_of(key, c: Ctx):
+    """Which intent (the agent's "start this once") a key was minted for."""
+    return key // (c.retries + 1) if c.on("fresh-key-on-retry") else key
+
+
+def actions(b: ModelBuilder, c: Ctx) -> None:
+    R, I = range(c.runs), range(c.intents)
+
+    @b.action("agent", target="server", params={"i": I})
+    def run_graph_session(s, i):
+        """run_graph_session(idempotency_key): queue a run, answer a ticket at once."""
+        key = key_of(s, c, i)
+        if c.on("server-ignores-key"):
+            same = [False for _ in R]
+        else:
+            same = [And(s.status[r] != STATUS.none, s.key[r] == key) for r in R]
+        found = Or(*same)
+        new = [And(Not(found), s.status[r] == STATUS.none,
+                   *(s.status[q] != STATUS.none for q in range(r))) for r in R]
+        upd = {
+            s.call[i]: CALL.waiting,
+            s.attempts[i]: s.attempts[i] + 1,
+            s.ticket[i]: Sum(If(Or(same[r], new[r]), r, 0) for r in R),
+        }
+        for r in R:
+            requeue = And(same[r], True) if c.on("requeue-on-retry") else False
+            upd[s.status[r]] = If(Or(new[r], requeue), STATUS.queued, s.status[r])
+            upd[s.key[r]] = If(new[r], key, s.key[r])
+            upd[s.slug[r]] = If(new[r], s.cur_slug, s.slug[r])
+            upd[s.flag[r]] = If(Or(new[r], requeue), False, s.flag[r])
+            if c.on("queue-on-desktop"):
+                # the queue lives on the desktop: a command sent while it is offline is lost
+                upd[s.lost[r]] = If(new[r], Not(s.online), s.lost[r])
+        guard = And(Or(s.call[i] == CALL.idle, s.call[i] == CALL.lost),
+                    s.attempts[i] <= c.retries, Or(found, *new))
+        return guard, upd
+
+    @b.action("network", params={"i": I})
+    def lose_response(s, i):
+        """The answer to a start call is lost; the agent will time out and retry."""
+        return s.call[i] == CALL.waiting, {s.call[i]: CALL.lost}
+
+    @b.action("server", target="agent", params={"i": I})
+    def answer_ticket(s, i):
+        """The ticket (command id) reaches the agent."""
+        return s.call[i] == CALL.waiting, {s.call[i]: CALL.done}
+
+    @b.action("agent", target="server", params={"i": I, "r": R})
+    def cancel_graph_run(s, i, r):
+        """cancel_graph_run(command_id) on the agent's own run."""
+        queued = s.status[r] == STATUS.queued
+        ignore = c.on("queued-cancel-ignored")
+        guard = And(s.call[i] == CALL.done, s.ticket[i] == r, Not(s.flag[r]),
+                    Or(queued, s.status[r] == STATUS.running))
+        return guard, {
+            # a queued run becomes terminal at once; a running one gets the flag
+            s.status[r]: If(And(queued, not ignore), STATUS.cancelled, s.status[r]),
+            s.flag[r]: If(queued, ignore, True),
+            s.qcancel[r]: Or(s.qcancel[r], queued),
+        }
+
+    def foreign_answer(s, a, r):
+        exists = s.status[r] != STATUS.none
+        if c.on("leaky-not-found"):
+            return If(exists, ANSWER.access_denied, ANSWER.not_found)
+        return ANSWER.not_found
+
+    # agents 1.. never start runs: every command id is foreign to them, issued or not
+    A = range(c.agents - 1)
+
+    @b.action("another agent", target="server", params={"a": A, "r": R})
+    def get_graph_run(s, a, r):
+        """get_graph_run(command_id) by agent a+1, for a run it did not start (or no run)."""
+        return True, {}, {"answer": (ANSWER, foreign_answer(s, a, r))}
+
+    @b.action("another agent", target="server", params={"a": A, "r": R}, name="cancel_graph_run")
+    def cancel_foreign(s, a, r):
+        """cancel_graph_run(command_id) by agent a+1, for a run it did not start."""
+        return True, {}, {"answer": (ANSWER, foreign_answer(s, a, r))}
+
+
+__all__ = ["declare", "actions", "key_of", "intent_of"]

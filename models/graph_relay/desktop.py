@@ -1,0 +1,102 @@
+"""The desktop relay loop: timer, skip while busy, outbox re-send, sync, consent
+re-check right before executing, serial execution, control poll, stop sent once.
+"""
+
+from __future__ import annotations
+
+from ..dsl import Bool, ModelBuilder
+from ..expr import And, If, Not, Or
+from . import outbox
+from .owner import consent
+from .vocab import EXEC, OUTCOME, PHASE, STATUS, Ctx
+
+
+def declare(b: ModelBuilder, c: Ctx) -> None:
+    b.var("online", Bool(), actor="desktop", doc="the desktop reaches the server")
+    b.var("phase", PHASE, actor="desktop", doc="the relay round (idle: not busy)")
+    b.array("exec", EXEC, c.runs, actor="desktop", doc="the desktop's view of each command")
+
+
+def actions(b: ModelBuilder, c: Ctx) -> None:
+    R = range(c.runs)
+    SF = "strong"
+
+    def busy(s, r):
+        return Or(s.exec[r] == EXEC.running, s.exec[r] == EXEC.stopping)
+
+    @b.action("desktop", target="server", fair=SF)
+    def tick(s):
+        """The 20 s timer fires on an idle worker: re-send every completion in the outbox."""
+        upd = {s.phase: PHASE.sync}
+        upd.update(outbox.resend(s, c))
+        return And(s.online, s.phase == PHASE.idle), upd
+
+    @b.action("desktop", target="server", fair=SF)
+    def sync(s):
+        """Sync the enabled project: the reply carries its queued commands."""
+        upd = {s.phase: PHASE.work}
+        for r in R:
+            take = And(s.enabled, s.status[r] == STATUS.queued)
+            if c.on("queue-on-desktop"):
+                take = And(take, Not(s.lost[r]))
+            upd[s.status[r]] = If(take, STATUS.running, s.status[r])
+            upd[s.exec[r]] = If(take, EXEC.fetched, s.exec[r])
+        return And(s.online, s.phase == PHASE.sync), upd
+
+    @b.action("desktop", fair=SF)
+    def sync_failed(s):
+        """The sync call fails while offline: the round ends."""
+        return And(Not(s.online), s.phase == PHASE.sync), {s.phase: PHASE.idle}
+
+    def next_in_order(s, r):
+        free = And(*(Not(busy(s, q)) for q in R))
+        turn = [s.phase == PHASE.work, s.exec[r] == EXEC.fetched,
+                *(s.exec[q] != EXEC.fetched for q in range(r))]
+        if not c.on("parallel-relay"):
+            turn.append(free)
+        return And(*turn)
+
+    @b.action("desktop", params={"r": R}, fair=SF)
+    def start_graph(s, r):
+        """Consent still holds right before executing: the Graph starts."""
+        return And(next_in_order(s, r), consent(s, c, r)), {s.exec[r]: EXEC.running}
+
+    @b.action("desktop", target="server", params={"r": R}, fair=SF)
+    def refuse(s, r):
+        """Consent no longer holds: closed as cancelled ('no longer shared'), never run."""
+        upd = {s.exec[r]: EXEC.done}
+        upd.update(outbox.complete(s, c, r, OUTCOME.cancelled))
+        return And(next_in_order(s, r), Not(consent(s, c, r))), upd
+
+    @b.action("desktop", target="server", params={"r": R}, fair=SF)
+    def control_poll(s, r):
+        """The 3 s control poll finds the cancel flag: the stop is sent, once."""
+        return (And(s.online, s.exec[r] == EXEC.running, s.flag[r]),
+                {s.exec[r]: EXEC.stopping, s.outcome[r]: OUTCOME.cancelled})
+
+    @b.action("desktop", target="server", params={"r": R, "o": (OUTCOME.completed, OUTCOME.failed)},
+              fair=SF, labels={"o": OUTCOME})
+    def graph_finish(s, r, o):
+        """The Graph ends; its completion goes to the outbox, then is posted."""
+        stopping = s.exec[r] == EXEC.stopping
+        # after the stop the outcome stays cancelled, whatever the Graph did meanwhile
+        result = o if c.on("complete-overwrites-cancel") else If(stopping, OUTCOME.cancelled, o)
+        upd = {s.exec[r]: EXEC.done}
+        upd.update(outbox.complete(s, c, r, result))
+        return Or(s.exec[r] == EXEC.running, stopping), upd
+
+    @b.action("desktop", fair=SF)
+    def round_end(s):
+        """Every fetched command is handled: the worker is idle again."""
+        idle = And(*(And(s.exec[r] != EXEC.fetched, Not(busy(s, r))) for r in R))
+        return And(s.phase == PHASE.work, idle), {s.phase: PHASE.idle}
+
+    @b.action("desktop")
+    def go_offline(s):
+        """The desktop loses its connection (the Graph keeps running locally)."""
+        return s.online, {s.online: False}
+
+    @b.action("desktop", fair="weak")
+    def go_online(s):
+        """The desktop is back."""
+        return Not(s.online), {s.online: True}

@@ -1,0 +1,44 @@
+"""How a model presents itself to the rest of osf-check: parameters, mutants, builder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from .dsl import Model, Param
+
+__all__ = ["ModelSpec"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model of the catalogue.
+
+    ``build(params, mutant)`` returns the :class:`~models.dsl.Model` for fully
+    resolved parameters and a mutant name (or ``None`` for the correct model).
+    ``mutants`` maps each mutant name this model implements to what it breaks in
+    the system, in one sentence.
+    """
+
+    name: str
+    title: str
+    params: tuple[Param, ...]
+    mutants: Mapping[str, str]
+    build_fn: Callable[[dict[str, int], str | None], Model]
+    default: bool = True  # checked by a bare `osf-check explore`
+
+    def resolve(self, overrides: Mapping[str, Any] | None = None) -> dict[str, int]:
+        """Defaults updated by ``overrides``; ``ValueError`` names the bad one."""
+        known = {p.name: p for p in self.params}
+        out = {p.name: p.default for p in self.params}
+        for k, v in (overrides or {}).items():
+            if k not in known:
+                raise ValueError(f"model {self.name} has no parameter {k!r} "
+                                 f"(it has: {', '.join(known) or 'none'})")
+            out[k] = known[k].check(v)
+        return out
+
+    def build(self, overrides: Mapping[str, Any] | None = None, mutant: str | None = None) -> Model:
+        if mutant is not None and mutant not in self.mutants:
+            raise ValueError(f"model {self.name} has no mutant {mutant!r}")
+        return self.build_fn(self.resolve(overrides), mutant)

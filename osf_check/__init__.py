@@ -1,0 +1,1 @@
+"""osf-check's command line (the thin shell that wires the rooms together)."""

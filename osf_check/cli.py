@@ -1,0 +1,246 @@
+"""The osf-check command line: a thin click shell over the rooms.
+
+Exit codes (TLC's scheme): 0 every checked property holds up to the bound;
+11 deadlock; 12 safety violation; 13 liveness violation; 14 a vacuity warning
+under ``--strict``; 2 bad usage; 150 bad input (unknown model, property,
+mutant, parameter; unreadable trace); 152 a resource bound stopped the run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn, Sequence
+
+import click
+
+from explorer.check import EXIT, ModelResult, check, verdict_exit
+from models.dsl import ModelError
+from properties import catalogue
+from traces import render as rnd
+from traces.format import TraceError, atomic_write, dumps, load_trace, to_itf
+
+from . import report
+
+BAD_INPUT = EXIT["bad-input"]
+
+
+class BadInput(Exception):
+    pass
+
+
+def _fail(msg: str) -> NoReturn:
+    click.echo(f"osf-check: error: {msg}", err=True)
+    sys.exit(BAD_INPUT)
+
+
+def _parse_params(items: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for it in items:
+        if "=" not in it:
+            raise BadInput(f"--param takes name=value, got {it!r}")
+        k, v = it.split("=", 1)
+        k = k.strip()
+        if not k:
+            raise BadInput(f"--param takes name=value, got {it!r}")
+        out[k] = v.strip()
+    return out
+
+
+def _parse_depth(s: str) -> int | None:
+    if s in ("none", "unbounded", "inf"):
+        return None
+    try:
+        d = int(s)
+    except ValueError:
+        raise BadInput(f"--depth takes a number of steps or 'unbounded', got {s!r}") from None
+    if d < 0:
+        raise BadInput(f"--depth must be 0 or more, got {d}")
+    return d
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="osf-check")
+def main() -> None:
+    """osf-check: model checker and fuzzing harness for relay protocols."""
+
+
+@main.command("list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def list_cmd(as_json: bool) -> None:
+    """Models (with parameters), properties and mutants."""
+    data: dict[str, Any] = {"models": []}
+    for name, spec in catalogue.MODELS.items():
+        data["models"].append({
+            "name": name, "title": spec.title, "default": spec.default,
+            "params": [{"name": p.name, "default": p.default, "min": p.lo, "max": p.hi,
+                        "doc": p.doc} for p in spec.params],
+            "properties": [{"id": p.id, "name": p.name, "kind": p.kinds, "statement": p.statement,
+                            "mutants": list(p.mutants), "assumptions": list(p.assumptions)}
+                           for p in catalogue.properties_of(name)],
+            "mutants": [{"name": m.name, "breaks": list(m.breaks), "where": m.where,
+                         "description": m.description, "params": m.params}
+                        for m in catalogue.MUTANTS if m.model == name],
+        })
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    for m in data["models"]:
+        dflt = "" if m["default"] else "  (not in the default set: --model " + m["name"] + ")"
+        click.echo(f"model {m['name']}: {m['title']}{dflt}")
+        click.echo("  parameters:")
+        for p in m["params"]:
+            click.echo(f"    {p['name']}={p['default']}  ({p['min']}..{p['max']}) {p['doc']}")
+        click.echo("  properties:")
+        for p in m["properties"]:
+            click.echo(f"    {p['id']:<4} {p['name']:<32} {p['kind']:<16} broken by: "
+                       f"{', '.join(p['mutants'])}")
+        click.echo("  mutants:")
+        for mu in m["mutants"]:
+            extra = f" [runs with {', '.join(f'{k}={v}' for k, v in mu['params'].items())}]" \
+                if mu["params"] else ""
+            click.echo(f"    {mu['name']:<28} breaks {', '.join(mu['breaks'])} ({mu['where']}): "
+                       f"{mu['description']}{extra}")
+        click.echo()
+
+
+def _progress(name: str):
+    t0 = time.perf_counter()
+
+    def cb(depth: int, distinct: int, generated: int, secs: float) -> None:
+        if time.perf_counter() - t0 >= 1.0:
+            click.echo(f"  {name}: depth {depth}, {distinct:,} distinct, {generated:,} generated, "
+                       f"{distinct / secs if secs else 0:,.0f} states/s", err=True)
+    return cb
+
+
+@main.command()
+@click.option("--depth", default="12", show_default=True, metavar="N|unbounded",
+              help="Explore paths of up to N steps.")
+@click.option("--model", "models", multiple=True, metavar="M",
+              help="Model to check (repeatable; default: every default model).")
+@click.option("--property", "props", multiple=True, metavar="ID",
+              help="Property id or name (repeatable; default: all of the model's).")
+@click.option("--mutant", default=None, metavar="NAME", help="Switch on a known bug.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Model parameter.")
+@click.option("--max-states", type=int, default=None, help="Stop (exit 152) past this many states.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Recorded for reproducibility.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for traces (JSON, ITF, DOT, Mermaid, SVG) and result.json.")
+@click.option("--strict", is_flag=True, help="Vacuity warnings fail the run (exit 14).")
+@click.option("--continue", "go_on", is_flag=True,
+              help="Keep exploring after a violation (to find the other properties' too).")
+@click.option("--no-deadlock", is_flag=True, help="Do not report deadlocks.")
+def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant: str | None,
+            params: tuple[str, ...], max_states: int | None, seed: int, as_json: bool,
+            out: Path | None, strict: bool, go_on: bool, no_deadlock: bool) -> None:
+    """Breadth-first exploration to a depth, with shortest counterexamples."""
+    try:
+        bound = _parse_depth(depth)
+        overrides = _parse_params(params)
+        if max_states is not None and max_states < 1:
+            raise BadInput("--max-states must be at least 1")
+        names = list(models) or catalogue.default_models()
+        for n in names:
+            catalogue.spec(n)
+        if (params or mutant or props) and len(names) > 1:
+            raise BadInput("--param, --mutant and --property need one --model when several "
+                           f"models would run ({', '.join(names)})")
+        if mutant is not None and not models:
+            owners = [m.model for m in catalogue.MUTANTS if m.name == mutant]
+            names = owners[:1] or names
+        if out is not None and out.exists() and not out.is_dir():
+            raise BadInput(f"--out {out} exists and is not a directory")
+        results: list[ModelResult] = []
+        for n in names:
+            click.echo(f"osf-check: exploring {n} to depth "
+                       f"{bound if bound is not None else 'unbounded'}", err=True)
+            results.append(check(
+                n, params=overrides, mutant=mutant, props=props, depth=bound,
+                max_states=max_states, check_deadlock=not no_deadlock,
+                stop_on_violation=not go_on, strict=strict, progress=_progress(n),
+                log=lambda s: click.echo(f"osf-check: {s}", err=True)))
+    except BadInput as e:
+        _fail(str(e))
+    except (LookupError, ValueError) as e:
+        _fail(str(e).strip("'\""))
+    except ModelError as e:
+        click.echo(f"osf-check: model error: {e}", err=True)
+        sys.exit(BAD_INPUT)
+    code = verdict_exit([r.verdict for r in results])
+    traces: dict[int, list[dict[str, Any]]] = {
+        k: [report.violation_trace(r, v, seed) for v in r.violations] for k, r in enumerate(results)}
+    written: list[Path] = []
+    if out is not None:
+        for k, r in enumerate(results):
+            for v, tr in zip(r.violations, traces[k]):
+                written += report.write_outputs(out, tr, report._stem(r, v), report.err)
+    doc = report.result_json("explore", seed, bound, results, traces, code)
+    if out is not None:
+        atomic_write(out / "result.json", dumps(doc))
+        written.append(out / "result.json")
+    if as_json:
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        sys.exit(code)
+    for k, r in enumerate(results):
+        click.echo(report.explore_text(r, bound, seed))
+        for v, tr in zip(r.violations, traces[k]):
+            click.echo(f"VIOLATION of {v.prop} ({v.kind}): shortest counterexample, "
+                       f"{len(tr['steps']) - 1} steps")
+            click.echo(rnd.text(tr))
+    if len(results) > 1:
+        click.echo(report.summary_table(results))
+    if written:
+        click.echo(f"written to {out}: " + ", ".join(p.name for p in written))
+    click.echo(f"result: {doc['result']} (exit {code})")
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "dot", "mermaid", "svg", "png", "itf",
+                                                     "json"]),
+              default="text", show_default=True)
+@click.option("--view", type=click.Choice(["sequence", "graph"]), default="sequence",
+              show_default=True, help="Message-sequence chart or state graph.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write here (default: stdout; for svg/png next to the trace).")
+def render(trace_file: Path, fmt: str, view: str, output: Path | None) -> None:
+    """Draw a trace (from explore, prove or fuzz)."""
+    try:
+        tr = load_trace(trace_file)
+    except TraceError as e:
+        _fail(str(e))
+    if fmt == "text":
+        data: str | bytes = rnd.text(tr)
+    elif fmt == "mermaid":
+        data = rnd.mermaid_sequence(tr) if view == "sequence" else rnd.mermaid_graph(tr)
+    elif fmt == "itf":
+        data = dumps(to_itf(tr))
+    elif fmt == "json":
+        data = dumps(tr)
+    else:
+        dot = (rnd.dot_sequence(tr) if view == "sequence" else rnd.dot_graph(tr)).to_string()
+        if fmt == "dot":
+            data = dot
+        else:
+            try:
+                data = rnd.render_dot(dot, fmt)
+            except rnd.RenderError as e:
+                click.echo(f"osf-check: {e}", err=True)
+                sys.exit(BAD_INPUT)
+            if output is None:
+                base = trace_file.name.removesuffix(".json").removesuffix(".trace")
+                output = trace_file.with_name(f"{base}.{view}.{fmt}")
+    if output is None:
+        click.echo(data, nl=False)
+        return
+    atomic_write(output, data)
+    click.echo(f"written {output}", err=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,178 @@
+"""Turning results into what people and machines read: text, JSON, trace files."""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from explorer.check import EXIT, ModelResult
+from explorer.explicit import Violation
+from explorer.pycompile import compile_steps
+from traces import render
+from traces.format import atomic_write, dumps, make_trace, to_itf
+
+SCHEMA_VERSION = 1
+
+
+def violation_trace(r: ModelResult, v: Violation, seed: int) -> dict[str, Any]:
+    ex, m = r.exploration, r.model
+    states: list[tuple] = []
+    for sid, ai in zip(v.path, v.actions):
+        if sid >= 0:
+            states.append(ex.state(sid))
+        else:  # the violating edge's target: recompute it from the last state
+            states.append(compile_steps(m)[ai](states[-1]))
+    kind = {p.id: p.kinds for p in r.properties}.get(v.prop, v.kind)
+    name = {p.id: p.name for p in r.properties}.get(v.prop, v.prop)
+    return make_trace(m, states, [None if a < 0 else a for a in v.actions],
+                      prop={"id": v.prop, "name": name, "kind": v.kind, "kinds": kind},
+                      message=v.message, seed=seed, loop_start=v.loop_start)
+
+
+def _stem(r: ModelResult, v: Violation) -> str:
+    mut = f"-{r.model.mutant}" if r.model.mutant else ""
+    return f"{r.model.name}{mut}-{v.prop}-{v.kind}"
+
+
+def write_outputs(out: Path, tr: dict[str, Any], stem: str, note: Callable[[str], None]) -> list[Path]:
+    """The trace as JSON, ITF, DOT, Mermaid, and SVG when a renderer exists."""
+    files: dict[str, str | bytes] = {
+        f"{stem}.trace.json": dumps(tr),
+        f"{stem}.itf.json": dumps(to_itf(tr)),
+        f"{stem}.txt": render.text(tr),
+        f"{stem}.sequence.mmd": render.mermaid_sequence(tr),
+        f"{stem}.graph.mmd": render.mermaid_graph(tr),
+    }
+    dots = {"sequence": render.dot_sequence(tr).to_string(), "graph": render.dot_graph(tr).to_string()}
+    for view, d in dots.items():
+        files[f"{stem}.{view}.dot"] = d
+    exe = render.find_renderer()
+    if exe is None:
+        note("no Graphviz renderer found ($OSF_DOT, dot, graphviz-pure): SVG not written")
+    else:
+        for view, d in dots.items():
+            try:
+                files[f"{stem}.{view}.svg"] = render.render_dot(d, "svg", exe)
+            except render.RenderError as e:
+                note(f"{view} picture not rendered: {e}")
+    written = []
+    for name, data in files.items():
+        atomic_write(out / name, data)
+        written.append(out / name)
+    return written
+
+
+def result_json(command: str, seed: int, bound: int | None, results: Sequence[ModelResult],
+                traces: dict[int, list[dict[str, Any]]], exit_code: int) -> dict[str, Any]:
+    models = []
+    for k, r in enumerate(results):
+        ex = r.exploration
+        fired: dict[str, int] = {}
+        for inst, n in zip(r.model.instances, ex.fired):
+            fired[inst.name] = fired.get(inst.name, 0) + n
+        models.append({
+            "model": r.model.name,
+            "params": r.model.params,
+            "params_from_mutant": r.params_from_mutant,
+            "mutant": r.model.mutant,
+            "verdict": r.verdict,
+            "distinct_states": ex.distinct,
+            "generated_states": ex.generated,
+            "depth_reached": ex.depth_reached,
+            "complete": ex.complete,
+            "unexpanded_states": ex.unexpanded,
+            "stopped": ex.stopped,
+            "seconds": round(r.seconds, 3),
+            "states_per_second": round(ex.distinct / ex.seconds) if ex.seconds > 0 else None,
+            "states_per_depth": ex.histogram(),
+            "actions": fired,
+            "properties": [{"id": p.id, "name": p.name, "kind": p.kinds,
+                            "status": r.status[p.id], "assumptions": list(p.assumptions)}
+                           for p in r.properties],
+            "extension_states": r.graph.extension_states if r.graph else 0,
+            "warnings": r.warnings,
+            "violations": [{"property": v.prop, "kind": v.kind, "message": v.message,
+                            "length": len(v.path) - 1, "trace": t}
+                           for v, t in zip(r.violations, traces.get(k, []))],
+        })
+    result = next((v for v, c in EXIT.items() if c == exit_code), "ok")
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "seed": seed,
+        "bound": bound,
+        "exit_code": exit_code,
+        "result": result,
+        "states": sum(m["distinct_states"] for m in models),
+        "complete": all(m["complete"] for m in models),
+        "violations": [v for m in models for v in m["violations"]],
+        "models": models,
+    }
+
+
+def result_schema() -> dict[str, Any]:
+    return json.loads(resources.files("osf_check").joinpath("schema/result.schema.json").read_text())
+
+
+def human(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+def explore_text(r: ModelResult, depth: int | None, seed: int) -> str:
+    ex, m = r.exploration, r.model
+    lines = []
+    mut = f", mutant {m.mutant}" if m.mutant else ""
+    lines.append(f"{m.name}{mut}: depth bound {depth if depth is not None else 'none'}, seed {seed}")
+    ps = ", ".join(f"{k}={v}" + (" (from the mutant)" if k in r.params_from_mutant else "")
+                   for k, v in m.params.items())
+    lines.append(f"  parameters: {ps}")
+    rate = ex.distinct / ex.seconds if ex.seconds > 0 else 0
+    if ex.complete:
+        comp = "complete (every reachable state explored)"
+    elif ex.stopped == "violation":
+        comp = "stopped at the first violation's depth"
+    elif ex.stopped == "max-states":
+        comp = f"INCOMPLETE: --max-states reached, {human(ex.unexpanded)} states unexpanded"
+    else:
+        comp = f"bounded: {human(ex.unexpanded)} states at the bound left unexpanded"
+    lines.append(f"  {human(ex.distinct)} distinct states, {human(ex.generated)} generated, depth "
+                 f"{ex.depth_reached}, {comp}")
+    lines.append(f"  {ex.seconds:.2f} s exploring ({human(rate)} distinct states/s), "
+                 f"{r.seconds:.2f} s in all")
+    lines.append(f"  states per depth: {' '.join(human(x) for x in ex.histogram())}")
+    if r.graph and r.graph.extension_states:
+        lines.append(f"  reach checks searched {human(r.graph.extension_states)} states past the "
+                     f"bound to settle premise states whose future was cut")
+    width = max((len(p.title) for p in r.properties), default=0)
+    lines.append("  properties:")
+    for p in r.properties:
+        st = r.status[p.id]
+        if st == "holds":
+            st = "holds" + ("" if ex.complete else f" up to depth {ex.depth_reached}")
+        lines.append(f"    {p.title:<{width}}  {p.kinds:<16} {st}")
+    fired: dict[str, int] = {}
+    for inst, n in zip(m.instances, ex.fired):
+        fired[inst.name] = fired.get(inst.name, 0) + n
+    lines.append("  actions fired: " + ", ".join(f"{k} {human(v)}" for k, v in fired.items()))
+    for w in r.warnings:
+        lines.append(f"  warning: {w}")
+    return "\n".join(lines) + "\n"
+
+
+def summary_table(results: Sequence[ModelResult]) -> str:
+    rows = [("model", "mutant", "distinct", "generated", "depth", "complete", "seconds", "states/s",
+             "verdict")]
+    for r in results:
+        ex = r.exploration
+        rows.append((r.model.name, r.model.mutant or "-", human(ex.distinct), human(ex.generated),
+                     str(ex.depth_reached), "yes" if ex.complete else "no", f"{r.seconds:.2f}",
+                     human(ex.distinct / ex.seconds if ex.seconds else 0), r.verdict))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows) + "\n"
+
+
+def err(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)

@@ -1,0 +1,1 @@
+"""Traces: the JSON format, ITF export, rendering (text, DOT, Mermaid, SVG/PNG), replay."""
