@@ -21,7 +21,7 @@ from properties.base import Property
 from .explicit import Exploration, Progress, Violation, bfs
 from .graph import GraphReport, check_graph
 
-__all__ = ["ModelResult", "check", "EXIT", "verdict_exit"]
+__all__ = ["ModelResult", "check", "prepare", "EXIT", "verdict_exit"]
 
 #: exit codes (TLC's scheme) by verdict
 EXIT = {"ok": 0, "deadlock": 11, "safety": 12, "liveness": 13, "vacuous": 14,
@@ -57,15 +57,7 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     """Explore ``model`` and check its properties; raises ``LookupError``/``ValueError`` on
     bad names or parameters (the CLI turns those into exit code 150)."""
     t0 = time.perf_counter()
-    spec = catalogue.spec(model)
-    chosen = catalogue.select_properties(model, list(props))
-    from_mutant: dict[str, int] = {}
-    merged = dict(params or {})
-    if mutant is not None:
-        mu = catalogue.mutant(model, mutant)
-        from_mutant = {k: v for k, v in mu.params.items() if k not in merged}
-        merged = {**from_mutant, **merged}
-    m = spec.build(merged, mutant)
+    m, chosen, from_mutant = prepare(model, params=params, mutant=mutant, props=props)
     want_graph = any(c.kind in ("reach", "fair") for p in chosen for c in p.checks)
     ex = bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
              check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
@@ -102,6 +94,22 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         verdict = "ok"
     return ModelResult(m, chosen, ex, graph, status, warnings, verdict, from_mutant,
                        time.perf_counter() - t0)
+
+
+def prepare(model: str, *, params: dict[str, object] | None = None, mutant: str | None = None,
+            props: Sequence[str] = ()) -> tuple[Model, list[Property], dict[str, int]]:
+    """Resolve names and parameters and build the model; ``LookupError``/``ValueError``
+    name the first bad one.  Returns the model, the properties to check, and the
+    parameters the mutant supplied."""
+    spec = catalogue.spec(model)
+    chosen = catalogue.select_properties(model, list(props))
+    from_mutant: dict[str, int] = {}
+    merged = dict(params or {})
+    if mutant is not None:
+        mu = catalogue.mutant(model, mutant)
+        from_mutant = {k: v for k, v in mu.params.items() if k not in merged}
+        merged = {**from_mutant, **merged}
+    return spec.build(merged, mutant), chosen, from_mutant
 
 
 def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:

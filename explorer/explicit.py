@@ -70,6 +70,14 @@ class Exploration:
     def unexpanded(self) -> int:
         return self.distinct - self.expanded
 
+    def stored_bytes(self) -> int:
+        """Bytes held for the visited set: the packed states (each an int object shared by
+        the dedup dict and the id list), the dict, and the parent/action links."""
+        import sys
+        ints = sum(sys.getsizeof(p) for p in self.packed)
+        return (ints + sys.getsizeof(self.ids) + sys.getsizeof(self.packed)
+                + self.parent.itemsize * len(self.parent) + self.via.itemsize * len(self.via))
+
     def histogram(self) -> list[int]:
         bounds = self.level_start + [self.distinct]
         return [bounds[i + 1] - bounds[i] for i in range(len(self.level_start))]

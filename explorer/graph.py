@@ -168,6 +168,7 @@ class _Extension:
             trail.append(p)
             if p in self.good or goal(s) or known_good(p):
                 self.good.update(trail)
+                self.used += len(seen) + 1
                 return True
             if p in seen:
                 continue

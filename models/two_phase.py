@@ -6,7 +6,7 @@ set of messages, kept as one bit per possible message.
 
 >>> m = SPEC.build({"rms": 2})
 >>> len(m.instances), m.nslots
-(12, 8)
+(12, 9)
 """
 
 from __future__ import annotations

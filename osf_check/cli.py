@@ -16,7 +16,7 @@ from typing import Any, NoReturn, Sequence
 
 import click
 
-from explorer.check import EXIT, ModelResult, check, verdict_exit
+from explorer.check import EXIT, ModelResult, check, prepare, verdict_exit
 from models.dsl import ModelError
 from properties import catalogue
 from traces import render as rnd
@@ -154,6 +154,8 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
             names = owners[:1] or names
         if out is not None and out.exists() and not out.is_dir():
             raise BadInput(f"--out {out} exists and is not a directory")
+        for n in names:  # every name and value checked before any work starts
+            prepare(n, params=overrides, mutant=mutant, props=props)
         results: list[ModelResult] = []
         for n in names:
             click.echo(f"osf-check: exploring {n} to depth "
@@ -166,7 +168,7 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
     except BadInput as e:
         _fail(str(e))
     except (LookupError, ValueError) as e:
-        _fail(str(e).strip("'\""))
+        _fail(str(e))
     except ModelError as e:
         click.echo(f"osf-check: model error: {e}", err=True)
         sys.exit(BAD_INPUT)

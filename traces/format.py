@@ -89,7 +89,10 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        what = "truncated" if e.pos >= len(text.rstrip()) else "not valid JSON"
+        # a file cut short ends inside its last token, with the outer object left open
+        tail = text[e.pos:].rstrip()
+        cut = "\n" not in tail and not text.rstrip().endswith(("}", "]"))
+        what = "truncated" if cut else "not valid JSON"
         raise TraceError(f"{p}: {what} (line {e.lineno}, column {e.colno}: {e.msg})") from None
     try:
         jsonschema.validate(data, _schema())

@@ -1,0 +1,162 @@
+"""The command line: bad input of every kind, exit codes, JSON schema, rendering."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from osf_check.cli import main
+from osf_check.report import result_schema
+from traces.format import load_trace, to_itf
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def one_line_error(res, code=150, needle=""):
+    assert res.exit_code == code, (res.exit_code, res.output)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("osf-check: error:"), res.stderr
+    assert "Traceback" not in res.output
+    assert needle in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["explore", "--model", "nope"], "unknown model 'nope'"),
+    (["explore", "--model", "graph-relay", "--property", "Z9"], "no property 'Z9'"),
+    (["explore", "--model", "graph-relay", "--mutant", "nope"], "no mutant 'nope'"),
+    (["explore", "--model", "two-phase", "--mutant", "outbox-off"], "add --model graph-relay"),
+    (["explore", "--model", "graph-relay", "--param", "intents=abc"], "takes an integer"),
+    (["explore", "--model", "graph-relay", "--param", "intents=9"], "outside 1..3"),
+    (["explore", "--model", "graph-relay", "--param", "colour=3"], "no parameter 'colour'"),
+    (["explore", "--model", "graph-relay", "--param", "intents"], "name=value"),
+    (["explore", "--depth", "-3"], "--depth must be 0 or more"),
+    (["explore", "--depth", "deep"], "--depth takes"),
+    (["explore", "--max-states", "0"], "--max-states must be at least 1"),
+])
+def test_bad_input_is_one_line_and_exit_150(args, needle):
+    one_line_error(run(*args), needle=needle)
+
+
+def test_unknown_option_is_click_usage_error():
+    assert run("explore", "--frobnicate").exit_code == 2
+
+
+@pytest.fixture(scope="module")
+def trace_file(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("out")
+    res = run("explore", "--mutant", "leaky-not-found", "--out", str(out))
+    assert res.exit_code == 12
+    return out / "graph-relay-leaky-not-found-A7-trans.trace.json"
+
+
+def test_trace_loads_and_itf_export(trace_file):
+    tr = load_trace(trace_file)
+    assert tr["steps"][0]["label"] == "initial state"
+    last = tr["steps"][-1]
+    assert last["action"] == "get_graph_run" and last["outputs"] == {"answer": "access_denied"}
+    itf = to_itf(tr)
+    assert itf["vars"] == [v["name"] for v in tr["variables"]]
+    assert len(itf["states"]) == len(tr["steps"])
+    assert itf["states"][0]["#meta"]["index"] == 0
+
+
+@pytest.mark.parametrize("mangle, needle", [
+    (lambda t: t[: len(t) // 2], "truncated"),
+    (lambda t: '{"format": nope}', "not valid JSON"),
+    (lambda t: t[:-40], "truncated"),
+    (lambda t: json.dumps({"format": "something-else"}), "not an osf-check trace"),
+    (lambda t: t.replace('"version": 1', '"version": 7'), "not an osf-check trace"),
+    (lambda t: t.replace('"loop_start": null', '"loop_start": 99'), "past the last step"),
+])
+def test_malformed_trace_files(trace_file, tmp_path, mangle, needle):
+    bad = tmp_path / "bad.json"
+    bad.write_text(mangle(trace_file.read_text()))
+    one_line_error(run("render", str(bad)), needle=needle)
+
+
+def test_missing_trace_file(tmp_path):
+    one_line_error(run("render", str(tmp_path / "none.json")), needle="no such file")
+
+
+@pytest.mark.parametrize("fmt, view, needle", [
+    ("text", "sequence", "access_denied"),
+    ("mermaid", "sequence", "sequenceDiagram"),
+    ("mermaid", "graph", "flowchart TD"),
+    ("dot", "sequence", "digraph"),
+    ("dot", "graph", "digraph"),
+    ("itf", "sequence", '"#meta"'),
+])
+def test_render_text_formats(trace_file, fmt, view, needle):
+    res = run("render", str(trace_file), "--format", fmt, "--view", view)
+    assert res.exit_code == 0 and needle in res.stdout
+
+
+def test_render_svg_with_the_bundled_renderer(trace_file, tmp_path):
+    from traces.render import find_renderer
+    if find_renderer() is None:  # pragma: no cover - the graphviz-pure wheel is a dependency
+        pytest.fail("no renderer: graphviz-pure should be installed with osf-check")
+    out = tmp_path / "x.svg"
+    res = run("render", str(trace_file), "--format", "svg", "-o", str(out))
+    assert res.exit_code == 0, res.output
+    assert out.read_text().lstrip().startswith("<?xml") and "get_graph_run" in out.read_text()
+
+
+def test_no_renderer_is_a_note_not_a_failure(tmp_path, monkeypatch):
+    monkeypatch.setenv("OSF_DOT", str(tmp_path / "no-such-dot"))
+    res = run("explore", "--mutant", "leaky-not-found", "--out", str(tmp_path))
+    assert res.exit_code == 12
+    assert "no Graphviz renderer found" in res.stderr
+    assert not list(tmp_path.glob("*.svg")) and list(tmp_path.glob("*.dot"))
+
+
+def test_json_result_validates_against_its_schema():
+    res = run("explore", "--mutant", "fresh-key-on-retry", "--json")
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, result_schema())
+    assert doc["seed"] == 0 and doc["bound"] == 12 and doc["exit_code"] == 12
+    ok = run("explore", "--model", "two-phase", "--depth", "unbounded", "--json")
+    doc = json.loads(ok.stdout)
+    jsonschema.validate(doc, result_schema())
+    assert ok.exit_code == 0 and doc["complete"] and doc["states"] == 288
+
+
+def test_max_states_exits_152_and_says_incomplete():
+    res = run("explore", "--max-states", "500")
+    assert res.exit_code == 152
+    assert "INCOMPLETE" in res.stdout and "result: incomplete" in res.stdout
+
+
+def test_strict_turns_vacuity_into_a_failure():
+    # one intent: no command ever waits while another runs, so A5 is vacuous
+    res = run("explore", "--model", "graph-relay", "--param", "intents=1", "--strict",
+              "--property", "A5")
+    assert res.exit_code == 14
+    assert "A5 single-worker: its premise never holds" in res.stdout
+
+
+def test_list_names_models_properties_mutants():
+    res = run("list")
+    assert res.exit_code == 0
+    for word in ("graph-relay", "two-phase", "A10 ", "queue-on-desktop", "intents=2"):
+        assert word in res.stdout
+    doc = json.loads(run("list", "--json").stdout)
+    assert {m["name"] for m in doc["models"]} >= {"graph-relay", "two-phase"}
+
+
+def test_console_script_runs_as_a_subprocess(tmp_path):
+    # the real entry point, as a user types it: no traceback on bad input
+    exe = Path(sys.executable).with_name("osf-check")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "osf_check.cli"]
+    p = subprocess.run(cmd + ["explore", "--model", "nope"], capture_output=True, text=True,
+                       env={**os.environ}, timeout=120)
+    assert p.returncode == 150 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == "osf-check: error: unknown model 'nope' (known: graph-relay, two-phase)"

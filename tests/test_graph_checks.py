@@ -1,0 +1,125 @@
+"""The explorer's own guarantees, on tiny hand-made models."""
+
+from __future__ import annotations
+
+from models.dsl import Bool, Int, ModelBuilder
+from models.expr import And, Not
+from properties.base import Check, Goal, Property
+
+from explorer.check import _vacuity
+from explorer.explicit import bfs
+from explorer.graph import check_graph
+
+
+def ladder(n: int, *, trap: bool = False, quiet_end: bool = True, fair: str | None = "strong"):
+    """x climbs 0..n; with ``trap`` a side step into a pit from which n is unreachable."""
+    b = ModelBuilder("ladder")
+    b.var("x", Int(0, n), actor="server")
+    b.var("pit", Bool(), actor="server")
+
+    @b.action("server", fair=fair)
+    def up(s):
+        return And(s.x < n, Not(s.pit)), {s.x: s.x + 1}
+
+    if trap:
+        @b.action("network")
+        def fall(s):
+            return And(s.x == 1, Not(s.pit)), {s.pit: True}
+
+        @b.action("network")
+        def wobble(s):  # keeps the pit alive: a cycle that never reaches the top
+            return s.pit, {s.x: 1 - s.x}
+
+    b.init(x=0, pit=False)
+    if quiet_end:
+        b.quiescent(lambda s: s.x == n)
+    return b.build()
+
+
+def prop(kind: str) -> Property:
+    goals = lambda s, m: [Goal("top", s.x >= 0, s.x == m.var_by_name["x"].domain.hi)]  # noqa: E731
+    return Property("L1", "reaches-top", "ladder", "x gets to the top", (Check(kind, goals),), ())
+
+
+def test_reach_violation_needs_the_whole_future():
+    m = ladder(3, trap=True)
+    ex = bfs(m, [prop("reach")], depth=None, keep_graph=True)
+    rep = check_graph(ex, [prop("reach")])
+    assert rep.checked["L1"] == "violated"
+    v = ex.violations[0]
+    assert v.kind == "reach"
+    assert [m.instances[a].name for a in v.actions[1:]] == ["up", "fall"]
+
+
+def test_states_cut_by_the_bound_are_not_violations():
+    # at depth 1 the top (x=3) is beyond the bound: resolved by searching past it
+    m = ladder(3)
+    ex = bfs(m, [prop("reach")], depth=1, keep_graph=True)
+    assert not ex.complete and ex.unexpanded == 1
+    rep = check_graph(ex, [prop("reach")])
+    assert rep.checked["L1"] == "holds" and not ex.violations
+    assert rep.extension_states > 0
+
+
+def test_fair_lasso_only_on_really_fair_cycles():
+    m = ladder(3, trap=True)
+    ex = bfs(m, [prop("fair")], depth=None, keep_graph=True)
+    rep = check_graph(ex, [prop("fair")])
+    assert rep.checked["L1"] == "violated"
+    v = ex.violations[0]
+    assert v.loop_start is not None and v.path[v.loop_start] == v.path[-1]
+    # without the trap the only way to stay below the top is to never take `up`,
+    # which strong fairness forbids
+    m2 = ladder(3)
+    ex2 = bfs(m2, [prop("fair")], depth=None, keep_graph=True)
+    assert check_graph(ex2, [prop("fair")]).checked["L1"] == "holds"
+
+
+def test_unfair_stuttering_is_not_a_counterexample():
+    # the same ladder with a self-loop that could spin forever: fairness of `up` rules it out
+    b = ModelBuilder("spin")
+    b.var("x", Int(0, 2), actor="server")
+
+    @b.action("server", fair="strong")
+    def up(s):
+        return s.x < 2, {s.x: s.x + 1}
+
+    @b.action("network")
+    def spin(s):
+        return s.x < 2, {}
+
+    b.init(x=0)
+    b.quiescent(lambda s: s.x == 2)
+    m = b.build()
+    p = Property("S", "s", "spin", "", (Check("fair", lambda s, m: [Goal("g", s.x >= 0, s.x == 2)]),), ())
+    ex = bfs(m, [p], depth=None, keep_graph=True)
+    assert check_graph(ex, [p]).checked["S"] == "holds"
+
+
+def test_deadlock_is_told_apart_from_a_legitimate_end():
+    ok = bfs(ladder(2), [], depth=None)
+    assert not ok.violations and ok.complete
+    stuck = bfs(ladder(2, quiet_end=False), [], depth=None)
+    assert [v.kind for v in stuck.violations] == ["deadlock"]
+    assert len(stuck.violations[0].path) == 3  # 0 -> 1 -> 2, then nothing to do
+
+
+def test_max_states_is_incomplete_never_a_pass():
+    ex = bfs(ladder(5), [], depth=None, max_states=3)
+    assert ex.stopped == "max-states" and not ex.complete
+
+
+def test_vacuity_warnings_name_the_silent_parts():
+    m = ladder(2, trap=True)
+    p = Property("V", "never", "ladder", "", (Check("inv", lambda s, m: s.x <= 2),), (),
+                 witness=lambda s, m: s.x == 7 - 5 + 1, witness_doc="x is three")
+    ex = bfs(m, [p], depth=None)
+    w = _vacuity(m, [p], ex)
+    assert any("V never: its premise never holds (x is three)" in x for x in w)
+
+
+def test_histogram_and_counts_are_consistent():
+    ex = bfs(ladder(4), [], depth=None)
+    assert sum(ex.histogram()) == ex.distinct == 5
+    assert ex.histogram() == [1, 1, 1, 1, 1]
+    assert ex.depth_reached == 4

@@ -1,0 +1,100 @@
+"""System A: pinned state counts, every property on the correct model, every mutant caught."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from explorer.explicit import bfs
+from models.graph_relay import SPEC
+from osf_check.cli import main
+from properties import catalogue
+
+MUTANTS = [m for m in catalogue.MUTANTS if m.model == "graph-relay"]
+PROPS = catalogue.properties_of("graph-relay")
+
+
+# A changed count is a changed model: update these on purpose, in the same commit.
+@pytest.mark.parametrize("params, depth, distinct, generated", [
+    ({}, 12, 243_264, 1_569_759),
+    ({"intents": 1}, None, 15_216, 126_905),
+    ({"intents": 1, "slugs": 1, "retries": 0}, None, 1_920, 13_849),
+])
+def test_pinned_state_counts(params, depth, distinct, generated):
+    ex = bfs(SPEC.build(params), [], depth=depth)
+    assert (ex.distinct, ex.generated) == (distinct, generated)
+    assert ex.complete == (depth is None)
+
+
+@pytest.mark.parametrize("prop", [p.id for p in PROPS])
+def test_correct_model_satisfies(graph_relay_result, prop):
+    r = graph_relay_result
+    assert r.status[prop] == "holds", r.status
+    assert r.verdict == "ok", r.warnings
+    assert not r.warnings  # --strict: no action never enabled, no vacuous premise
+
+
+def test_every_property_has_a_mutant_and_every_mutant_a_property():
+    assert {m.name for m in MUTANTS} == set(SPEC.mutants)
+    for p in PROPS:
+        assert p.mutants and all(mu in SPEC.mutants for mu in p.mutants), p.id
+
+
+@pytest.mark.parametrize("mutant", [m.name for m in MUTANTS])
+def test_mutant_is_caught_with_a_shortest_counterexample(mutant, tmp_path):
+    mu = catalogue.mutant("graph-relay", mutant)
+    res = CliRunner().invoke(main, ["explore", "--depth", "12", "--mutant", mutant,
+                                    "--out", str(tmp_path), "--json"])
+    assert res.exit_code in (12, 13), res.output
+    doc = json.loads(res.stdout)
+    assert doc["result"] in ("safety", "liveness")
+    broken = {v["property"] for v in doc["violations"]}
+    assert set(mu.breaks) & broken, (mu.breaks, broken)
+    v = next(v for v in doc["violations"] if v["property"] in mu.breaks)
+    stem = f"graph-relay-{mutant}-{v['property']}-{v['kind']}"
+    for ext in ("trace.json", "itf.json", "sequence.dot", "graph.dot", "sequence.mmd", "graph.mmd"):
+        assert (tmp_path / f"{stem}.{ext}").stat().st_size > 0
+    assert (tmp_path / "result.json").exists()
+    trace = v["trace"]
+    assert trace["mutant"] == mutant and trace["property"]["id"] == v["property"]
+    assert len(trace["steps"]) - 1 == v["length"] <= 12
+
+
+def test_shortest_counterexamples_have_the_expected_lengths():
+    # BFS guarantees minimality; these lengths are the stories in the README
+    lengths = {}
+    for mutant in ("fresh-key-on-retry", "leaky-not-found", "outbox-off",
+                   "complete-overwrites-cancel", "queue-on-desktop"):
+        res = CliRunner().invoke(main, ["explore", "--mutant", mutant, "--json"])
+        doc = json.loads(res.stdout)
+        lengths[mutant] = min(v["length"] for v in doc["violations"])
+    assert lengths == {"fresh-key-on-retry": 3, "leaky-not-found": 2, "outbox-off": 6,
+                       "complete-overwrites-cancel": 8, "queue-on-desktop": 2}
+
+
+def test_a2_fair_lasso_is_a_real_fair_cycle():
+    from explorer.check import check
+    r = check("graph-relay", mutant="outbox-off", props=["A2"], params={"intents": 1},
+              stop_on_violation=False)
+    kinds = {v.kind: v for v in r.violations}
+    assert {"inv", "reach", "fair"} <= set(kinds)
+    lasso = kinds["fair"]
+    assert lasso.loop_start is not None
+    # the cycle closes on the state it starts from
+    assert lasso.path[lasso.loop_start] == lasso.path[-1]
+    m = r.model
+    cyc_states = [r.exploration.state(i) for i in lasso.path[lasso.loop_start:]]
+    online = m.var_by_name["online"].first_slot
+    assert any(s[online] for s in cyc_states)  # the desktop is online on the cycle
+
+
+def test_same_command_prints_the_same_trace():
+    outs = [CliRunner().invoke(main, ["explore", "--mutant", "parallel-relay", "--json"]).stdout
+            for _ in range(2)]
+    a, b = (json.loads(o) for o in outs)
+    for d in (a, b):
+        for m in d["models"]:
+            m["seconds"] = m["states_per_second"] = 0
+    assert a == b
