@@ -39,6 +39,7 @@ class ModelResult:
     verdict: str
     params_from_mutant: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    assumptions: dict[str, bool] = field(default_factory=dict)  # name -> in force
 
     @property
     def violations(self) -> list[Violation]:
@@ -50,14 +51,14 @@ def _kind_verdict(kind: str) -> str:
 
 
 def check(model: str, *, params: dict[str, object] | None = None, mutant: str | None = None,
-          props: Sequence[str] = (), depth: int | None = 12, max_states: int | None = None,
+          props: Sequence[str] = (), drop: Sequence[str] = (), depth: int | None = 12, max_states: int | None = None,
           check_deadlock: bool = True, stop_on_violation: bool = True, strict: bool = False,
           extension_budget: int = 500_000, progress: Progress | None = None,
           log: Callable[[str], None] | None = None) -> ModelResult:
     """Explore ``model`` and check its properties; raises ``LookupError``/``ValueError`` on
     bad names or parameters (the CLI turns those into exit code 150)."""
     t0 = time.perf_counter()
-    m, chosen, from_mutant = prepare(model, params=params, mutant=mutant, props=props)
+    m, chosen, from_mutant = prepare(model, params=params, mutant=mutant, props=props, drop=drop)
     want_graph = any(c.kind in ("reach", "fair") for p in chosen for c in p.checks)
     ex = bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
              check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
@@ -93,11 +94,12 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     else:
         verdict = "ok"
     return ModelResult(m, chosen, ex, graph, status, warnings, verdict, from_mutant,
-                       time.perf_counter() - t0)
+                       time.perf_counter() - t0, assumptions_in_force(model, drop))
 
 
 def prepare(model: str, *, params: dict[str, object] | None = None, mutant: str | None = None,
-            props: Sequence[str] = ()) -> tuple[Model, list[Property], dict[str, int]]:
+            props: Sequence[str] = (), drop: Sequence[str] = ()
+            ) -> tuple[Model, list[Property], dict[str, int]]:
     """Resolve names and parameters and build the model; ``LookupError``/``ValueError``
     name the first bad one.  Returns the model, the properties to check, and the
     parameters the mutant supplied."""
@@ -109,7 +111,13 @@ def prepare(model: str, *, params: dict[str, object] | None = None, mutant: str 
         mu = catalogue.mutant(model, mutant)
         from_mutant = {k: v for k, v in mu.params.items() if k not in merged}
         merged = {**from_mutant, **merged}
-    return spec.build(merged, mutant), chosen, from_mutant
+    for a in drop:
+        catalogue.assumption(model, a)
+    return spec.build(merged, mutant, drop), chosen, from_mutant
+
+
+def assumptions_in_force(model: str, drop: Sequence[str]) -> dict[str, bool]:
+    return {a.name: a.name not in drop for a in catalogue.ASSUMPTIONS if a.model == model}
 
 
 def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:

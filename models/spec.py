@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
 
 from .dsl import Model, Param
 
@@ -24,8 +24,10 @@ class ModelSpec:
     title: str
     params: tuple[Param, ...]
     mutants: Mapping[str, str]
-    build_fn: Callable[[dict[str, int], str | None], Model]
+    build_fn: Callable[..., Model]
     default: bool = True  # checked by a bare `osf-check explore`
+    #: environment assumptions the model enforces unless dropped by name
+    assumptions: Mapping[str, str] = field(default_factory=dict)
 
     def resolve(self, overrides: Mapping[str, Any] | None = None) -> dict[str, int]:
         """Defaults updated by ``overrides``; ``ValueError`` names the bad one."""
@@ -38,7 +40,15 @@ class ModelSpec:
             out[k] = known[k].check(v)
         return out
 
-    def build(self, overrides: Mapping[str, Any] | None = None, mutant: str | None = None) -> Model:
+    def build(self, overrides: Mapping[str, Any] | None = None, mutant: str | None = None,
+              drop: Iterable[str] = ()) -> Model:
         if mutant is not None and mutant not in self.mutants:
             raise ValueError(f"model {self.name} has no mutant {mutant!r}")
+        dropped = frozenset(drop)
+        unknown = dropped - set(self.assumptions)
+        if unknown:
+            raise ValueError(f"model {self.name} has no assumption {sorted(unknown)[0]!r} "
+                             f"(it has: {', '.join(self.assumptions) or 'none'})")
+        if dropped:
+            return self.build_fn(self.resolve(overrides), mutant, dropped)
         return self.build_fn(self.resolve(overrides), mutant)

@@ -80,6 +80,9 @@ def list_cmd(as_json: bool) -> None:
             "properties": [{"id": p.id, "name": p.name, "kind": p.kinds, "statement": p.statement,
                             "mutants": list(p.mutants), "assumptions": list(p.assumptions)}
                            for p in catalogue.properties_of(name)],
+            "assumptions": [{"name": a.name, "statement": a.statement,
+                             "needed_by": list(a.needed_by)}
+                            for a in catalogue.ASSUMPTIONS if a.model == name],
             "mutants": [{"name": m.name, "breaks": list(m.breaks), "where": m.where,
                          "description": m.description, "params": m.params}
                         for m in catalogue.MUTANTS if m.model == name],
@@ -97,6 +100,11 @@ def list_cmd(as_json: bool) -> None:
         for p in m["properties"]:
             click.echo(f"    {p['id']:<4} {p['name']:<32} {p['kind']:<16} broken by: "
                        f"{', '.join(p['mutants'])}")
+        if m["assumptions"]:
+            click.echo("  assumptions (drop with --drop-assumption NAME):")
+            for a in m["assumptions"]:
+                click.echo(f"    {a['name']:<28} needed by {', '.join(a['needed_by'])}: "
+                           f"{a['statement']}")
         click.echo("  mutants:")
         for mu in m["mutants"]:
             extra = f" [runs with {', '.join(f'{k}={v}' for k, v in mu['params'].items())}]" \
@@ -134,9 +142,12 @@ def _progress(name: str):
 @click.option("--continue", "go_on", is_flag=True,
               help="Keep exploring after a violation (to find the other properties' too).")
 @click.option("--no-deadlock", is_flag=True, help="Do not report deadlocks.")
+@click.option("--drop-assumption", "drop", multiple=True, metavar="NAME",
+              help="Check without this environment assumption (e.g. retention-window).")
 def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant: str | None,
             params: tuple[str, ...], max_states: int | None, seed: int, as_json: bool,
-            out: Path | None, strict: bool, go_on: bool, no_deadlock: bool) -> None:
+            out: Path | None, strict: bool, go_on: bool, no_deadlock: bool,
+            drop: tuple[str, ...]) -> None:
     """Breadth-first exploration to a depth, with shortest counterexamples."""
     try:
         bound = _parse_depth(depth)
@@ -146,22 +157,25 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
         names = list(models) or catalogue.default_models()
         for n in names:
             catalogue.spec(n)
-        if (params or mutant or props) and len(names) > 1:
-            raise BadInput("--param, --mutant and --property need one --model when several "
-                           f"models would run ({', '.join(names)})")
         if mutant is not None and not models:
             owners = [m.model for m in catalogue.MUTANTS if m.name == mutant]
             names = owners[:1] or names
+        if drop and not models:
+            owners = [a.model for a in catalogue.ASSUMPTIONS if a.name in drop]
+            names = owners[:1] or names
+        if (params or mutant or props or drop) and len(names) > 1:
+            raise BadInput("--param, --mutant, --property and --drop-assumption need one --model "
+                           f"when several models would run ({', '.join(names)})")
         if out is not None and out.exists() and not out.is_dir():
             raise BadInput(f"--out {out} exists and is not a directory")
         for n in names:  # every name and value checked before any work starts
-            prepare(n, params=overrides, mutant=mutant, props=props)
+            prepare(n, params=overrides, mutant=mutant, props=props, drop=drop)
         results: list[ModelResult] = []
         for n in names:
             click.echo(f"osf-check: exploring {n} to depth "
                        f"{bound if bound is not None else 'unbounded'}", err=True)
             results.append(check(
-                n, params=overrides, mutant=mutant, props=props, depth=bound,
+                n, params=overrides, mutant=mutant, props=props, drop=drop, depth=bound,
                 max_states=max_states, check_deadlock=not no_deadlock,
                 stop_on_violation=not go_on, strict=strict, progress=_progress(n),
                 log=lambda s: click.echo(f"osf-check: {s}", err=True)))

@@ -29,7 +29,8 @@ def violation_trace(r: ModelResult, v: Violation, seed: int) -> dict[str, Any]:
     name = {p.id: p.name for p in r.properties}.get(v.prop, v.prop)
     return make_trace(m, states, [None if a < 0 else a for a in v.actions],
                       prop={"id": v.prop, "name": name, "kind": v.kind, "kinds": kind},
-                      message=v.message, seed=seed, loop_start=v.loop_start)
+                      message=v.message, seed=seed, loop_start=v.loop_start,
+                      assumptions=[a for a, on in r.assumptions.items() if on])
 
 
 def _stem(r: ModelResult, v: Violation) -> str:
@@ -77,6 +78,7 @@ def result_json(command: str, seed: int, bound: int | None, results: Sequence[Mo
             "model": r.model.name,
             "params": r.model.params,
             "params_from_mutant": r.params_from_mutant,
+            "assumptions": r.assumptions,
             "mutant": r.model.mutant,
             "verdict": r.verdict,
             "distinct_states": ex.distinct,
@@ -129,6 +131,9 @@ def explore_text(r: ModelResult, depth: int | None, seed: int) -> str:
     ps = ", ".join(f"{k}={v}" + (" (from the mutant)" if k in r.params_from_mutant else "")
                    for k, v in m.params.items())
     lines.append(f"  parameters: {ps}")
+    if r.assumptions:
+        lines.append("  assumptions: " + ", ".join(
+            f"{a} ({'in force' if on else 'DROPPED'})" for a, on in r.assumptions.items()))
     rate = ex.distinct / ex.seconds if ex.seconds > 0 else 0
     if ex.complete:
         comp = "complete (every reachable state explored)"

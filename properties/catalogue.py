@@ -11,20 +11,22 @@ that the CLI can print it as a one-line error.
 
 from __future__ import annotations
 
-from models import graph_relay, two_phase
+from models import graph_relay, two_phase, wire_relay
 from models.spec import ModelSpec
 
 from . import graph_relay as a_props
 from . import two_phase as t_props
+from . import wire_relay as b_props
 from .base import Assumption, Mutant, Property
 
 __all__ = ["MODELS", "PROPERTIES", "MUTANTS", "ASSUMPTIONS", "spec", "properties_of",
            "mutant", "select_properties", "default_models"]
 
-MODELS: dict[str, ModelSpec] = {s.name: s for s in (graph_relay.SPEC, two_phase.SPEC)}
-PROPERTIES: tuple[Property, ...] = a_props.PROPERTIES + t_props.PROPERTIES
-MUTANTS: tuple[Mutant, ...] = a_props.MUTANTS + t_props.MUTANTS
-ASSUMPTIONS: tuple[Assumption, ...] = ()
+MODELS: dict[str, ModelSpec] = {s.name: s for s in (graph_relay.SPEC, wire_relay.SPEC,
+                                                      two_phase.SPEC)}
+PROPERTIES: tuple[Property, ...] = a_props.PROPERTIES + b_props.PROPERTIES + t_props.PROPERTIES
+MUTANTS: tuple[Mutant, ...] = a_props.MUTANTS + b_props.MUTANTS + t_props.MUTANTS
+ASSUMPTIONS: tuple[Assumption, ...] = b_props.ASSUMPTIONS
 
 
 def default_models() -> list[str]:

@@ -159,4 +159,5 @@ def test_console_script_runs_as_a_subprocess(tmp_path):
     p = subprocess.run(cmd + ["explore", "--model", "nope"], capture_output=True, text=True,
                        env={**os.environ}, timeout=120)
     assert p.returncode == 150 and "Traceback" not in p.stderr
-    assert p.stderr.strip() == "osf-check: error: unknown model 'nope' (known: graph-relay, two-phase)"
+    assert p.stderr.strip() == ("osf-check: error: unknown model 'nope' "
+                                "(known: graph-relay, wire-relay, two-phase)")

@@ -21,8 +21,8 @@ __all__ = ["text", "mermaid_sequence", "mermaid_graph", "dot_graph", "dot_sequen
            "find_renderer", "render_dot", "RenderError", "lanes"]
 
 #: lane order of the sequence chart (agent side left, desktop right)
-LANE_ORDER = ("agent", "another agent", "phone", "owner", "server", "relay", "network",
-              "clock", "desktop", "tm", "rm")
+LANE_ORDER = ("agent", "another agent", "phone", "owner", "server", "relay", "desktop",
+              "network", "clock", "tm", "rm")
 
 
 class RenderError(RuntimeError):

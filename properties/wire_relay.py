@@ -1,0 +1,207 @@
+"""Properties B1–B8 and B11 of the wire protocol (properties.md), as DSL expressions.
+
+B9 and B10 are claims over real-valued deadlines: they belong to the z3 timing
+analysis.  B11 is the assumption ``retention-window`` that B2 is checked under.
+"""
+
+from __future__ import annotations
+
+from models.dsl import ActionInstance, Model
+from models.expr import And, Count, If, Implies, Or
+from models.wire_relay import ASSUMPTIONS as MODEL_ASSUMPTIONS
+from models.wire_relay import MUTANTS as MODEL_MUTANTS
+from models.wire_relay import relay
+from models.wire_relay.vocab import ANS, MEM, PST, ROW, STAGE
+
+from .base import Assumption, Check, Mutant, Property
+
+MODEL = "wire-relay"
+
+
+def _c(m: Model):
+    return m.constants["ctx"]
+
+
+def _ops(m: Model) -> range:
+    return range(len(_c(m).ops))
+
+
+# B1 -------------------------------------------------------------------------
+def b1(s, t, inst: ActionInstance, m):
+    if inst.name != "deliver":
+        return None
+    c = _c(m)
+    o, a = inst.args["o"], inst.args["a"]
+    return s.rgen[c.q(o, a)] == s.pgen[relay.slot(c, o)]
+
+
+# B2 -------------------------------------------------------------------------
+def b2(s, m):
+    c = _c(m)
+    once = []
+    for t in range(len(c.true_scopes)):
+        ops = [o for o in _ops(m) if c.true_scope(o) == t]
+        if any(c.replay_safe(o) for o in ops):
+            once.append(s.msgs[t] <= 1)  # may run twice; its domain effect happens once
+        else:
+            once.append(s.eff[t] <= 1)
+    # a success reaching a phone is the answer of that operation's own scope key
+    own = [Implies(s.ans[o] == ANS.success, s.eff[c.true_scope(o)] >= 1) for o in _ops(m)]
+    return And(*once, *own)
+
+
+# B3 / B4: on the claim step -----------------------------------------------------
+def _claim_scope(inst, m):
+    c = _c(m)
+    o, a = inst.args["o"], inst.args["a"]
+    return c, o, a, c.impl_scope(o, c.key_of(a))
+
+
+def b3(s, t, inst: ActionInstance, m):
+    if inst.name != "claim":
+        return None
+    c, o, a, k = _claim_scope(inst, m)
+    if c.replay_safe(o) or c.on("memory-only-claims"):
+        return None
+    q = c.q(o, a)
+    orphan = And(s.row[k] == ROW.running, s.mem[k] == MEM.none,
+                 s.rowfp[k] == c.ops[o].params)
+    return Implies(orphan, And(t.stage[q] == STAGE.enqueue,
+                               t.resp[q] == If(s.expired[k], ANS.ambiguous, ANS.busy)))
+
+
+def b4(s, t, inst: ActionInstance, m):
+    if inst.name != "claim":
+        return None
+    c, o, a, k = _claim_scope(inst, m)
+    if c.on("memory-only-claims"):
+        return None
+    q = c.q(o, a)
+    other = And(s.row[k] != ROW.none, s.rowfp[k] != c.ops[o].params)
+    return Implies(other, And(t.resp[q] == ANS.conflict, t.stage[q] == STAGE.enqueue))
+
+
+# B5 -------------------------------------------------------------------------
+def b5(s, m):
+    return And(*(s.nfinal[o] <= 1 for o in _ops(m)))
+
+
+# B6 -------------------------------------------------------------------------
+def b6(s, t, inst: ActionInstance, m):
+    if inst.name not in ("disconnect", "restart"):
+        return None
+    c = _c(m)
+    out = []
+    for i, rid in enumerate(c.rids):
+        for o in c.ops_with_rid(rid):
+            hit = And(s.pend[i] == o + 1, s.pgen[i] == s.gen, s.pst[i] == PST.forwarded)
+            out.append(Implies(hit, And(t.pend[i] == 0, t.ans[o] == ANS.reconnecting)))
+    return And(*out)
+
+
+# B7 -------------------------------------------------------------------------
+def b7(s, t, inst: ActionInstance, m):
+    if inst.name != "execute" or inst.args["stored"]:
+        return None
+    c = _c(m)
+    return t.resp[c.q(inst.args["o"], inst.args["a"])] != ANS.success
+
+
+# B8 -------------------------------------------------------------------------
+def b8(s, m):
+    c = _c(m)
+    every = list(_ops(m))
+    per_client = [relay.pending_of(s, c, [o for o in every if c.ops[o].phone == p])
+                  <= c.lim_client for p in sorted({op.phone for op in c.ops})]
+    total = relay.pending_of(s, c, every)
+    rows = Count(s.row[k] != ROW.none for k in range(len(c.impl_scopes)))
+    return And(*per_client, total <= c.lim_desktop, total <= c.lim_user, total <= c.lim_process,
+               rows <= c.row_cap, *(s.waiters[k] <= c.waiters for k in range(len(c.impl_scopes))))
+
+
+def _any_op(m, f):
+    return Or(*(f(o) for o in _ops(m)))
+
+
+PROPERTIES = (
+    Property("B1", "no-cross-generation-delivery", MODEL,
+             "A response sent by desktop connection generation g is delivered to a phone only for "
+             "a pending entry created for generation g.",
+             (Check("trans", b1),), ("no-generation-check",),
+             witness=lambda s, m: And(s.gen > 0, Or(*(s.inflight[q] for q in
+                                                     range(len(_c(m).ops) * len(_c(m).copies))))),
+             witness_doc="a response in flight after the desktop reconnected"),
+    Property("B2", "single-effect-per-key", MODEL,
+             "A mutation's effect happens at most once per scope key (user, device, method, key) "
+             "while its row is retained; replay-safe methods may run twice but their domain effect "
+             "(one outbox message per (sessionId, operationId)) happens once; a success answer is "
+             "the answer of the request's own scope key.",
+             (Check("inv", b2),),
+             ("memory-only-claims", "scope-key-without-method", "outbox-without-operation-ledger",
+              "retry-mints-new-key"),
+             witness=lambda s, m: Or(*(s.eff[t] >= 1 for t in range(len(_c(m).true_scopes)))),
+             witness_doc="a mutation took effect", assumptions=("retention-window",)),
+    Property("B3", "orphan-claim-never-reruns", MODEL,
+             "A claim left running by a dropped handler answers busy until its lease ends, then "
+             "ambiguous; it never runs the mutation again (replay-safe methods excepted).",
+             (Check("trans", b3),), ("rerun-after-lease",),
+             witness=lambda s, m: Or(*(And(s.row[k] == ROW.running, s.mem[k] == MEM.none,
+                                           s.expired[k])
+                                       for k in range(len(_c(m).impl_scopes)))),
+             witness_doc="an orphaned claim whose lease ended"),
+    Property("B4", "conflict-never-runs", MODEL,
+             "The same key with different params answers conflict and runs nothing.",
+             (Check("trans", b4),), ("fingerprint-ignores-params",),
+             witness=lambda s, m: Or(*(
+                 And(s.stage[_c(m).q(o, a)] == STAGE.slot_wait,
+                     s.row[_c(m).impl_scope(o, _c(m).key_of(a))] != ROW.none,
+                     s.rowfp[_c(m).impl_scope(o, _c(m).key_of(a))] != _c(m).ops[o].params)
+                 for o in _ops(m) for a in _c(m).copies)),
+             witness_doc="a request whose key has a row with other params (workload 0)"),
+    Property("B5", "one-final-answer", MODEL,
+             "Each request gets at most one final answer; a final answer removes its pending entry "
+             "before the phone sees it; no answer reaches a phone for a request whose entry is gone.",
+             (Check("inv", b5),), ("pending-kept-after-final",),
+             witness=lambda s, m: _any_op(m, lambda o: s.ans[o] == ANS.success),
+             witness_doc="a success reached a phone"),
+    Property("B6", "disconnect-answers-pending", MODEL,
+             "A desktop disconnect answers every pending (forwarded) request of that generation with "
+             "-32011 in the same step.",
+             (Check("trans", b6),), ("disconnect-leaves-pending",),
+             witness=lambda s, m: _any_op(m, lambda o: s.ans[o] == ANS.reconnecting),
+             witness_doc="a pending request answered -32011"),
+    Property("B7", "no-hidden-missing-replay", MODEL,
+             "A success is returned only if its answer was stored for replay; otherwise the answer "
+             "is ambiguous.",
+             (Check("trans", b7),), ("success-without-store",),
+             witness=lambda s, m: _any_op(m, lambda o: s.ans[o] == ANS.ambiguous),
+             witness_doc="an ambiguous answer reached a phone"),
+    Property("B8", "limits-hold", MODEL,
+             "Pending entries never exceed the process / user / desktop / client limits; durable "
+             "rows never exceed their capacity; waiters per key stay within their limit "
+             "(scaled-down limits: see the model's parameters).",
+             (Check("inv", b8),), ("limit-off-by-one",),
+             witness=lambda s, m: _any_op(m, lambda o: s.ans[o] == ANS.limit),
+             witness_doc="a request refused by a pending limit (-32020)"),
+)
+
+_WHERE = {"retry-mints-new-key": "phone", "no-generation-check": "relay",
+          "pending-kept-after-final": "relay", "disconnect-leaves-pending": "relay",
+          "limit-off-by-one": "relay"}
+#: the workload (and sizes) each mutant needs to show its bug
+_PARAMS: dict[str, dict[str, int]] = {
+    "scope-key-without-method": {"workload": 2},
+    "outbox-without-operation-ledger": {"workload": 3, "ops": 1},
+    "memory-only-claims": {"ops": 1},
+    "rerun-after-lease": {"ops": 1},
+    "retry-mints-new-key": {"ops": 1},
+}
+MUTANTS = tuple(
+    Mutant(name, MODEL, tuple(p.id for p in PROPERTIES if name in p.mutants),
+           _WHERE.get(name, "desktop"), desc, _PARAMS.get(name, {}))
+    for name, desc in MODEL_MUTANTS.items()
+)
+ASSUMPTIONS = tuple(
+    Assumption(name, MODEL, text, tuple(p.id for p in PROPERTIES if name in p.assumptions))
+    for name, text in MODEL_ASSUMPTIONS.items()
+)

@@ -1,0 +1,103 @@
+"""System B: pinned state counts, every property on the correct model, every mutant caught."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import pytest
+from click.testing import CliRunner
+
+from explorer.check import check
+from explorer.explicit import bfs
+from models.wire_relay import SPEC
+from osf_check.cli import main
+from properties import catalogue
+
+MUTANTS = [m for m in catalogue.MUTANTS if m.model == "wire-relay"]
+PROPS = catalogue.properties_of("wire-relay")
+
+
+# A changed count is a changed model: update these on purpose, in the same commit.
+@pytest.mark.parametrize("params, depth, distinct, generated", [
+    ({}, 12, 476_529, 1_247_442),
+    ({"ops": 1}, None, 35_947, 119_103),
+    ({"ops": 1, "restarts": 0, "gens": 1}, None, 4_498, 15_278),
+    ({"workload": 3, "ops": 1}, None, 50_569, 167_718),
+])
+def test_pinned_state_counts(params, depth, distinct, generated):
+    ex = bfs(SPEC.build(params), [], depth=depth, check_deadlock=False)
+    assert (ex.distinct, ex.generated) == (distinct, generated)
+
+
+@lru_cache(maxsize=None)
+def _run(params: tuple) -> object:
+    return check("wire-relay", params=dict(params), depth=12)
+
+
+def _param_sets(prop) -> list[tuple]:
+    sets = {tuple(sorted(catalogue.mutant("wire-relay", m).params.items())) for m in prop.mutants}
+    return sorted(sets)
+
+
+@pytest.mark.parametrize("prop", PROPS, ids=[p.id for p in PROPS])
+def test_correct_model_satisfies(prop):
+    # at the parameters each of its mutants needs, so that the check is not vacuous
+    for params in _param_sets(prop):
+        r = _run(params)
+        assert r.status[prop.id] == "holds", (params, r.status)
+        assert r.exploration.witness_seen[prop.id], (params, prop.witness_doc)
+        if prop.id in r.exploration.trans_applied:
+            assert r.exploration.trans_applied[prop.id] > 0
+
+
+def test_default_run_is_clean():
+    r = _run(())
+    assert r.verdict == "ok"
+    assert not [w for w in r.warnings if w.startswith("action")], r.warnings
+
+
+def test_every_property_has_a_mutant_and_every_mutant_a_property():
+    assert {m.name for m in MUTANTS} == set(SPEC.mutants)
+    for p in PROPS:
+        assert p.mutants and all(mu in SPEC.mutants for mu in p.mutants), p.id
+
+
+@pytest.mark.parametrize("mutant", [m.name for m in MUTANTS])
+def test_mutant_is_caught_with_a_shortest_counterexample(mutant, tmp_path):
+    mu = catalogue.mutant("wire-relay", mutant)
+    res = CliRunner().invoke(main, ["explore", "--model", "wire-relay", "--depth", "12",
+                                    "--mutant", mutant, "--out", str(tmp_path), "--json"])
+    assert res.exit_code in (12, 13), res.output
+    doc = json.loads(res.stdout)
+    broken = {v["property"] for v in doc["violations"]}
+    assert set(mu.breaks) & broken, (mu.breaks, broken)
+    v = next(v for v in doc["violations"] if v["property"] in mu.breaks)
+    assert (tmp_path / f"wire-relay-{mutant}-{v['property']}-{v['kind']}.sequence.dot").exists()
+    assert v["length"] <= 12
+
+
+def test_dropping_the_retention_assumption_gives_the_late_retry():
+    r = check("wire-relay", params={"ops": 1}, drop=["retention-window"], props=["B2"])
+    assert r.verdict == "safety" and r.assumptions == {"retention-window": False}
+    v = r.violations[0]
+    names = [r.model.instances[a].name for a in v.actions[1:]]
+    # the row is deleted, then a retry of the same key runs the mutation a second time
+    assert "retention_expires" in names
+    assert names.index("retention_expires") < len(names) - 1 - names[::-1].index("execute")
+    with_it = check("wire-relay", params={"ops": 1}, props=["B2"], depth=14)
+    assert with_it.status["B2"] == "holds" and with_it.assumptions == {"retention-window": True}
+
+
+def test_b1_counterexample_shows_the_old_socket_and_the_late_answer():
+    r = check("wire-relay", mutant="no-generation-check")
+    v = next(v for v in r.violations if v.prop == "B1")
+    names = [r.model.instances[a].name for a in v.actions[1:]]
+    assert names[-1] == "deliver"
+    assert "send_answer" in names and "reconnect" in names
+    assert names.index("send_answer") < names.index("reconnect")
+
+
+def test_unknown_assumption_is_bad_input():
+    res = CliRunner().invoke(main, ["explore", "--model", "wire-relay", "--drop-assumption", "x"])
+    assert res.exit_code == 150 and "no assumption 'x'" in res.stderr
