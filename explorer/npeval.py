@@ -84,14 +84,20 @@ def _layout(model: Model) -> list[tuple[int, int, int]]:
 
 
 def packed_array(packed: Sequence[int], model: Model) -> np.ndarray:
-    """Packed states as a uint64 array (the model must pack into 64 bits)."""
+    """Packed states as a uint64 array, or an object array of Python ints past 64 bits."""
     if model.bits() > 64:
-        raise ValueError(f"model {model.name} needs {model.bits()} bits per state; "
-                         "the vectorized path takes at most 64")
+        return np.array(list(packed), dtype=object)
     return np.fromiter(packed, dtype=np.uint64, count=len(packed))
 
 
 def unpack_columns(arr: np.ndarray, model: Model) -> list[np.ndarray]:
+    """One int64 column per slot."""
+    if arr.dtype == object:  # wider than 64 bits: unpack state by state
+        from .pycompile import compile_unpack
+        unpack = compile_unpack(model)
+        rows = np.array([unpack(p) for p in arr.tolist()], dtype=np.int64).reshape(
+            len(arr), model.nslots)
+        return [rows[:, i].copy() for i in range(model.nslots)]
     cols = []
     for off, bits, lo in _layout(model):
         if bits == 0:

@@ -216,6 +216,118 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
 
 
 @main.command()
+@click.option("--model", "model", required=True, metavar="M", help="Model to prove.")
+@click.option("--property", "props", multiple=True, metavar="ID", help="Property (repeatable).")
+@click.option("--k", "k", type=int, default=4, show_default=True,
+              help="BMC depth and the largest k tried for k-induction.")
+@click.option("--mutant", default=None, metavar="NAME")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE")
+@click.option("--timeout", type=float, default=120.0, show_default=True,
+              help="Seconds per z3 query.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Fed to z3 (smt.random_seed and sat.random_seed).")
+@click.option("--mine/--no-mine", default=True, show_default=True,
+              help="When induction fails, mine strengthening invariants from reachable states "
+                   "(Houdini) and try again.")
+@click.option("--assume", "assume", multiple=True, metavar="ID",
+              help="Assume another property's invariants in the induction (it must hold too).")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for traces of refutations and counterexamples to induction.")
+def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params: tuple[str, ...],
+          timeout: float, seed: int, mine: bool, assume: tuple[str, ...], as_json: bool,
+          out: Path | None) -> None:
+    """z3: bounded model checking and k-induction (proof for every depth)."""
+    from explorer.prove import describe
+    from explorer.prove import prove as run_prove
+    try:
+        if k < 1:
+            raise BadInput("--k must be at least 1")
+        if timeout <= 0:
+            raise BadInput("--timeout must be positive")
+        overrides = _parse_params(params)
+        prepare(model, params=overrides, mutant=mutant, props=props)
+        t0 = time.perf_counter()
+        m, results = run_prove(model, params=overrides, mutant=mutant, props=props, k=k,
+                               timeout=timeout, seed=seed, mine=mine, assume=assume,
+                               log=lambda s: click.echo(f"osf-check: {s}", err=True))
+    except BadInput as e:
+        _fail(str(e))
+    except (LookupError, ValueError) as e:
+        _fail(str(e))
+    from traces.format import make_trace
+    docs, written = [], []
+    for r in results:
+        entry: dict[str, Any] = {"id": r.prop.id, "name": r.prop.name, "kind": r.prop.kinds,
+                                 "status": r.status, "k": r.k, "assumed": r.assumed,
+                                 "mined": [describe(e, m) for e in r.mined],
+                                 "cti_reachable": r.cti_reachable, "note": r.note,
+                                 "queries": [{"what": q, "seconds": round(sec, 3)}
+                                             for q, sec in r.queries]}
+        for label, data in (("trace", r.trace), ("cti", r.cti)):
+            if data is None:
+                continue
+            states, acts = data
+            tr = make_trace(m, states, [None] + list(acts),
+                            prop={"id": r.prop.id, "name": r.prop.name, "kind": label},
+                            message=("counterexample found by bounded model checking"
+                                     if label == "trace" else
+                                     "counterexample to induction: the property holds on the "
+                                     "first states and fails on the last; its first state may "
+                                     "be unreachable"),
+                            seed=seed, source="prove")
+            entry[label] = tr
+            if out is not None:
+                mut = f"-{mutant}" if mutant else ""
+                stem = f"{model}{mut}-{r.prop.id}-{'prove' if label == 'trace' else 'cti'}"
+                written += report.write_outputs(out, tr, stem, report.err)
+        docs.append(entry)
+    statuses = [r.status for r in results]
+    code = 12 if "refuted" in statuses else (152 if any(s in ("unknown", "timeout") for s in statuses)
+                                             else 0)
+    doc = {"schema_version": report.SCHEMA_VERSION, "command": "prove", "model": model,
+           "params": m.params, "mutant": mutant, "seed": seed, "k": k, "exit_code": code,
+           "seconds": round(time.perf_counter() - t0, 3), "properties": docs}
+    if out is not None:
+        atomic_write(out / "prove.json", dumps(doc))
+    if as_json:
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        sys.exit(code)
+    click.echo(f"{model}{' mutant ' + mutant if mutant else ''}: z3 BMC to depth {k} and "
+               f"k-induction k=1..{k}, seed {seed}")
+    for r, d in zip(results, docs):
+        line = f"  {r.prop.title:<36} {r.status}"
+        if r.status == "proved":
+            line += f" (k={r.k}" + (f", assuming {', '.join(r.assumed)}" if r.assumed else "") + \
+                (f", with {len(r.mined)} mined invariants" if r.mined else "") + ")"
+        elif r.status == "refuted":
+            line += f" at depth {r.k}"
+        elif r.note:
+            line += f" ({r.note})"
+        click.echo(line)
+        for q in d["queries"]:
+            click.echo(f"      {q['what']}: {q['seconds']:.2f} s")
+        if r.status == "refuted":
+            click.echo(rnd.text(d["trace"]))
+        if r.status == "unknown" and "cti" in d:
+            reach = {True: "reachable", False: "unreachable", None: "not found in the sampled "
+                     "reachable states"}[r.cti_reachable]
+            click.echo(f"      counterexample to induction ({reach}); last step: "
+                       f"{d['cti']['steps'][-1]['label']}" + ("" if mine else
+                                                              " — try --mine"))
+    if mine and any(r.mined for r in results):
+        mined = next(r.mined for r in results if r.mined)
+        click.echo(f"  mined strengthening invariants ({len(mined)}), for example:")
+        for e in mined[:5]:
+            click.echo(f"      {describe(e, m)}")
+    if written:
+        click.echo(f"written to {out}: " + ", ".join(p.name for p in written[:6]) +
+                   (" …" if len(written) > 6 else ""))
+    click.echo(f"result: exit {code}")
+    sys.exit(code)
+
+
+@main.command()
 @click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "dot", "mermaid", "svg", "png", "itf",
                                                      "json"]),

@@ -67,6 +67,8 @@ class Property:
     witness: Callable[[StateView, Model], Expr] | None = None
     witness_doc: str = ""
     assumptions: tuple[str, ...] = ()
+    #: other properties whose invariants the proof of this one may assume
+    strengthen: tuple[str, ...] = ()
 
     @property
     def kinds(self) -> str:
