@@ -45,6 +45,7 @@ class ProofResult:
     mined: list[Expr] = field(default_factory=list)
     queries: list[tuple[str, float]] = field(default_factory=list)
     note: str = ""
+    lemmas: tuple[int, int] = (0, 0)  # hand-written lemmas proved / given
 
 
 def describe(e: Expr, model: Model) -> str:
@@ -156,20 +157,31 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
         res.cti_reachable = True if reach else (False if sample_complete else None)
         if reach:
             res.note = "the CTI's state is reachable: BMC beyond K will refute it"
-        if mine:
+        lemmas = list(p.lemmas(model.view(0), model)) if p.lemmas else []
+        if mine or lemmas:
             if mined_cache is None:
-                cands = mine_candidates(model, sample)
+                cands = mine_candidates(model, sample) if mine else []
                 say(f"mined {len(cands)} candidate invariants from {len(sample):,} states")
                 t0 = time.perf_counter()
                 mined_cache = houdini(model, cands, timeout_ms=tms, log=say)
                 say(f"{len(mined_cache)} are inductive together "
                     f"({time.perf_counter() - t0:.1f} s)")
+            strength = mined_cache
+            if lemmas:
+                # the property's own lemmas must survive Houdini with the mined set
+                t0 = time.perf_counter()
+                kept = houdini(model, mined_cache + lemmas, timeout_ms=tms, log=say)
+                held = [x for x in lemmas if any(x is y for y in kept)]
+                res.queries.append((f"{len(held)} of {len(lemmas)} lemmas proved inductive",
+                                    time.perf_counter() - t0))
+                res.lemmas = len(held), len(lemmas)
+                strength = kept
             t0 = time.perf_counter()
-            ind2 = k_induction(model, checks, k, assume=helpers + mined_cache, timeout_ms=tms)
-            res.queries.append((f"k-induction with {len(mined_cache)} mined invariants",
+            ind2 = k_induction(model, checks, k, assume=helpers + strength, timeout_ms=tms)
+            res.queries.append((f"k-induction with {len(strength)} strengthening invariants",
                                 time.perf_counter() - t0))
             if ind2.status == "proved":
-                res.status, res.k, res.mined = "proved", ind2.k, mined_cache
+                res.status, res.k, res.mined = "proved", ind2.k, strength
                 res.cti = None
             else:
                 res.cti = ind2.cti or res.cti

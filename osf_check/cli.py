@@ -261,6 +261,7 @@ def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params
         entry: dict[str, Any] = {"id": r.prop.id, "name": r.prop.name, "kind": r.prop.kinds,
                                  "status": r.status, "k": r.k, "assumed": r.assumed,
                                  "mined": [describe(e, m) for e in r.mined],
+                                 "lemmas": {"proved": r.lemmas[0], "given": r.lemmas[1]},
                                  "cti_reachable": r.cti_reachable, "note": r.note,
                                  "queries": [{"what": q, "seconds": round(sec, 3)}
                                              for q, sec in r.queries]}
@@ -299,7 +300,8 @@ def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params
         line = f"  {r.prop.title:<36} {r.status}"
         if r.status == "proved":
             line += f" (k={r.k}" + (f", assuming {', '.join(r.assumed)}" if r.assumed else "") + \
-                (f", with {len(r.mined)} mined invariants" if r.mined else "") + ")"
+                (f", with {len(r.mined)} strengthening invariants" if r.mined else "") + \
+                (f" incl. {r.lemmas[0]} hand-written lemmas" if r.lemmas[0] else "") + ")"
         elif r.status == "refuted":
             line += f" at depth {r.k}"
         elif r.note:
@@ -324,6 +326,73 @@ def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params
         click.echo(f"written to {out}: " + ", ".join(p.name for p in written[:6]) +
                    (" …" if len(written) > 6 else ""))
     click.echo(f"result: exit {code}")
+    sys.exit(code)
+
+
+@main.command()
+@click.option("--set", "sets", multiple=True, metavar="NAME=SECONDS",
+              help="Change a deadline (see --list-deadlines).")
+@click.option("--list-deadlines", is_flag=True, help="Print the deadlines and their values.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for timeline pictures of violating schedules (DOT, SVG).")
+def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool,
+           out: Path | None) -> None:
+    """z3 deadline analysis of the wire protocol (B9, B10, who gives up first)."""
+    from explorer import timing as tm
+    if list_deadlines:
+        for k, v in tm.DEADLINES.items():
+            click.echo(f"{k}={v:g}")
+        return
+    try:
+        overrides: dict[str, float] = {}
+        for it in sets:
+            if "=" not in it:
+                raise BadInput(f"--set takes name=seconds, got {it!r}")
+            k, v = it.split("=", 1)
+            try:
+                overrides[k.strip()] = float(v)
+            except ValueError:
+                raise BadInput(f"--set {k}: {v!r} is not a number of seconds") from None
+        rep = tm.analyse(overrides, seed=seed)
+    except BadInput as e:
+        _fail(str(e))
+    except ValueError as e:
+        _fail(str(e))
+    code = 0 if rep.ok else 12
+    written: list[Path] = []
+    if out is not None:
+        for c in rep.classes:
+            for prop, sch in (("B9", c.b9_schedule), ("B10", c.b10_schedule)):
+                if sch is None:
+                    continue
+                stem = f"timing-{prop}-{c.name.split(' (')[0].replace(' ', '-')}"
+                dot = tm.timeline_dot(rep, c, sch, f"{prop} fails: {c.name}")
+                atomic_write(out / f"{stem}.dot", dot)
+                written.append(out / f"{stem}.dot")
+                try:
+                    atomic_write(out / f"{stem}.svg", rnd.render_dot(dot, "svg"))
+                    written.append(out / f"{stem}.svg")
+                except rnd.RenderError as e:
+                    report.err(f"timeline not rendered: {e}")
+    if as_json:
+        doc = {"schema_version": report.SCHEMA_VERSION, "command": "timing", "seed": seed,
+               "exit_code": code, "deadlines": rep.deadlines, "classes": [
+                   {"name": c.name, "methods": c.methods, "desktop_last": c.desktop_last,
+                    "phone": c.phone, "relay": c.relay, "lease": c.lease,
+                    "B9": "holds" if c.b9 else "fails",
+                    "B9_schedule": c.b9_schedule.as_dict() if c.b9_schedule else None,
+                    "B10": "holds" if c.b10 else "fails",
+                    "B10_schedule": c.b10_schedule.as_dict() if c.b10_schedule else None,
+                    "phone_gives_up_first": c.gives_up_first,
+                    "retry_meets": {k: v.as_dict() for k, v in c.retry_meets.items()}}
+                   for c in rep.classes]}
+        click.echo(json.dumps(doc, indent=2))
+        sys.exit(code)
+    click.echo(tm.text(rep), nl=False)
+    if written:
+        click.echo(f"written to {out}: " + ", ".join(p.name for p in written))
     sys.exit(code)
 
 

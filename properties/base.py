@@ -69,6 +69,9 @@ class Property:
     assumptions: tuple[str, ...] = ()
     #: other properties whose invariants the proof of this one may assume
     strengthen: tuple[str, ...] = ()
+    #: hand-written strengthening invariants for k-induction (proved along with the
+    #: mined ones before they are assumed)
+    lemmas: Callable[[StateView, Model], list[Expr]] | None = None
 
     @property
     def kinds(self) -> str:

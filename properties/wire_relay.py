@@ -7,7 +7,7 @@ analysis.  B11 is the assumption ``retention-window`` that B2 is checked under.
 from __future__ import annotations
 
 from models.dsl import ActionInstance, Model
-from models.expr import And, Count, If, Implies, Or
+from models.expr import And, Count, If, Implies, Not, Or
 from models.wire_relay import ASSUMPTIONS as MODEL_ASSUMPTIONS
 from models.wire_relay import MUTANTS as MODEL_MUTANTS
 from models.wire_relay import relay
@@ -48,6 +48,28 @@ def b2(s, m):
     # a success reaching a phone is the answer of that operation's own scope key
     own = [Implies(s.ans[o] == ANS.success, s.eff[c.true_scope(o)] >= 1) for o in _ops(m)]
     return And(*once, *own)
+
+
+def b2_lemmas(s, m):
+    """Why B2 is inductive, per plain (not replay-safe) scope key: a running claim is the
+    first run; a retryable row means no effect yet; an effect leaves a row (or the row's
+    deletion); and once deleted, no request of the key is on its way."""
+    c = _c(m)
+    out = []
+    for t in range(len(c.true_scopes)):
+        ops = [o for o in _ops(m) if c.true_scope(o) == t]
+        if any(c.replay_safe(o) for o in ops):
+            continue
+        ks = sorted({c.impl_scope(o, c.key_of(a)) for o in ops for a in c.copies})
+        for k in ks:
+            out += [Implies(s.mem[k] == MEM.running, s.eff[t] == 0),
+                    Implies(s.row[k] == ROW.retryable_error, s.eff[t] == 0),
+                    Implies(s.eff[t] >= 1, Or(s.row[k] != ROW.none, s.forgotten[t]))]
+        out.append(Implies(s.forgotten[t], And(
+            *(s.stage[c.q(o, a)] != STAGE.slot_wait for o in ops for a in c.copies),
+            *(Not(And(s.pend[relay.slot(c, o)] == o + 1, s.pst[relay.slot(c, o)] == PST.admitted))
+              for o in ops))))
+    return out
 
 
 # B3 / B4: on the claim step -----------------------------------------------------
@@ -140,7 +162,8 @@ PROPERTIES = (
              ("memory-only-claims", "scope-key-without-method", "outbox-without-operation-ledger",
               "retry-mints-new-key"),
              witness=lambda s, m: Or(*(s.eff[t] >= 1 for t in range(len(_c(m).true_scopes)))),
-             witness_doc="a mutation took effect", assumptions=("retention-window",)),
+             witness_doc="a mutation took effect", assumptions=("retention-window",),
+             lemmas=b2_lemmas),
     Property("B3", "orphan-claim-never-reruns", MODEL,
              "A claim left running by a dropped handler answers busy until its lease ends, then "
              "ambiguous; it never runs the mutation again (replay-safe methods excepted).",
