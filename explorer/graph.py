@@ -24,7 +24,7 @@ from properties.base import Goal, Property
 
 from .explicit import Exploration, Violation
 from .npeval import np_eval, packed_array, unpack_columns
-from .pycompile import compile_pack, compile_pred, compile_steps
+from .pycompile import compile_pack, compile_pred, compile_steps, compile_unpack
 
 __all__ = ["GraphReport", "check_graph", "fairness_of_cycle"]
 
@@ -59,12 +59,13 @@ class _Graph:
         self.ex = ex
         self.cols = unpack_columns(packed_array(ex.packed, ex.model), ex.model)
         self._enabled: dict[int, frozenset[int]] = {}
+        self._unpack = compile_unpack(ex.model)
 
     def pred(self, e) -> np.ndarray:
-        return np.asarray(np_eval(e, self.cols, n=self.n), dtype=bool)
+        return np.broadcast_to(np.asarray(np_eval(e, self.cols, n=self.n), dtype=bool), (self.n,))
 
     def state(self, i: int) -> tuple:
-        return self.ex.state(i)
+        return self._unpack(self.ex.packed[i])
 
     def succ(self, u: int) -> list[tuple[int, int]]:
         a, b = self.off[u], self.off[u + 1]
@@ -93,7 +94,7 @@ class _Graph:
         return got
 
 
-def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 500_000,
+def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_000_000,
                 log: Callable[[str], None] | None = None) -> GraphReport:
     """Run the reach and fair checks of ``props`` on ``ex``; add violations to ``ex``."""
     model = ex.model

@@ -25,7 +25,8 @@ __all__ = ["np_eval", "unpack_columns", "pack_columns", "packed_array"]
 
 def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | None = None,
             n: int | None = None) -> np.ndarray:
-    """Evaluate ``e`` row by row; truth values come back as bool arrays."""
+    """Evaluate ``e`` row by row; truth values come back as bool arrays (constants may come
+    back as numpy scalars: broadcast with ``np.broadcast_to(result, (n,))``)."""
     if n is None:
         n = len(cols[0]) if len(cols) else 0
     memo: dict[int, np.ndarray] = {}
@@ -37,11 +38,11 @@ def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | Non
             return got
         op = x.op
         if op == "const":
-            r = np.full(n, x.value, dtype=np.int64)
+            r = np.int64(x.value)  # a scalar: numpy broadcasts it
         elif op == "true":
-            r = np.ones(n, dtype=bool)
+            r = np.bool_(True)
         elif op == "false":
-            r = np.zeros(n, dtype=bool)
+            r = np.bool_(False)
         elif op == "slot":
             i, which = x.value
             r = (nxt if which else cols)[i]  # type: ignore[index]
@@ -62,9 +63,12 @@ def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | Non
             elif op == "ite":
                 r = np.where(a[0].astype(bool), a[1], a[2])
             elif op == "select":
-                r = np.choose(a[0].astype(np.int64), [np.broadcast_to(y, (n,)) for y in a[1:]])
+                r = np.choose(np.broadcast_to(a[0], (n,)).astype(np.int64),
+                              [np.broadcast_to(y, (n,)) for y in a[1:]])
             else:
-                x0, x1 = a[0].astype(np.int64), a[1].astype(np.int64)
+                # truth values take part in arithmetic as 0/1
+                x0 = a[0].astype(np.int64) if a[0].dtype == bool else a[0]
+                x1 = a[1].astype(np.int64) if a[1].dtype == bool else a[1]
                 r = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
                      "div": np.floor_divide, "mod": np.mod, "eq": np.equal,
                      "ne": np.not_equal, "lt": np.less, "le": np.less_equal,

@@ -144,10 +144,19 @@ def _progress(name: str):
 @click.option("--no-deadlock", is_flag=True, help="Do not report deadlocks.")
 @click.option("--drop-assumption", "drop", multiple=True, metavar="NAME",
               help="Check without this environment assumption (e.g. retention-window).")
+@click.option("--engine", type=click.Choice(["auto", "explicit", "vector"]), default="auto",
+              show_default=True, help="explicit: compiled Python; vector: numpy (auto: vector).")
+@click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
+              help="Write the visited set and frontier here now and then (vector engine).")
+@click.option("--checkpoint-every", type=float, default=300.0, show_default=True,
+              help="Seconds between checkpoints.")
+@click.option("--resume", type=click.Path(file_okay=False), default=None,
+              help="Continue an interrupted run from its --checkpoint directory.")
 def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant: str | None,
             params: tuple[str, ...], max_states: int | None, seed: int, as_json: bool,
             out: Path | None, strict: bool, go_on: bool, no_deadlock: bool,
-            drop: tuple[str, ...]) -> None:
+            drop: tuple[str, ...], engine: str, checkpoint: str | None,
+            checkpoint_every: float, resume: str | None) -> None:
     """Breadth-first exploration to a depth, with shortest counterexamples."""
     try:
         bound = _parse_depth(depth)
@@ -168,6 +177,10 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
                            f"when several models would run ({', '.join(names)})")
         if out is not None and out.exists() and not out.is_dir():
             raise BadInput(f"--out {out} exists and is not a directory")
+        if (checkpoint or resume) and len(names) > 1:
+            raise BadInput("--checkpoint and --resume need one --model")
+        if resume is not None and not (Path(resume) / "state.npz").exists():
+            raise BadInput(f"--resume {resume}: no checkpoint there (state.npz)")
         for n in names:  # every name and value checked before any work starts
             prepare(n, params=overrides, mutant=mutant, props=props, drop=drop)
         results: list[ModelResult] = []
@@ -178,7 +191,8 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
                 n, params=overrides, mutant=mutant, props=props, drop=drop, depth=bound,
                 max_states=max_states, check_deadlock=not no_deadlock,
                 stop_on_violation=not go_on, strict=strict, progress=_progress(n),
-                log=lambda s: click.echo(f"osf-check: {s}", err=True)))
+                log=lambda s: click.echo(f"osf-check: {s}", err=True), engine=engine,
+                checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume))
     except BadInput as e:
         _fail(str(e))
     except (LookupError, ValueError) as e:
