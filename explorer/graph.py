@@ -37,6 +37,8 @@ class GraphReport:
     notes: list[str] = field(default_factory=list)
     extension_states: int = 0
     unresolved: dict[str, int] = field(default_factory=dict)
+    #: premise states on the bound itself (nothing of their future computed): not judged
+    undecided: dict[str, int] = field(default_factory=dict)
 
 
 class _Graph:
@@ -109,7 +111,9 @@ def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_0
         status = "holds"
         for goal in goals:
             if c.kind == "reach":
-                res = _reach(g, ex, ext, p, goal)
+                und = [0]
+                res = _reach(g, ex, ext, p, goal, und)
+                rep.undecided[p.id] = rep.undecided.get(p.id, 0) + und[0]
             else:
                 res = _fair(g, ex, p, goal)
             if res == "violated":
@@ -218,7 +222,8 @@ class _Extension:
         return False
 
 
-def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal) -> str:
+def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal,
+           rep_undecided: list[int]) -> str:
     prem_m = g.pred(goal.premise)
     good = g.backward(g.pred(goal.goal))
     unexp = np.zeros(g.n, dtype=bool)
@@ -236,6 +241,10 @@ def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal)
     for lv in range(len(ex.level_start) - 1, -1, -1):
         lo, hi = bounds[lv], bounds[lv + 1]
         cand = np.flatnonzero(prem_m[lo:hi] & ~good[lo:hi]) + lo
+        if lo >= g.expanded:
+            # at the bound: nothing of their future was computed; never judged
+            rep_undecided[0] += len(cand)
+            continue
         fresh = []
         for i in cand.tolist():
             res = False if not cut[i] else ext.reaches(g.state(i), gl, known)

@@ -159,7 +159,8 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                check_deadlock: bool = True, stop_on_violation: bool = True,
                progress: Progress | None = None, checkpoint: str | os.PathLike | None = None,
                checkpoint_every: float = 300.0, resume: str | os.PathLike | None = None,
-               stop_after_levels: int | None = None, chunk: int = 1 << 18) -> Exploration:
+               stop_after_levels: int | None = None, chunk: int = 1 << 18,
+               workers: int = 1) -> Exploration:
     """Breadth-first search with numpy; same results as :func:`explorer.explicit.bfs`."""
     t0 = time.perf_counter()
     lay = Layout(model)
@@ -249,6 +250,76 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
 
     if resume is None:
         check_states(lay.unpack(keys), np.arange(len(keys)))
+
+    def expand(lo: int, hi: int, for_graph: bool) -> dict:
+        """Successors of frontier states lo..hi (ids), in chunks; without ``for_graph`` only
+        the first occurrence of each successor not yet visited is kept."""
+        res = {"generated": 0, "fired": np.zeros(len(insts), dtype=np.int64),
+               "trans_applied": {}, "trans_viol": [], "stuck": -1, "parts": []}
+        for clo in range(lo, hi, chunk):
+            chi = min(clo + chunk, hi)
+            fkeys = keys[clo:chi]
+            fcols = lay.unpack(fkeys)
+            fn = chi - clo
+            any_enabled = np.zeros(fn, dtype=bool)
+            cand_keys, cand_par, cand_act = [], [], []
+            for ai, inst in enumerate(insts):
+                g = np.broadcast_to(np.asarray(np_eval(inst.guard, fcols, n=fn), dtype=bool), (fn,))
+                rows = np.flatnonzero(g)
+                if rows.size == 0:
+                    continue
+                any_enabled[rows] = True
+                res["fired"][ai] += rows.size
+                sel = _Gather(fcols, rows)  # columns of the enabled rows, on demand
+                m = rows.size
+                out = _Next(sel)
+                for i in changed[ai]:
+                    v = np.broadcast_to(np.asarray(np_eval(upd_exprs[ai][i], sel, n=m)),
+                                        (m,)).astype(np.int64)
+                    d = doms[i]
+                    if v.size and (v.min() < d.lo or v.max() > d.hi):
+                        bad = int(v[(v < d.lo) | (v > d.hi)][0])
+                        raise ModelError(f"action {inst.label} sets {model.slot_names[i]} to "
+                                         f"{bad}, outside its domain {d}: widen the domain or "
+                                         f"strengthen the guard")
+                    out[i] = v
+                for pid, e in trans[ai]:
+                    res["trans_applied"][pid] = res["trans_applied"].get(pid, 0) + m
+                    if pid in failed:
+                        continue
+                    ok = np.broadcast_to(np.asarray(np_eval(e, sel, out, n=m), dtype=bool), (m,))
+                    if not ok.all():
+                        res["trans_viol"].append((pid, clo + int(rows[np.argmin(ok)]), ai))
+                cand_keys.append(lay.patch(fkeys[rows], out.changed))
+                cand_par.append((rows + clo).astype(np.int64))
+                cand_act.append(np.full(m, ai, dtype=via.dtype))
+            if check_deadlock and res["stuck"] < 0 and not any_enabled.all():
+                stuck = np.flatnonzero(~any_enabled)
+                if model.quiescent is not None:
+                    q = np.broadcast_to(np.asarray(np_eval(
+                        model.quiescent, [c[stuck] for c in fcols], n=stuck.size), dtype=bool),
+                        (stuck.size,))
+                    stuck = stuck[~q]
+                if stuck.size:
+                    res["stuck"] = clo + int(stuck[0])
+            del fcols
+            if not cand_keys:
+                continue
+            ck = np.concatenate(cand_keys)
+            cp = np.concatenate(cand_par)
+            ca = np.concatenate(cand_act)
+            res["generated"] += len(ck)
+            if not for_graph:
+                sk = lay.sortable(ck)
+                uniq, first = np.unique(sk, return_index=True)
+                pos = np.searchsorted(sorted_keys, uniq)
+                pos_c = np.minimum(pos, max(len(sorted_keys) - 1, 0))
+                seen = (pos < len(sorted_keys)) & (sorted_keys[pos_c] == uniq)
+                keep = np.sort(first[~seen])
+                ck, cp, ca = ck[keep], cp[keep], ca[keep]
+            res["parts"].append((ck, cp, ca))
+        return res
+
     try:
         while frontier_hi > frontier_lo:
             if violations and stop_on_violation:
@@ -258,111 +329,70 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                 break
             if stop_after_levels is not None and level >= stop_after_levels:
                 break  # (tests: simulate an interrupted run)
-            # the level in chunks, so that temporaries stay bounded
+            # the level in chunks, so that temporaries stay bounded; with workers, the
+            # frontier is split between processes that expand and pre-filter their part
+            ranges = _split(frontier_lo, frontier_hi, workers if not keep_graph else 1, chunk)
+            results = _run_parallel(expand, ranges, keep_graph)
             lvl_sorted = np.zeros(0, dtype=sorted_keys.dtype)  # new keys of this level, sorted
             lvl_ids = np.zeros(0, dtype=np.int64)
             add_keys, add_par, add_act = [], [], []
             next_id = len(keys)
-            for lo in range(frontier_lo, frontier_hi, chunk):
-                hi = min(lo + chunk, frontier_hi)
-                fkeys = keys[lo:hi]
-                fcols = lay.unpack(fkeys)
-                fn = hi - lo
-                any_enabled = np.zeros(fn, dtype=bool)
-                cand_keys, cand_par, cand_act = [], [], []
-                for ai, inst in enumerate(insts):
-                    g = np.broadcast_to(np.asarray(np_eval(inst.guard, fcols, n=fn), dtype=bool),
-                                        (fn,))
-                    rows = np.flatnonzero(g)
-                    if rows.size == 0:
-                        continue
-                    any_enabled[rows] = True
-                    fired[ai] += rows.size
-                    sel = _Gather(fcols, rows)  # columns of the enabled rows, on demand
-                    m = rows.size
-                    out = _Next(sel)
-                    for i in changed[ai]:
-                        v = np.broadcast_to(np.asarray(np_eval(upd_exprs[ai][i], sel, n=m)),
-                                            (m,)).astype(np.int64)
-                        d = doms[i]
-                        if v.size and (v.min() < d.lo or v.max() > d.hi):
-                            bad = int(v[(v < d.lo) | (v > d.hi)][0])
-                            raise ModelError(f"action {inst.label} sets {model.slot_names[i]} "
-                                             f"to {bad}, outside its domain {d}: widen the "
-                                             f"domain or strengthen the guard")
-                        out[i] = v
-                    for pid, e in trans[ai]:
-                        ex.trans_applied[pid] += m
-                        if pid in failed:
-                            continue
-                        ok = np.broadcast_to(np.asarray(np_eval(e, sel, out, n=m), dtype=bool),
-                                             (m,))
-                        if not ok.all():
-                            failed.add(pid)
-                            r = int(rows[np.argmin(ok)])
-                            ids, acts = _path(lo + r)
-                            violations.append(Violation(pid, "trans", f"transition check failed "
-                                                        f"on {inst.label}", ids + [-1],
-                                                        acts + [ai]))
-                    cand_keys.append(lay.patch(fkeys[rows], out.changed))
-                    cand_par.append((rows + lo).astype(np.int64))
-                    cand_act.append(np.full(m, ai, dtype=via.dtype))
-                if check_deadlock and "deadlock" not in failed and not any_enabled.all():
-                    stuck = np.flatnonzero(~any_enabled)
-                    if model.quiescent is not None:
-                        q = np.broadcast_to(np.asarray(np_eval(
-                            model.quiescent, [c[stuck] for c in fcols], n=stuck.size),
-                            dtype=bool), (stuck.size,))
-                        stuck = stuck[~q]
-                    if stuck.size:
-                        failed.add("deadlock")
-                        violations.append(Violation(
-                            "deadlock", "deadlock", "no action is enabled and the state is "
-                            "not a legitimate end state", *_path(lo + int(stuck[0]))))
-                del fcols
-                if not cand_keys:
-                    continue
-                ck = np.concatenate(cand_keys)
-                cp = np.concatenate(cand_par)
-                ca = np.concatenate(cand_act)
-                del cand_keys, cand_par, cand_act
-                generated += len(ck)
-                sk = lay.sortable(ck)
-                if keep_graph:
-                    uniq, first, inv = np.unique(sk, return_index=True, return_inverse=True)
-                else:
-                    uniq, first = np.unique(sk, return_index=True)
-                pos = np.searchsorted(sorted_keys, uniq)
-                pos_c = np.minimum(pos, max(len(sorted_keys) - 1, 0))
-                seen = (pos < len(sorted_keys)) & (sorted_keys[pos_c] == uniq)
-                lpos = np.searchsorted(lvl_sorted, uniq)
-                lpos_c = np.minimum(lpos, max(len(lvl_sorted) - 1, 0))
-                in_lvl = (lpos < len(lvl_sorted)) & (lvl_sorted[lpos_c] == uniq) if len(
-                    lvl_sorted) else np.zeros(len(uniq), dtype=bool)
-                fresh = ~seen & ~in_lvl
-                fresh_first = first[fresh]
-                order_new = np.argsort(fresh_first, kind="stable")  # discovery order
-                new_first = fresh_first[order_new]
-                new_ids = np.arange(next_id, next_id + len(new_first), dtype=np.int64)
-                next_id += len(new_first)
-                fresh_ids = np.empty(len(fresh_first), dtype=np.int64)
-                fresh_ids[order_new] = new_ids
-                if keep_graph:
-                    tgt = np.empty(len(uniq), dtype=np.int64)
-                    tgt[seen] = sorted_ids[pos_c[seen]]
-                    tgt[in_lvl] = lvl_ids[lpos_c[in_lvl]]
-                    tgt[fresh] = fresh_ids
-                    src_e.append(cp)
-                    dst_e.append(tgt[np.asarray(inv).ravel()])
-                    act_e.append(ca.astype(np.int64))
-                add_keys.append(ck[new_first])
-                add_par.append(cp[new_first])
-                add_act.append(ca[new_first])
-                nk = uniq[fresh]  # sorted
-                at = np.searchsorted(lvl_sorted, nk)
-                lvl_sorted = np.insert(lvl_sorted, at, nk)
-                lvl_ids = np.insert(lvl_ids, at, fresh_ids)
-                del ck, cp, ca, sk, uniq, first
+            for res in results:
+                generated += res["generated"]
+                fired += res["fired"]
+                for pid, k in res["trans_applied"].items():
+                    ex.trans_applied[pid] += k
+                for pid, sidx, ai in res["trans_viol"]:
+                    if pid not in failed:
+                        failed.add(pid)
+                        ids, acts = _path(sidx)
+                        violations.append(Violation(pid, "trans", f"transition check failed on "
+                                                    f"{insts[ai].label}", ids + [-1], acts + [ai]))
+                if res["stuck"] >= 0 and check_deadlock and "deadlock" not in failed:
+                    failed.add("deadlock")
+                    violations.append(Violation(
+                        "deadlock", "deadlock", "no action is enabled and the state is not a "
+                        "legitimate end state", *_path(res["stuck"])))
+                for ck, cp, ca in res["parts"]:
+                    sk = lay.sortable(ck)
+                    if keep_graph:
+                        uniq, first, inv = np.unique(sk, return_index=True, return_inverse=True)
+                    else:  # the worker kept first occurrences only, in discovery order
+                        uniq, first = np.unique(sk, return_index=True)
+                    pos = np.searchsorted(sorted_keys, uniq)
+                    pos_c = np.minimum(pos, max(len(sorted_keys) - 1, 0))
+                    seen = (pos < len(sorted_keys)) & (sorted_keys[pos_c] == uniq)
+                    if len(lvl_sorted):
+                        lpos = np.searchsorted(lvl_sorted, uniq)
+                        lpos_c = np.minimum(lpos, len(lvl_sorted) - 1)
+                        in_lvl = (lpos < len(lvl_sorted)) & (lvl_sorted[lpos_c] == uniq)
+                    else:
+                        lpos_c = np.zeros(len(uniq), dtype=np.int64)
+                        in_lvl = np.zeros(len(uniq), dtype=bool)
+                    fresh = ~seen & ~in_lvl
+                    fresh_first = first[fresh]
+                    order_new = np.argsort(fresh_first, kind="stable")  # discovery order
+                    new_first = fresh_first[order_new]
+                    new_ids = np.arange(next_id, next_id + len(new_first), dtype=np.int64)
+                    next_id += len(new_first)
+                    fresh_ids = np.empty(len(fresh_first), dtype=np.int64)
+                    fresh_ids[order_new] = new_ids
+                    if keep_graph:
+                        tgt = np.empty(len(uniq), dtype=np.int64)
+                        tgt[seen] = sorted_ids[pos_c[seen]]
+                        tgt[in_lvl] = lvl_ids[lpos_c[in_lvl]]
+                        tgt[fresh] = fresh_ids
+                        src_e.append(cp)
+                        dst_e.append(tgt[np.asarray(inv).ravel()])
+                        act_e.append(ca.astype(np.int64))
+                    add_keys.append(ck[new_first])
+                    add_par.append(cp[new_first])
+                    add_act.append(ca[new_first])
+                    nk = uniq[fresh]  # sorted
+                    at = np.searchsorted(lvl_sorted, nk)
+                    lvl_sorted = np.insert(lvl_sorted, at, nk)
+                    lvl_ids = np.insert(lvl_ids, at, fresh_ids)
+            del results
             level += 1
             if add_keys:
                 keys = np.concatenate([keys] + add_keys)
@@ -418,6 +448,56 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         ex.ids = {p: i for i, p in enumerate(ex.packed)}
     ex.seconds = time.perf_counter() - t0
     return ex
+
+
+def _split(lo: int, hi: int, workers: int, chunk: int) -> list[tuple[int, int]]:
+    """Contiguous ranges of the frontier, one per worker (one if it is small)."""
+    n = hi - lo
+    if workers <= 1 or n < 2 * chunk:
+        return [(lo, hi)]
+    step = -(-n // workers)
+    return [(a, min(a + step, hi)) for a in range(lo, hi, step)]
+
+
+def _run_parallel(expand, ranges: list[tuple[int, int]], for_graph: bool) -> list[dict]:
+    """Expand the first range here and the others in forked children (their memory is a
+    copy-on-write view of this process: nothing is pickled on the way in)."""
+    if len(ranges) == 1:
+        return [expand(*ranges[0], for_graph)]
+    import pickle
+    children = []
+    for lo, hi in ranges[1:]:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child
+            os.close(r)
+            code = 0
+            try:
+                try:
+                    result: object = expand(lo, hi, for_graph)
+                except Exception as e:  # handed to the parent, which raises it
+                    result = {"error": e}
+                data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(w, "wb") as f:
+                    f.write(data)
+            except BaseException:
+                code = 1
+            os._exit(code)
+        os.close(w)
+        children.append((pid, r))
+    first = expand(*ranges[0], for_graph)
+    out = [first]
+    for pid, r in children:
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or not data:
+            raise RuntimeError("a worker process failed while expanding the frontier")
+        got = pickle.loads(data)
+        if "error" in got:
+            raise got["error"]
+        out.append(got)
+    return out
 
 
 def _save(d: Path, **arrays: object) -> None:

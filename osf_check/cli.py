@@ -152,11 +152,13 @@ def _progress(name: str):
               help="Seconds between checkpoints.")
 @click.option("--resume", type=click.Path(file_okay=False), default=None,
               help="Continue an interrupted run from its --checkpoint directory.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Processes expanding each level (vector engine).")
 def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant: str | None,
             params: tuple[str, ...], max_states: int | None, seed: int, as_json: bool,
             out: Path | None, strict: bool, go_on: bool, no_deadlock: bool,
             drop: tuple[str, ...], engine: str, checkpoint: str | None,
-            checkpoint_every: float, resume: str | None) -> None:
+            checkpoint_every: float, resume: str | None, workers: int) -> None:
     """Breadth-first exploration to a depth, with shortest counterexamples."""
     try:
         bound = _parse_depth(depth)
@@ -192,7 +194,8 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
                 max_states=max_states, check_deadlock=not no_deadlock,
                 stop_on_violation=not go_on, strict=strict, progress=_progress(n),
                 log=lambda s: click.echo(f"osf-check: {s}", err=True), engine=engine,
-                checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume))
+                checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
+                workers=workers))
     except BadInput as e:
         _fail(str(e))
     except (LookupError, ValueError) as e:

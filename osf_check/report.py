@@ -151,6 +151,10 @@ def explore_text(r: ModelResult, depth: int | None, seed: int) -> str:
     if r.graph and r.graph.extension_states:
         lines.append(f"  reach checks searched {human(r.graph.extension_states)} states past the "
                      f"bound to settle premise states whose future was cut")
+    if r.graph and any(r.graph.undecided.values()):
+        lines.append("  reach premise states on the bound, not judged (their future was not "
+                     "computed): " + ", ".join(f"{k} {human(v)}"
+                                               for k, v in r.graph.undecided.items() if v))
     width = max((len(p.title) for p in r.properties), default=0)
     lines.append("  properties:")
     for p in r.properties:

@@ -90,3 +90,12 @@ def test_killed_process_resumes_from_its_checkpoint(tmp_path):
     assert doc["exit_code"] == 0 and doc["complete"]
     assert doc["models"][0]["distinct_states"] == 1_745_408
     assert doc["models"][0]["generated_states"] == 18_507_778
+
+
+def test_two_workers_give_the_same_result():
+    m, props, _ = prepare("graph-relay", mutant="complete-overwrites-cancel")
+    a = vector_bfs(m, props, depth=12, chunk=512)
+    b = vector_bfs(m, props, depth=12, chunk=512, workers=2)
+    assert (a.distinct, a.generated, a.fired) == (b.distinct, b.generated, b.fired)
+    assert [(v.prop, len(v.path)) for v in a.violations] == \
+        [(v.prop, len(v.path)) for v in b.violations]
