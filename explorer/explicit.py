@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 from models.dsl import Model
 from properties.base import Property
 
-from .pycompile import compile_pack, compile_pred, compile_steps, compile_trans, compile_unpack
+from .pycompile import compile_level, compile_pack, compile_pred, compile_trans, compile_unpack
 
 __all__ = ["Violation", "Exploration", "bfs", "Progress"]
 
@@ -108,14 +108,13 @@ def bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
     and stops.  ``keep_graph`` records every edge for the reach and fair checks.
     """
     t0 = time.perf_counter()
-    steps = compile_steps(model)
     pack = compile_pack(model)
     ex = Exploration(model, depth)
-    ex.fired = [0] * len(steps)
+    ex.fired = [0] * len(model.instances)
 
     invs: list[tuple[str, Callable]] = []
     witnesses: list[tuple[str, Callable]] = []
-    trans: list[list[tuple[str, Callable]]] = [[] for _ in steps]
+    trans: list[list[tuple[str, Callable]]] = [[] for _ in model.instances]
     for p in props:
         if p.witness is not None:
             witnesses.append((p.id, compile_pred(p.witness(model.view(0), model))))
@@ -144,13 +143,9 @@ def bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
 
     ids = ex.ids
     packed, parent, via = ex.packed, ex.parent, ex.via
-    frontier: list[tuple[int, tuple]] = []
+    frontier: list[tuple[int, tuple, int]] = []
 
-    def add(s: tuple, par: int, act: int) -> int:
-        p = pack(s)
-        sid = ids.get(p)
-        if sid is not None:
-            return sid
+    def add_new(s: tuple, p: int, par: int, act: int) -> int:
         sid = len(packed)
         ids[p] = sid
         packed.append(p)
@@ -162,62 +157,60 @@ def bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
         for pid, f in witnesses:
             if not ex.witness_seen[pid] and f(s):
                 ex.witness_seen[pid] = True
-        frontier.append((sid, s))
+        frontier.append((sid, s, p))
         return sid
+
+    def on_trans(ai: int, sid: int, s: tuple, t: tuple) -> None:
+        for pid, chk in trans[ai]:
+            ex.trans_applied[pid] += 1
+            if pid not in failed and not chk(s, t):
+                # the shortest path to t may not go through this edge
+                violate(pid, "trans", f"transition check failed on "
+                        f"{model.instances[ai].label}", sid, extra=ai)
+
+    def on_stuck(sid: int, s: tuple) -> None:
+        if check_deadlock and "deadlock" not in failed and not quiet(s):
+            violate("deadlock", "deadlock", "no action is enabled and the state is not a "
+                    "legitimate end state", sid)
 
     ex.level_start.append(0)
     for s in model.initial_states:
-        add(s, -1, -1)
+        p = pack(s)
+        if p not in ids:
+            add_new(s, p, -1, -1)
     ex.generated = len(model.initial_states)
     src_e, dst_e, act_e = array("q"), array("q"), array("q")
+    expand_level = compile_level(model, {i for i, t in enumerate(trans) if t}, keep_graph)
+    limit = max_states if max_states is not None else 1 << 62
     level = 0
-    last = t0
-    try:
-        while frontier:
-            if ex.violations and stop_on_violation:
-                ex.stopped = "violation"
-                break
-            if depth is not None and level >= depth:
-                break
-            current, frontier = frontier, []
-            ex.level_start.append(len(packed))
-            for sid, s in current:
-                any_enabled = False
-                for ai, f in enumerate(steps):
-                    t = f(s)
-                    if t is None:
-                        continue
-                    any_enabled = True
-                    ex.generated += 1
-                    ex.fired[ai] += 1
-                    tid = add(t, sid, ai)
-                    for pid, chk in trans[ai]:
-                        ex.trans_applied[pid] += 1
-                        if pid not in failed and not chk(s, t):
-                            # the shortest path to t may not go through this edge
-                            violate(pid, "trans", f"transition check failed on "
-                                    f"{model.instances[ai].label}", sid, extra=ai)
-                    if keep_graph:
-                        src_e.append(sid)
-                        dst_e.append(tid)
-                        act_e.append(ai)
-                if check_deadlock and not any_enabled and not quiet(s) and "deadlock" not in failed:
-                    violate("deadlock", "deadlock", "no action is enabled and the state is not a "
-                            "legitimate end state", sid)
-                ex.expanded = sid + 1
-                if max_states is not None and len(packed) >= max_states:
-                    ex.stopped = "max-states"
-                    raise _Stop
-                if progress is not None and (ex.expanded & 1023) == 0:
-                    now = time.perf_counter()
-                    if now - last >= 1.0:
-                        last = now
-                        progress(level + 1, len(packed), ex.generated, now - t0)
-            level += 1
-            if not frontier:
-                ex.level_start.pop()  # the level we opened found nothing new
-    except _Stop:
-        pass
+    clock = [t0]
+
+    def tick(sid: int) -> None:
+        if progress is not None:
+            now = time.perf_counter()
+            if now - clock[0] >= 1.0:
+                clock[0] = now
+                progress(level + 1, len(packed), ex.generated, now - t0)
+
+    while frontier:
+        if ex.violations and stop_on_violation:
+            ex.stopped = "violation"
+            break
+        if depth is not None and level >= depth:
+            break
+        current, frontier = frontier, []
+        ex.level_start.append(len(packed))
+        gen, stop_at = expand_level(current, ids, add_new, ex.fired, on_trans, src_e, dst_e,
+                                    act_e, limit, packed, tick, on_stuck)
+        ex.generated += gen
+        if stop_at >= 0:
+            ex.expanded = stop_at + 1
+            ex.stopped = "max-states"
+            break
+        ex.expanded = current[-1][0] + 1 if current else ex.expanded
+        level += 1
+        if not frontier:
+            ex.level_start.pop()  # the level we opened found nothing new
     if ex.level_start and ex.level_start[-1] == len(packed):
         ex.level_start.pop()
     ex.complete = not frontier and ex.stopped is None
@@ -228,6 +221,3 @@ def bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
     ex.seconds = time.perf_counter() - t0
     return ex
 
-
-class _Stop(Exception):
-    pass

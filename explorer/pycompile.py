@@ -171,3 +171,106 @@ def compile_unpack(model: Model) -> Callable[[int], tuple]:
         parts.append(f"(((p >> {off}) & {mask}) + {d.lo})" if d.lo else f"((p >> {off}) & {mask})")
         off += d.bits
     return _exec(f"def unpack(p):\n    return ({', '.join(parts)},)\n", "unpack")
+
+
+def level_source(model: Model, trans_insts: set[int], keep_graph: bool) -> str:
+    """Source of ``expand_level``: one BFS level with every action instance inlined.
+
+    A successor's packed key is computed from its parent's key and the changed slots
+    only; the successor tuple is built only when the key is new (or when a transition
+    check needs it), which is what makes duplicates cheap.
+    """
+    doms = model.slot_domains
+    offs, off = [], 0
+    for d in doms:
+        offs.append(off)
+        off += d.bits
+    lines = [
+        "def expand_level(current, ids, add_new, fired, on_trans, esrc, edst, eact, limit,",
+        "                 packed, tick, on_stuck):",
+        "    gen = 0",
+        "    for sid, s, ps in current:",
+        "        en = 0",
+    ]
+    n = model.nslots
+    for inst in model.instances:
+        ai = inst.index
+        upd = {i: e for i, e in inst.updates.items()
+               if not (e.op == "slot" and e.value == (i, 0))}
+        lines.append(f"        if {py_source(inst.guard)}:")
+        ind = "            "
+        lines.append(f"{ind}en = 1")
+        lines.append(f"{ind}gen += 1")
+        lines.append(f"{ind}fired[{ai}] += 1")
+        shared = _shared(list(upd.values()))
+        names: dict[int, str] = {}
+        for k, x in enumerate(shared):
+            src = py_source(x, names)
+            names[id(x)] = f"_h{k}"
+            lines.append(f"{ind}_h{k} = {src}")
+        clear = 0
+        parts = []
+        for i, e in sorted(upd.items()):
+            src = py_source(e, names)
+            lines.append(f"{ind}v{i} = int({src})" if e.op in BOOL_OPS else f"{ind}v{i} = {src}")
+            d = doms[i]
+            if e.op != "const" and not (e.op == "slot" and doms[e.value[0]] is d):
+                lines.append(f"{ind}if not {d.lo} <= v{i} <= {d.hi}:")
+                lines.append(f"{ind}    raise _DomainError({i}, v{i}, {ai})")
+            if d.bits:
+                clear |= ((1 << d.bits) - 1) << offs[i]
+                v = f"v{i}" if d.lo == 0 else f"(v{i} - {d.lo})"
+                parts.append(f"({v} << {offs[i]})" if offs[i] else v)
+        key = f"(ps & {~clear})" if clear else "ps"
+        if parts:
+            key += " | " + " | ".join(parts)
+        lines.append(f"{ind}k = {key}")
+        tup = "(" + ", ".join(f"v{i}" if i in upd else f"s[{i}]" for i in range(n)) + ",)"
+        if ai in trans_insts:
+            lines.append(f"{ind}t = {tup}")
+            lines.append(f"{ind}tid = ids.get(k)")
+            lines.append(f"{ind}if tid is None:")
+            lines.append(f"{ind}    tid = add_new(t, k, sid, {ai})")
+            lines.append(f"{ind}on_trans({ai}, sid, s, t)")
+        else:
+            lines.append(f"{ind}tid = ids.get(k)")
+            lines.append(f"{ind}if tid is None:")
+            lines.append(f"{ind}    tid = add_new({tup}, k, sid, {ai})")
+        if keep_graph:
+            lines.append(f"{ind}esrc.append(sid)")
+            lines.append(f"{ind}edst.append(tid)")
+            lines.append(f"{ind}eact.append({ai})")
+    lines += [
+        "        if not en:",
+        "            on_stuck(sid, s)",
+        "        if len(packed) >= limit:",
+        "            return gen, sid",
+        "        if not sid & 1023:",
+        "            tick(sid)",
+        "    return gen, -1",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def compile_level(model: Model, trans_insts: set[int], keep_graph: bool) -> Callable[..., Any]:
+    src = level_source(model, trans_insts, keep_graph)
+    names = model.slot_names
+
+    class _DomainError(Exception):
+        pass
+
+    env: dict[str, Any] = {"_DomainError": _DomainError}
+    exec(compile(src, f"<osf-check:{model.name}:level>", "exec"), env)  # noqa: S102
+    fn = env["expand_level"]
+
+    def expand_level(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except _DomainError as e:
+            slot, value, ai = e.args
+            inst = model.instances[ai].label
+            raise ModelError(f"action {inst} sets {names[slot]} to {value}, outside its domain "
+                             f"{model.slot_domains[slot]}: widen the domain or strengthen the "
+                             f"guard") from None
+    return expand_level
+

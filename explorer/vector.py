@@ -159,7 +159,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                check_deadlock: bool = True, stop_on_violation: bool = True,
                progress: Progress | None = None, checkpoint: str | os.PathLike | None = None,
                checkpoint_every: float = 300.0, resume: str | os.PathLike | None = None,
-               stop_after_levels: int | None = None, chunk: int = 1 << 18,
+               stop_after_levels: int | None = None, chunk: int = 1 << 17,
                workers: int = 1) -> Exploration:
     """Breadth-first search with numpy; same results as :func:`explorer.explicit.bfs`."""
     t0 = time.perf_counter()
