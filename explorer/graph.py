@@ -277,27 +277,31 @@ def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal,
 def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
     model = ex.model
     inside_m = g.pred(goal.premise) & ~g.pred(goal.goal)
+    inside_m = inside_m.copy()
     inside_m[g.expanded:] = False  # only states whose successors are all known
     if not inside_m.any():
         return "holds"
-    keep = inside_m[g.src] & inside_m[g.dst]
+    fair_masks = [g.pred(e) for _, e in model.fair_states]
+    strong = np.array([i.index for i in model.instances if i.fairness == "strong"], dtype=np.int64)
+    weak = np.array([i.index for i in model.instances if i.fairness == "weak"], dtype=np.int64)
+    comp = _find_fair_scc(g, inside_m, fair_masks, strong, weak)
+    if comp is None:
+        return "holds"
+    keep = np.isin(g.src, comp) & np.isin(g.dst, comp)
     G = nx.DiGraph()
-    G.add_nodes_from(np.flatnonzero(inside_m).tolist())
+    G.add_nodes_from(comp.tolist())
     G.add_edges_from(zip(g.src[keep].tolist(), g.dst[keep].tolist()))
     fair_states = [compile_pred(e) for _, e in model.fair_states]
-    strong = [i.index for i in model.instances if i.fairness == "strong"]
-    weak = [i.index for i in model.instances if i.fairness == "weak"]
     states = _States(g)
-    scc = _find_fair_scc(G, set(G.nodes), g, fair_states, strong, weak, states)
-    if scc is None:
-        return "holds"
-    prefix, cycle = _lasso(G.subgraph(scc), scc, g, fair_states, strong, weak, states)
+    scc = set(comp.tolist())
+    prefix, cycle = _lasso(G, scc, g, fair_states, strong.tolist(), weak.tolist(), states)
     path, acts = ex.path_to(prefix)
     loop_at = len(path) - 1
     for u, v, a in cycle:
         path.append(v)
         acts.append(a)
-    ok, why = fairness_of_cycle([(u, a) for u, _, a in cycle], g, fair_states, strong, weak, states)
+    ok, why = fairness_of_cycle([(u, a) for u, _, a in cycle], g, fair_states, strong.tolist(),
+                                weak.tolist(), states)
     assert ok, f"internal error: the lasso found is not fair ({why})"
     ex.violations.append(Violation(
         p.id, "fair", f"{goal.label}: a fair cycle on which the goal never holds", path, acts,
@@ -319,36 +323,70 @@ class _States:
         return got
 
 
-def _find_fair_scc(G: nx.DiGraph, nodes: set[int], g: _Graph, fair_states, strong, weak,
-                   states) -> set[int] | None:
-    """Streett-style refinement: an SCC is fair when every strongly fair action enabled in it
-    is taken inside it; states enabling one that is never taken inside are removed and the
-    rest is split again."""
-    work = [nodes]
-    while work:
-        part = work.pop()
-        sub = G.subgraph(part)
-        for comp in sorted(nx.strongly_connected_components(sub), key=min):
-            if len(comp) == 1:
-                (u,) = comp
-                if not G.has_edge(u, u):
-                    continue
-            taken = set()
-            for u in comp:
-                for v, a in g.succ(u):
-                    if v in comp:
-                        taken.add(a)
-            if any(not any(f(states[u]) for u in comp) for f in fair_states):
-                continue
-            if any(all(a in g.enabled(u) for u in comp) and a not in taken for a in weak):
-                continue
-            bad = {u for u in comp for a in strong if a not in taken and a in g.enabled(u)}
-            if bad:
-                rest = comp - bad
-                if rest:
-                    work.append(rest)
-                continue
-            return comp
+def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
+                   strong: np.ndarray, weak: np.ndarray) -> np.ndarray | None:
+    """Streett-style refinement over strongly connected components (scipy): a component
+    is fair when it visits every fair-state condition, takes inside it every strongly
+    fair action enabled in it, and does not keep a weakly fair action enabled everywhere
+    without taking it.  States enabling a strongly fair action never taken inside their
+    component are removed and the rest is split again.  Returns the fair component with
+    the smallest state id (shortest prefix), or None."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = g.n
+    nacts = int(g.act.max()) + 1 if len(g.act) else 1
+    strong_m = np.zeros(nacts + 1, dtype=bool)
+    strong_m[strong[strong < nacts]] = True
+    alive = alive.copy()
+    while alive.any():
+        e_in = alive[g.src] & alive[g.dst]
+        src, dst, act = g.src[e_in], g.dst[e_in], g.act[e_in]
+        m = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+        _, label = connected_components(m, directed=True, connection="strong")
+        # non-trivial components: more than one state, or a self-loop
+        sizes = np.bincount(label[alive], minlength=label.max() + 1)
+        loops = np.zeros(len(sizes), dtype=bool)
+        loops[label[src[src == dst]]] = True
+        same = label[src] == label[dst]
+        real = (sizes > 1) | loops
+        # actions taken inside each component: (component, action) pairs
+        taken = set(zip(label[src[same]].tolist(), act[same].tolist()))
+        # actions enabled at each alive state (any edge, inside or leaving)
+        a_src = alive[g.src]
+        en_node, en_act = g.src[a_src], g.act[a_src]
+        en_comp = label[en_node]
+        bad = np.zeros(n, dtype=bool)
+        is_strong = strong_m[en_act]
+        not_taken = np.fromiter(((c, a) not in taken for c, a in
+                                 zip(en_comp[is_strong].tolist(), en_act[is_strong].tolist())),
+                                dtype=bool, count=int(is_strong.sum()))
+        bad[en_node[is_strong][not_taken]] = True
+        bad &= alive & real[label]
+        comp_ok = real.copy()
+        for fm in fair_masks:
+            has = np.zeros(len(sizes), dtype=bool)
+            has[label[alive & fm]] = True
+            comp_ok &= has
+        for a in weak.tolist():
+            cnt = np.bincount(en_comp[en_act == a], minlength=len(sizes))
+            everywhere = cnt >= sizes
+            took = np.zeros(len(sizes), dtype=bool)
+            took[[c for c, b in taken if b == a]] = True
+            comp_ok &= ~(everywhere & ~took)
+        # components whose states are all good and meet the state conditions are fair
+        bad_comp = np.zeros(len(sizes), dtype=bool)
+        bad_comp[label[bad]] = True
+        fair_comp = comp_ok & ~bad_comp
+        ids = np.flatnonzero(alive & fair_comp[label])
+        if ids.size:
+            c = label[ids.min()]
+            return np.flatnonzero(alive & (label == c))
+        if not bad.any():
+            return None
+        # drop the bad states, and whole components that are no cycle or miss a fair-state
+        # condition or a weakly fair action (their parts would miss it too)
+        alive &= ~bad & real[label] & comp_ok[label]
     return None
 
 
