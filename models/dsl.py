@@ -390,6 +390,15 @@ class ModelBuilder:
     def state(self) -> StateView:
         return StateView(self._vars)
 
+    def components(self, comps: Iterable[Any], ctx: Any) -> None:
+        """Declare every component's variables, then every component's actions (so that
+        an action may read another component's variables)."""
+        comps = list(comps)
+        for comp in comps:
+            comp.declare(self, ctx)
+        for comp in comps:
+            comp.actions(self, ctx)
+
     # actions ---------------------------------------------------------------
     def action(self, actor: str, *, target: str | None = None,
                params: Mapping[str, Iterable[int]] | None = None,

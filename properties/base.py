@@ -105,6 +105,15 @@ class Assumption:
     needed_by: tuple[str, ...] = field(default_factory=tuple)
 
 
+def mutant_catalogue(model: str, props: Sequence[Property], described: dict[str, str], *,
+                     where: dict[str, str], default_where: str,
+                     params: dict[str, dict[str, int]] | None = None) -> tuple[Mutant, ...]:
+    """The model's mutants, each paired with the properties that name it."""
+    return tuple(Mutant(name, model, tuple(p.id for p in props if name in p.mutants),
+                        where.get(name, default_where), desc, (params or {}).get(name, {}))
+                 for name, desc in described.items())
+
+
 def unchanged(model: Model, skip: Sequence[str] = ()) -> Expr:
     """Every variable (but those in ``skip``) keeps its value across the step."""
     return And(*(Slot(i, 1) == Slot(i, 0) for v in model.variables if v.name not in skip

@@ -12,7 +12,7 @@ from models.graph_relay import MUTANTS as MODEL_MUTANTS
 from models.graph_relay.agent import intent_of
 from models.graph_relay.vocab import ANSWER, EXEC, OUTCOME, POST, STATUS, TERMINAL
 
-from .base import Check, Goal, Mutant, Property, unchanged
+from .base import Check, Goal, Property, mutant_catalogue, unchanged
 
 MODEL = "graph-relay"
 
@@ -180,8 +180,5 @@ _PARAMS: dict[str, dict[str, int]] = {
     # intent that future is small (a few thousand states), with two it is millions
     "queue-on-desktop": {"intents": 1},
 }
-MUTANTS = tuple(
-    Mutant(name, MODEL, tuple(p.id for p in PROPERTIES if name in p.mutants),
-           _WHERE.get(name, "desktop"), desc, _PARAMS.get(name, {}))
-    for name, desc in MODEL_MUTANTS.items()
-)
+MUTANTS = mutant_catalogue(MODEL, PROPERTIES, MODEL_MUTANTS, where=_WHERE, default_where="desktop",
+                           params=_PARAMS)

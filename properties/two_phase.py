@@ -5,7 +5,7 @@ from __future__ import annotations
 from models.expr import And, Implies
 from models.two_phase import RM, SPEC
 
-from .base import Check, Mutant, Property
+from .base import Check, Property, mutant_catalogue
 
 MODEL = "two-phase"
 
@@ -24,4 +24,4 @@ PROPERTIES = (
                                         for r in range(m.params["rms"]))),
              witness_doc="every resource manager committed"),
 )
-MUTANTS = tuple(Mutant(n, MODEL, ("T1",), "tm", d) for n, d in SPEC.mutants.items())
+MUTANTS = mutant_catalogue(MODEL, PROPERTIES, dict(SPEC.mutants), where={}, default_where="tm")

@@ -13,7 +13,7 @@ from models.wire_relay import MUTANTS as MODEL_MUTANTS
 from models.wire_relay import relay
 from models.wire_relay.vocab import ANS, MEM, PST, ROW, STAGE
 
-from .base import Assumption, Check, Mutant, Property
+from .base import Assumption, Check, Property, mutant_catalogue
 
 MODEL = "wire-relay"
 
@@ -219,11 +219,8 @@ _PARAMS: dict[str, dict[str, int]] = {
     "rerun-after-lease": {"ops": 1},
     "retry-mints-new-key": {"ops": 1},
 }
-MUTANTS = tuple(
-    Mutant(name, MODEL, tuple(p.id for p in PROPERTIES if name in p.mutants),
-           _WHERE.get(name, "desktop"), desc, _PARAMS.get(name, {}))
-    for name, desc in MODEL_MUTANTS.items()
-)
+MUTANTS = mutant_catalogue(MODEL, PROPERTIES, MODEL_MUTANTS, where=_WHERE, default_where="desktop",
+                           params=_PARAMS)
 ASSUMPTIONS = tuple(
     Assumption(name, MODEL, text, tuple(p.id for p in PROPERTIES if name in p.assumptions))
     for name, text in MODEL_ASSUMPTIONS.items()

@@ -52,10 +52,7 @@ def build(params: dict[str, int], mutant: str | None) -> Model:
     c = ctx(params, mutant)
     b = ModelBuilder("graph-relay", params, mutant)
     b.constants["ctx"] = c
-    for comp in COMPONENTS:
-        comp.declare(b, c)
-    for comp in COMPONENTS:
-        comp.actions(b, c)
+    b.components(COMPONENTS, c)
     init = dict(call=CALL.idle, attempts=0, ticket=0,
                 status=STATUS.none, key=0, slug=0, flag=False, qcancel=False,
                 online=True, phase=PHASE.idle, exec=EXEC.none,

@@ -59,10 +59,7 @@ def build(params: dict[str, int], mutant: str | None, dropped: frozenset[str] = 
     c = ctx(params, mutant, dropped)
     b = ModelBuilder("wire-relay", params, mutant)
     b.constants["ctx"] = c
-    for comp in COMPONENTS:
-        comp.declare(b, c)
-    for comp in COMPONENTS:
-        comp.actions(b, c)
+    b.components(COMPONENTS, c)
     b.init(ph=PH.idle, tries=0, ans=ANS.none, nfinal=0,
            pend=0, pst=PST.admitted, pgen=0, switching=0,
            online=True, gen=0, restarts=0,
