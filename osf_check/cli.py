@@ -263,7 +263,11 @@ def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params
         if timeout <= 0:
             raise BadInput("--timeout must be positive")
         overrides = _parse_params(params)
-        prepare(model, params=overrides, mutant=mutant, props=props)
+        _, chosen, _ = prepare(model, params=overrides, mutant=mutant, props=props)
+        provable = [p for p in chosen if any(c.kind in ("inv", "trans") for c in p.checks)]
+        if not provable:
+            raise BadInput(f"{', '.join(p.id for p in chosen)}: reach and fair properties are "
+                           f"checked by explore, not prove")
         t0 = time.perf_counter()
         m, results = run_prove(model, params=overrides, mutant=mutant, props=props, k=k,
                                timeout=timeout, seed=seed, mine=mine, assume=assume,

@@ -92,6 +92,8 @@ def test_prove_bad_input():
     assert r.exit_code == 150 and "--k must be at least 1" in r.stderr
     r = CliRunner().invoke(main, ["prove", "--model", "nope"])
     assert r.exit_code == 150
+    r = CliRunner().invoke(main, ["prove", "--model", "graph-relay", "--property", "A10"])
+    assert r.exit_code == 150 and "checked by explore, not prove" in r.stderr
 
 
 def test_seed_reaches_z3():
