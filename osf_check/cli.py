@@ -418,6 +418,121 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
 
 
 @main.command()
+@click.option("--model", default="graph-relay", show_default=True, metavar="M")
+@click.option("--mutant", default=None, metavar="NAME",
+              help="Switch on a bug in the implementation (see `osf-check list`).")
+@click.option("--examples", type=click.IntRange(0, 10**7), default=None,
+              help="Hypothesis examples (default: the profile's).")
+@click.option("--steps", type=click.IntRange(1, 10**4), default=40, show_default=True,
+              help="Steps per Hypothesis example.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--profile", type=click.Choice(["ci", "dev", "nightly"]), default=None,
+              help="Hypothesis profile (CI=true selects ci).")
+@click.option("--tour-depth", type=click.IntRange(0, 20), default=8, show_default=True,
+              help="Drive the implementation through every state and transition to this depth.")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+def fuzz(model: str, mutant: str | None, examples: int | None, steps: int, seed: int,
+         profile: str | None, tour_depth: int, as_json: bool, out: Path | None) -> None:
+    """Fuzz the reference implementation against the model (tour, then Hypothesis)."""
+    import os as _os
+
+    from fuzz.driver import hypothesis_run, path_trace, tour
+    from fuzz.graph_harness import IMPL_MUTANTS
+    try:
+        catalogue.spec(model)
+        if model != "graph-relay":
+            raise BadInput(f"the {model} implementation is not written yet: fuzz runs "
+                           f"graph-relay only")
+        if mutant is not None and mutant not in IMPL_MUTANTS:
+            raise BadInput(f"the graph-relay implementation has no mutant {mutant!r} (it has: "
+                           f"{', '.join(IMPL_MUTANTS)})")
+    except BadInput as e:
+        _fail(str(e))
+    except LookupError as e:
+        _fail(str(e))
+    prof = profile or ("ci" if _os.environ.get("CI") else "dev")
+    n_ex = examples if examples is not None else {"ci": 100, "dev": 200, "nightly": 5000}[prof]
+    say = (lambda s: click.echo(f"osf-check: {s}", err=True))
+    t0 = time.perf_counter()
+    rep = tour(model, mutant=mutant, depth=tour_depth, seed=seed, log=say)
+    if rep.failure is None and n_ex:
+        say(f"hypothesis: {n_ex} examples of up to {steps} steps, profile {prof}")
+        rep = hypothesis_run(model, mutant=mutant, examples=n_ex, steps=steps, seed=seed,
+                             profile=prof, rep=rep)
+    elapsed = time.perf_counter() - t0
+    code = 12 if rep.failure else 0
+    doc: dict[str, Any] = {
+        "schema_version": report.SCHEMA_VERSION, "command": "fuzz", "model": model,
+        "mutant": mutant, "seed": seed, "profile": prof, "exit_code": code,
+        "seconds": round(elapsed, 2), "tour": {"depth": tour_depth, "steps": rep.steps,
+                                               "states": [rep.states_covered, rep.states_total],
+                                               "transitions": [rep.edges_covered,
+                                                               rep.edges_total]},
+        "hypothesis": {"examples": rep.hypothesis_examples, "steps": rep.hypothesis_steps,
+                       "distinct_model_states": len(rep.visited)},
+        "failure": rep.failure}
+    m = None
+    if rep.failure:
+        from fuzz.driver import model_for
+        m = model_for(model, mutant)
+        tr = path_trace(m, rep.path, message=rep.failure, mutant=mutant, seed=seed)
+        doc["trace"] = tr
+        if out is not None:
+            stem = f"{model}{'-' + mutant if mutant else ''}-fuzz"
+            report.write_outputs(out, tr, stem, report.err)
+    if out is not None:
+        atomic_write(out / "fuzz.json", dumps(doc))
+    if as_json:
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        sys.exit(code)
+    click.echo(f"{model}{' (implementation mutant ' + mutant + ')' if mutant else ''}: "
+               f"seed {seed}, profile {prof}")
+    click.echo(f"  tour to depth {tour_depth}: {rep.steps:,} steps, states "
+               f"{rep.states_covered:,}/{rep.states_total:,} ({100 * rep.state_coverage:.1f}%), "
+               f"transitions {rep.edges_covered:,}/{rep.edges_total:,} "
+               f"({100 * rep.edge_coverage:.1f}%)")
+    click.echo(f"  hypothesis: {rep.hypothesis_examples:,} examples, {rep.hypothesis_steps:,} "
+               f"steps, {len(rep.visited):,} distinct model states")
+    click.echo(f"  {elapsed:.1f} s in all")
+    if rep.failure:
+        click.echo(f"FAILURE: {rep.failure}")
+        click.echo(rnd.text(doc["trace"]))
+    click.echo(f"result: exit {code}")
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path))
+@click.option("--mutant", default=None, metavar="NAME",
+              help="Replay against this implementation mutant (default: the trace's; 'none': "
+                   "the correct implementation).")
+def replay(trace_file: Path, mutant: str | None) -> None:
+    """Run a trace against the implementation and say step by step whether it followed."""
+    from fuzz.driver import replay as run_replay
+    from fuzz.graph_harness import IMPL_MUTANTS
+    try:
+        tr = load_trace(trace_file)
+        mu = mutant if mutant is not None else tr.get("mutant")
+        if mu == "none":  # the correct implementation
+            mu = None
+        if mu is not None and mu not in IMPL_MUTANTS:
+            raise BadInput(f"the implementation has no mutant {mu!r}")
+        steps = run_replay(tr, mutant=mu)
+    except (TraceError, BadInput, ValueError, LookupError) as e:
+        _fail(str(e))
+    for st in steps:
+        click.echo(f"  {st.index:>3}. {st.label:<40} {'followed' if st.ok else 'FAILED: ' + st.note}")
+    failed = [s for s in steps if not s.ok]
+    if failed:
+        click.echo(f"the implementation{' (mutant ' + mu + ')' if mu else ''} does not follow "
+                   f"the trace at step {failed[0].index}")
+        sys.exit(12)
+    click.echo(f"the implementation{' (mutant ' + mu + ')' if mu else ''} followed all "
+               f"{len(steps)} steps")
+
+
+@main.command()
 @click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "dot", "mermaid", "svg", "png", "itf",
                                                      "json"]),

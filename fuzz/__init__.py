@@ -1,0 +1,1 @@
+"""Fuzzing: drive the reference implementation by the model and check it step by step."""

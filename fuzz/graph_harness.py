@@ -1,0 +1,258 @@
+"""Drive the Graph-run relay implementation (``relay.graph``) by the model's actions.
+
+The harness plays the agent, the owner and the network around the sans-I/O
+cores; :meth:`GraphHarness.apply` performs one model action instance on the
+implementation, and :meth:`GraphHarness.abstract` is the abstraction function:
+the implementation's state as a state of the model.  The fuzzer checks, step by
+step, that the implementation moved to exactly the model's successor.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any, Callable
+
+from models.dsl import ActionInstance, Model
+from models.graph_relay.vocab import ANSWER, CALL, EXEC, OUTCOME, PHASE, POST, STATUS
+from relay.graph.desktop import DesktopRelay
+from relay.graph.payload import bounded, whole
+from relay.graph.server import NOT_FOUND, GraphServer, ToolError
+
+SESSION = "gs_" + "ab" * 16
+#: where each implementation mutant lives (client mutants live in this harness)
+IMPL_MUTANTS = {
+    "fresh-key-on-retry": "agent", "server-ignores-key": "server", "outbox-off": "desktop",
+    "outbox-drop-before-ack": "desktop", "complete-overwrites-cancel": "both",
+    "no-consent-recheck": "desktop", "recheck-ignores-slug": "desktop",
+    "parallel-relay": "desktop", "queued-cancel-ignored": "server", "leaky-not-found": "server",
+    "requeue-on-retry": "server", "queue-on-desktop": "server",
+    "truncate-by-bytes": "desktop", "half-result": "desktop",
+}
+#: mutants that only the implementation has (payload sizes are not in the model)
+IMPL_ONLY = ("truncate-by-bytes", "half-result")
+
+
+class Divergence(AssertionError):
+    """The implementation did not follow the model (or broke a property)."""
+
+
+class GraphHarness:
+    def __init__(self, model: Model, outbox_path: str, mutant: str | None = None, seed: int = 0,
+                 result_for: Callable[[int], Any] | None = None):
+        self.model = model
+        self.c = model.constants["ctx"]
+        self.mutant = mutant
+        where = IMPL_MUTANTS.get(mutant or "", "")
+        self.server = GraphServer(seed=seed, mutant=mutant if where in ("server", "both") else None)
+        self.desktop = DesktopRelay(outbox_path, session_id=SESSION,
+                                    mutant=mutant if where in ("desktop", "both") else None)
+        self.slugs = [f"slug-{k}" for k in range(self.c.slugs)]
+        self.desktop.slug = self.slugs[0]
+        self.server.sessions = {SESSION: {"slug": self.slugs[0]}}
+        n = self.c.intents
+        self.call = ["idle"] * n
+        self.attempts = [0] * n
+        self.ticket = [0] * n
+        self.net: dict[str, tuple[str, dict[str, Any]]] = {}  # command id -> (sent|acked, payload)
+        self.result_for = result_for or (lambda r: "done")
+        self.a8: list[str] = []  # A8 failures seen on posted payloads
+        self.last_answer: int | None = None
+
+    # helpers -------------------------------------------------------------------
+    def cid(self, r: int) -> str | None:
+        runs = self.server.runs
+        return runs[r].command_id if r < len(runs) else None
+
+    def key(self, i: int) -> str:
+        if self.mutant == "fresh-key-on-retry":
+            return f"intent-{i}-attempt-{self.attempts[i]}"
+        return f"intent-{i}-key"
+
+    def _key_index(self, key: str) -> int:
+        parts = key.split("-")
+        i = int(parts[1])
+        if self.mutant == "fresh-key-on-retry":
+            return i * (self.c.retries + 1) + int(parts[3])
+        return i
+
+    def _post(self, payload: dict[str, Any] | None, full: dict[str, Any] | None = None) -> None:
+        if payload is None:
+            return
+        cid = payload["execution_id"]
+        if full is not None:
+            why = bounded(payload, full)
+            if why:
+                self.a8.append(why)
+        self.net[cid] = ("sent", payload)
+
+    def _command(self, r: int):
+        return self.desktop.commands[self.cid(r)]  # type: ignore[index]
+
+    # one model action on the implementation -------------------------------------------
+    def apply(self, inst: ActionInstance) -> dict[str, Any]:
+        """Perform ``inst``; returns its outputs (answers), as the model names them."""
+        name, a = inst.name, inst.args
+        self.server.desktop_online = self.desktop.online
+        out: dict[str, Any] = {}
+        if name == "run_graph_session":
+            i = a["i"]
+            key = self.key(i)  # minted before the attempt is counted
+            self.attempts[i] += 1
+            ticket = self.server.run_graph_session(0, {
+                "graph_session_id": SESSION, "idempotency_key": key, "arguments": {}})
+            self.ticket[i] = [r.command_id for r in self.server.runs].index(ticket["command_id"])
+            self.call[i] = "waiting"
+        elif name == "lose_response":
+            self.call[a["i"]] = "lost"
+        elif name == "answer_ticket":
+            self.call[a["i"]] = "done"
+        elif name == "cancel_graph_run" and "i" in a:
+            self.server.cancel_graph_run(0, self.cid(a["r"]))
+        elif name in ("get_graph_run", "cancel_graph_run"):
+            target = self.cid(a["r"]) or str(uuid.UUID(int=a["r"] + 1))
+            call = self.server.get_graph_run if name == "get_graph_run" else \
+                self.server.cancel_graph_run
+            try:
+                call(a["a"] + 1, target)
+                out["answer"] = "answered"
+            except ToolError as e:
+                out["answer"] = "not_found" if str(e) == NOT_FOUND else "access_denied"
+        elif name == "tick":
+            for payload in self.desktop.tick():
+                if payload["execution_id"] not in self.net:
+                    self.net[payload["execution_id"]] = ("sent", payload)
+        elif name == "sync":
+            req = self.desktop.sync_request()
+            cmds = self.server.sync(req["project_id"], req["sessions"]) if req else []
+            if req:  # the upload is the sessions' metadata: keep the slug the owner set
+                self.server.sessions = {SESSION: {"slug": self.desktop.slug}}
+            self.desktop.sync_reply(cmds)
+        elif name == "sync_failed":
+            self.desktop.sync_failed()
+        elif name in ("start_graph", "refuse"):
+            c = self.desktop.next_command()
+            if c is None or c.command_id != self.cid(a["r"]):
+                raise Divergence(f"{inst.label}: the desktop's next command is "
+                                 f"{c.command_id if c else None}")
+            self._post(self.desktop.start_or_refuse(c))
+        elif name == "control_poll":
+            c = self._command(a["r"])
+            self.desktop.control_poll(c, self.server.control(c.command_id))
+        elif name == "graph_finish":
+            c = self._command(a["r"])
+            status = OUTCOME.names[a["o"]]
+            result = self.result_for(a["r"])
+            payload = self.desktop.finish(c, status, result, tokens=123, cost=0.01)
+            full = whole(c.command_id, payload["status"], result, 123, 0.01)
+            self._post(payload, full)
+        elif name == "round_end":
+            self.desktop.round_end()
+        elif name == "go_offline":
+            self.desktop.online = False
+        elif name == "go_online":
+            self.desktop.online = True
+        elif name == "deliver_post":
+            cid = self.cid(a["r"])
+            self.server.complete(self.net[cid][1])  # type: ignore[index]
+            self.net[cid] = ("acked", self.net[cid][1])  # type: ignore[index]
+        elif name in ("lose_post", "lose_ack"):
+            self.net.pop(self.cid(a["r"]))  # type: ignore[arg-type]
+        elif name == "receive_ack":
+            cid = self.cid(a["r"])
+            self.desktop.acked(cid)  # type: ignore[arg-type]
+            self.net.pop(cid)  # type: ignore[arg-type]
+        elif name == "toggle_project":
+            self.desktop.enabled = not self.desktop.enabled
+        elif name == "toggle_share":
+            self.desktop.shared = not self.desktop.shared
+        elif name == "change_slug":
+            k = self.slugs.index(self.desktop.slug)
+            self.desktop.slug = self.slugs[(k + 1) % len(self.slugs)]
+            self.server.sessions = {SESSION: {"slug": self.desktop.slug}}
+        else:
+            raise Divergence(f"the harness does not know action {name}")
+        self.server.desktop_online = self.desktop.online
+        return out
+
+    def offers(self) -> set[str]:
+        """What the desktop itself would do next (its own decisions, not the environment's):
+        the labels of the model actions it would take now."""
+        d = self.desktop
+        out: set[str] = set()
+        nxt = d.next_command()
+        if nxt is not None:
+            r = [x.command_id for x in self.server.runs].index(nxt.command_id)
+            out.add(f"start_graph(r={r})" if d.consent(nxt) else f"refuse(r={r})")
+        if d.online and not d.busy:
+            out.add("tick")
+        return out
+
+    # the abstraction function ------------------------------------------------------
+    def abstract(self) -> tuple:
+        c, m = self.c, self.model
+        runs = self.server.runs
+        st: dict[str, Any] = {
+            "call": [CALL.names.index(x) for x in self.call],
+            "attempts": list(self.attempts),
+            "ticket": list(self.ticket),
+            "status": [], "key": [], "slug": [], "flag": [], "qcancel": [],
+            "online": int(self.desktop.online),
+            "phase": PHASE.names.index(self.desktop.phase),
+            "exec": [], "outcome": [], "outbox": [], "post": [],
+            "enabled": int(self.desktop.enabled), "shared": int(self.desktop.shared),
+            "cur_slug": self.slugs.index(self.desktop.slug),
+        }
+        if "lost" in m.var_by_name:
+            st["lost"] = []
+        if len(runs) > c.runs:
+            raise Divergence(f"the implementation holds {len(runs)} runs where the model allows "
+                             f"{c.runs}: more than one run for an idempotency key (A1)")
+        for r in range(c.runs):
+            run = runs[r] if r < len(runs) else None
+            st["status"].append(STATUS.names.index(run.status) if run else STATUS.none)
+            k = self._key_index(run.key) if run else 0
+            if k >= c.keys:
+                raise Divergence(f"run {r} was started with key {run.key!r}, which the model's "
+                                 f"client never sends: a fresh key on a retry (A1)")
+            st["key"].append(k)
+            st["slug"].append(self.slugs.index(run.slug) if run and run.slug in self.slugs else 0)
+            st["flag"].append(int(run.cancel_flag) if run else 0)
+            st["qcancel"].append(int(run.cancelled_while_queued) if run else 0)
+            if "lost" in st:
+                st["lost"].append(int(run.lost) if run else 0)
+            cmd = self.desktop.commands.get(run.command_id) if run else None
+            st["exec"].append(EXEC.names.index(cmd.state) if cmd else EXEC.none)
+            st["outcome"].append(OUTCOME.names.index(cmd.outcome) if cmd and cmd.outcome
+                                 else OUTCOME.none)
+            st["outbox"].append(int(run is not None and run.command_id in self.desktop.outbox))
+            net = self.net.get(run.command_id) if run else None
+            st["post"].append(POST.names.index(net[0]) if net else POST.none)
+        flat: list[int] = []
+        for v in m.variables:
+            x = st[v.name]
+            flat.extend(x if isinstance(x, list) else [x])
+        return tuple(flat)
+
+    # snapshots (for the transition tour) ---------------------------------------------
+    def snapshot(self) -> Any:
+        ob = self.desktop.outbox
+        saved_db = ob.db.serialize()
+        ob_ref, self.desktop.outbox = self.desktop.outbox, None  # type: ignore[assignment]
+        try:
+            state = copy.deepcopy(self.__dict__ | {"model": None})
+        finally:
+            self.desktop.outbox = ob_ref
+        return state, saved_db
+
+    def restore(self, snap: Any) -> None:
+        state, saved_db = snap
+        ob = self.desktop.outbox
+        model = self.model
+        self.__dict__.update(copy.deepcopy(state))
+        self.model = model
+        self.desktop.outbox = ob
+        ob.db.deserialize(saved_db)
+
+
+_ = ANSWER

@@ -1,0 +1,1 @@
+"""System A's reference implementation: server (queue, runs), desktop relay loop, outbox."""

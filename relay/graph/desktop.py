@@ -1,0 +1,154 @@
+"""The desktop relay loop as a sans-I/O core.
+
+It owns the sharing settings and the outbox, and it talks to the server only
+through what its methods are given and return: the harness (a simulator, the
+fuzzer, a real shell) carries requests and answers, and may lose them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..clock import ManualClock
+from .outbox import Outbox
+from .payload import completion_payload
+
+POLL_INTERVAL = 20.0
+CONTROL_POLL = 3.0
+NOT_SHARED = "Graph session is no longer shared with this project"
+
+#: implementation mutants of the desktop
+MUTANTS = ("outbox-off", "outbox-drop-before-ack", "complete-overwrites-cancel",
+           "no-consent-recheck", "recheck-ignores-slug", "parallel-relay", "truncate-by-bytes",
+           "half-result")
+
+
+@dataclass
+class Command:
+    command_id: str
+    session_id: str
+    slug: str
+    state: str = "fetched"  # fetched, running, stopping, done
+    outcome: str | None = None
+    stop_sent: int = 0
+
+
+@dataclass
+class DesktopRelay:
+    outbox_path: str
+    project_id: str = "proj_1"
+    session_id: str = "gs_" + "0" * 32
+    mutant: str | None = None
+    clock: ManualClock = field(default_factory=ManualClock)
+    online: bool = True
+    phase: str = "idle"  # idle, sync, work
+    enabled: bool = True
+    shared: bool = True
+    slug: str = "s0"
+    commands: dict[str, Command] = field(default_factory=dict)
+    in_memory: dict[str, dict[str, Any]] = field(default_factory=dict)  # outbox-off keeps these
+    history: dict[str, dict[str, Any]] = field(default_factory=dict)  # full records
+
+    def __post_init__(self) -> None:
+        self.outbox = Outbox(self.outbox_path)
+
+    # the round -------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self.phase != "idle"
+
+    def tick(self) -> list[dict[str, Any]]:
+        """The timer fires: skipped while busy; otherwise the round starts by re-sending
+        every completion still in the outbox (returned: the POSTs to send)."""
+        if self.busy or not self.online:
+            return []
+        self.phase = "sync"
+        return [p for _, p in self.outbox.entries()]
+
+    def sync_request(self) -> dict[str, Any] | None:
+        """What the sync call uploads (None: the project is disabled, nothing to ask)."""
+        if not self.enabled:
+            return None
+        meta = [{"graph_session_id": self.session_id, "name": "graph", "slug": self.slug,
+                 "version": 1, "status": "ready"}] if self.shared else []
+        return {"project_id": self.project_id, "sessions": meta[:100]}
+
+    def sync_reply(self, commands: list[dict[str, Any]]) -> None:
+        for c in commands:
+            self.commands[c["command_id"]] = Command(c["command_id"], c["graph_session_id"],
+                                                     c["slug"])
+        self.phase = "work"
+
+    def sync_failed(self) -> None:
+        self.phase = "idle"
+
+    def executing(self) -> list[Command]:
+        return [c for c in self.commands.values() if c.state in ("running", "stopping")]
+
+    def next_command(self) -> Command | None:
+        """The next fetched command, in order; None while the worker is busy."""
+        if self.phase != "work":
+            return None
+        if self.executing() and self.mutant != "parallel-relay":
+            return None
+        return next((c for c in self.commands.values() if c.state == "fetched"), None)
+
+    def consent(self, c: Command) -> bool:
+        """Re-checked right before executing: enabled, shared, same slug."""
+        if self.mutant == "no-consent-recheck":
+            return True
+        ok = self.enabled and self.shared and c.session_id == self.session_id
+        if self.mutant == "recheck-ignores-slug":
+            return ok
+        return ok and c.slug == self.slug
+
+    def start_or_refuse(self, c: Command) -> dict[str, Any] | None:
+        """Run the command, or close it as cancelled (returned: that completion's POST)."""
+        if self.consent(c):
+            c.state = "running"
+            return None
+        c.state, c.outcome = "done", "cancelled"
+        return self._complete(c, "cancelled", None, error=NOT_SHARED)
+
+    def control_poll(self, c: Command, cancelled: bool) -> bool:
+        """The server said whether the run was cancelled: the stop is sent once."""
+        if c.state == "running" and cancelled:
+            c.state, c.outcome, c.stop_sent = "stopping", "cancelled", c.stop_sent + 1
+            return True
+        return False
+
+    def finish(self, c: Command, status: str, result: Any = "", tokens: int = 0,
+               cost: float = 0.0, error: str | None = None) -> dict[str, Any]:
+        """The Graph ended; after a stop the outcome stays cancelled."""
+        if c.state == "stopping" and self.mutant != "complete-overwrites-cancel":
+            status = "cancelled"
+        c.state, c.outcome = "done", status
+        return self._complete(c, status, result, tokens, cost, error)
+
+    def _complete(self, c: Command, status: str, result: Any, tokens: int = 0,
+                  cost: float = 0.0, error: str | None = None) -> dict[str, Any]:
+        payload = completion_payload(c.command_id, status, result, tokens, cost, error,
+                                     mutant=self.mutant)
+        self.history[c.command_id] = {"status": status, "result": result, "error": error}
+        if self.mutant == "outbox-off":
+            self.in_memory[c.command_id] = payload
+        elif self.mutant != "outbox-drop-before-ack":
+            self.outbox.put(c.command_id, payload)  # written first, then posted
+        return payload
+
+    def acked(self, execution_id: str) -> None:
+        """The server answered 2xx: the completion leaves the outbox."""
+        self.outbox.remove(execution_id)
+        self.in_memory.pop(execution_id, None)
+
+    def round_end(self) -> bool:
+        if self.phase == "work" and not self.executing() and not any(
+                c.state == "fetched" for c in self.commands.values()):
+            self.phase = "idle"
+            return True
+        return False
+
+    def reopen(self) -> None:
+        """A crash of the storage between two steps: reopen the database file."""
+        self.outbox.reopen()

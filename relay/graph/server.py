@@ -1,0 +1,158 @@
+"""The server: tool contracts of the four agent tools, the command queue, run records.
+
+Every answer to a run another agent started, to an unknown id and to an empty id is
+the same error, so a leaked id confirms nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+NOT_FOUND = "Graph run not found or access removed"
+TERMINAL = ("completed", "failed", "cancelled")
+SESSION_ID = re.compile(r"^gs_[0-9a-f]{32}$")
+RUN_FIELDS = {"graph_session_id", "arguments", "idempotency_key"}
+MAX_SYNC_SESSIONS = 100
+
+#: implementation mutants of the server
+MUTANTS = ("server-ignores-key", "leaky-not-found", "complete-overwrites-cancel",
+           "queued-cancel-ignored", "requeue-on-retry", "queue-on-desktop")
+
+
+class ToolError(Exception):
+    """An error answer of a tool (its message is what the agent sees)."""
+
+
+@dataclass
+class Run:
+    command_id: str
+    agent: int
+    key: str
+    session_id: str
+    slug: str
+    arguments: dict[str, Any]
+    status: str = "queued"
+    cancel_flag: bool = False
+    cancelled_while_queued: bool = False
+    lost: bool = False  # only the queue-on-desktop mutant loses commands
+
+
+@dataclass
+class GraphServer:
+    """Runs in creation order; ``seed`` makes command ids reproducible."""
+
+    seed: int = 0
+    mutant: str | None = None
+    runs: list[Run] = field(default_factory=list)
+    by_key: dict[tuple[int, str], str] = field(default_factory=dict)
+    sessions: dict[str, dict[str, Any]] = field(default_factory=dict)  # last synced metadata
+    desktop_online: bool = True
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def _new_id(self) -> str:
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    def _find(self, command_id: Any) -> Run | None:
+        return next((r for r in self.runs if r.command_id == command_id), None)
+
+    # the agent's tools ---------------------------------------------------------
+    def run_graph_session(self, agent: int, args: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(args, dict):
+            raise ToolError("arguments must be an object")
+        extra = set(args) - RUN_FIELDS
+        if extra:
+            raise ToolError(f"unknown field(s): {', '.join(sorted(extra))}")
+        sid, key = args.get("graph_session_id"), args.get("idempotency_key")
+        if not isinstance(sid, str) or not SESSION_ID.match(sid):
+            raise ToolError("graph_session_id must be gs_ followed by 32 hex characters")
+        if not isinstance(key, str) or not 8 <= len(key) <= 128:
+            raise ToolError("idempotency_key is required: 8 to 128 characters")
+        arguments = args.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise ToolError("arguments must be an object")
+        existing = None if self.mutant == "server-ignores-key" else self.by_key.get((agent, key))
+        if existing is not None:
+            run = self._find(existing)
+            assert run is not None
+            if self.mutant == "requeue-on-retry":
+                run.status, run.cancel_flag = "queued", False
+            return self._ticket(run)
+        meta = self.sessions.get(sid, {})
+        run = Run(self._new_id(), agent, key, sid, meta.get("slug", ""), arguments)
+        if self.mutant == "queue-on-desktop" and not self.desktop_online:
+            run.lost = True
+        self.runs.append(run)
+        self.by_key[(agent, key)] = run.command_id
+        return self._ticket(run)
+
+    def _ticket(self, run: Run) -> dict[str, Any]:
+        return {"command_id": run.command_id, "status": run.status,
+                "result_tool": "get_graph_run"}
+
+    def _own(self, agent: int, command_id: Any) -> Run:
+        run = self._find(command_id) if isinstance(command_id, str) and command_id else None
+        if run is None:
+            raise ToolError(NOT_FOUND)
+        if run.agent != agent:
+            if self.mutant == "leaky-not-found":
+                raise ToolError("Access denied: this run belongs to another connection")
+            raise ToolError(NOT_FOUND)
+        return run
+
+    def get_graph_run(self, agent: int, command_id: Any) -> dict[str, Any]:
+        run = self._own(agent, command_id)
+        return {"command_id": run.command_id, "status": run.status}
+
+    def cancel_graph_run(self, agent: int, command_id: Any) -> dict[str, Any]:
+        run = self._own(agent, command_id)
+        if run.status == "queued":
+            run.cancelled_while_queued = True
+            if self.mutant == "queued-cancel-ignored":
+                run.cancel_flag = True
+            else:  # terminal at once: the desktop never sees it
+                run.status = "cancelled"
+        elif run.status == "running":
+            run.cancel_flag = True  # read by the desktop's next control poll
+        return {"command_id": run.command_id, "status": run.status}
+
+    def list_graph_sessions(self, project_id: str, limit: int = 50) -> dict[str, Any]:
+        if not isinstance(limit, int) or not 1 <= limit <= 50:
+            raise ToolError("limit must be 1 to 50")
+        listed = [dict(m, graph_session_id=k) for k, m in self.sessions.items()]
+        return {"project_id": project_id, "sessions": listed[:limit]}
+
+    # the desktop's endpoints ------------------------------------------------------
+    def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The desktop uploads the shared sessions' metadata; the reply carries the
+        project's queued commands, which are running from now on."""
+        if len(sessions) > MAX_SYNC_SESSIONS:
+            raise ToolError(f"at most {MAX_SYNC_SESSIONS} sessions per sync")
+        self.sessions = {s["graph_session_id"]: {k: v for k, v in s.items()
+                                                  if k != "graph_session_id"} for s in sessions}
+        out = []
+        for run in self.runs:
+            if run.status == "queued" and not run.lost:
+                run.status = "running"
+                out.append({"command_id": run.command_id, "graph_session_id": run.session_id,
+                            "slug": run.slug, "arguments": run.arguments})
+        return out
+
+    def control(self, command_id: str) -> bool:
+        """The 3 s control poll: was the run cancelled?"""
+        run = self._find(command_id)
+        return bool(run and run.cancel_flag)
+
+    def complete(self, payload: dict[str, Any]) -> None:
+        """A completion POST; a run that is already terminal keeps its status."""
+        run = self._find(payload.get("execution_id"))
+        if run is None:
+            return
+        if run.status in TERMINAL and self.mutant != "complete-overwrites-cancel":
+            return
+        run.status = payload["status"]

@@ -1,0 +1,193 @@
+"""The Graph-run relay implementation, fuzzed against the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from fuzz.driver import hypothesis_run, tour
+from fuzz.graph_harness import IMPL_MUTANTS
+from osf_check.cli import main
+from relay.graph.desktop import DesktopRelay
+from relay.graph.payload import ERROR_LIMIT, RESULT_LIMIT, bounded, completion_payload, whole
+from relay.graph.server import NOT_FOUND, GraphServer, ToolError
+
+SID = "gs_" + "ab" * 16
+
+
+def test_tour_covers_every_state_and_transition_and_finds_nothing():
+    rep = tour("graph-relay", depth=6)
+    assert rep.failure is None
+    assert rep.states_covered == rep.states_total == 2_930
+    assert rep.edges_covered == rep.edges_total == 13_619
+
+
+def test_hypothesis_finds_nothing_on_the_correct_implementation():
+    rep = hypothesis_run("graph-relay", examples=30, steps=30, profile="ci")
+    assert rep.failure is None and rep.hypothesis_steps > 0
+
+
+@pytest.mark.parametrize("mutant", [m for m in IMPL_MUTANTS if m != "queue-on-desktop"])
+def test_tour_catches_each_implementation_mutant(mutant):
+    rep = tour("graph-relay", depth=8, mutant=mutant)
+    assert rep.failure is not None, mutant
+    assert 1 <= len(rep.path) <= 8
+
+
+def test_hypothesis_catches_the_lost_offline_queue():
+    # the tour reaches every model state once, by one path; this bug needs the path where
+    # the run is queued while the desktop is offline, which random walks find
+    rep = tour("graph-relay", depth=6, mutant="queue-on-desktop")
+    assert rep.failure is None
+    rep = hypothesis_run("graph-relay", mutant="queue-on-desktop", examples=300, steps=40,
+                         profile="ci")
+    assert rep.failure is not None and "sync" in rep.failure
+
+
+def test_fuzz_cli_writes_a_trace_that_renders_and_replays(tmp_path):
+    res = CliRunner().invoke(main, ["fuzz", "--mutant", "leaky-not-found", "--out",
+                                    str(tmp_path), "--json"])
+    assert res.exit_code == 12, res.output
+    doc = json.loads(res.stdout)
+    assert "not_found" in doc["failure"] and len(doc["trace"]["steps"]) == 3
+    tr = tmp_path / "graph-relay-leaky-not-found-fuzz.trace.json"
+    assert CliRunner().invoke(main, ["render", str(tr), "--format", "mermaid"]).exit_code == 0
+    rep = CliRunner().invoke(main, ["replay", str(tr)])
+    assert rep.exit_code == 12 and "does not follow the trace at step 2" in rep.stdout
+    ok = CliRunner().invoke(main, ["replay", str(tr), "--mutant", "none"])
+    assert ok.exit_code == 0 and "followed all 2 steps" in ok.stdout
+
+
+def test_explore_counterexample_reproduces_on_the_implementation_mutant(tmp_path):
+    CliRunner().invoke(main, ["explore", "--mutant", "complete-overwrites-cancel", "--out",
+                              str(tmp_path)])
+    tr = str(tmp_path / "graph-relay-complete-overwrites-cancel-A3-trans.trace.json")
+    bad = CliRunner().invoke(main, ["replay", tr])
+    assert bad.exit_code == 12 and "property A3 violated by the implementation" in bad.stdout
+    good = CliRunner().invoke(main, ["replay", tr, "--mutant", "none"])
+    assert good.exit_code == 12 and "differs from the trace in outcome" in good.stdout
+
+
+def test_fuzz_bad_input():
+    res = CliRunner().invoke(main, ["fuzz", "--mutant", "nope"])
+    assert res.exit_code == 150 and "no mutant 'nope'" in res.stderr
+    res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay"])
+    assert res.exit_code == 150 and "not written yet" in res.stderr
+
+
+# A8 at the edge ------------------------------------------------------------------------
+def _sized(chars: int, unit: str) -> str:
+    base = whole("e", "completed", "", 1, 0.5)
+    overhead = len(json.dumps(base, ensure_ascii=False))
+    return unit * ((chars - overhead) // len(unit))
+
+
+@pytest.mark.parametrize("unit", ["a", "日", "😀", "𝄞"])
+def test_a_result_that_fits_in_characters_is_posted_whole(unit):
+    text = _sized(RESULT_LIMIT, unit)
+    full = whole("e", "completed", text, 1, 0.5)
+    assert len(json.dumps(full, ensure_ascii=False)) <= RESULT_LIMIT
+    p = completion_payload("e", "completed", text, 1, 0.5)
+    assert p == full and bounded(p, full) is None
+    over = text + unit * 2
+    q = completion_payload("e", "completed", over, 1, 0.5)
+    assert q == {"execution_id": "e", "status": "completed", "result_truncated": True}
+    assert bounded(q, whole("e", "completed", over, 1, 0.5)) is None
+
+
+def test_the_mutants_of_a8_break_it():
+    jp = _sized(RESULT_LIMIT, "日")
+    full = whole("e", "completed", jp, 1, 0.5)
+    assert bounded(completion_payload("e", "completed", jp, 1, 0.5, mutant="truncate-by-bytes"),
+                   full)
+    big = "x" * (RESULT_LIMIT + 10)
+    assert "half a result" in bounded(
+        completion_payload("e", "completed", big, 1, 0.5, mutant="half-result"),
+        whole("e", "completed", big, 1, 0.5))
+
+
+def test_errors_are_cut_to_2000_characters():
+    p = completion_payload("e", "failed", None, 0, 0, error="é" * 5000)
+    assert len(p["error"]) == ERROR_LIMIT
+
+
+# tool contracts ----------------------------------------------------------------------------
+@pytest.mark.parametrize("args, needle", [
+    ({"graph_session_id": SID, "idempotency_key": "short"}, "8 to 128"),
+    ({"graph_session_id": SID, "idempotency_key": "k" * 129}, "8 to 128"),
+    ({"graph_session_id": SID}, "required"),
+    ({"graph_session_id": "gs_123", "idempotency_key": "k" * 8}, "32 hex"),
+    ({"graph_session_id": SID, "idempotency_key": "k" * 8, "user_id": 1}, "unknown field"),
+    ({"graph_session_id": SID, "idempotency_key": "k" * 8, "arguments": [1]}, "object"),
+])
+def test_run_graph_session_validates_its_input(args, needle):
+    with pytest.raises(ToolError, match=needle):
+        GraphServer().run_graph_session(0, args)
+
+
+def test_retry_with_the_same_key_gets_the_first_ticket_and_ids_are_uuids():
+    import uuid
+    s = GraphServer()
+    a = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})
+    b = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})
+    assert a == b and uuid.UUID(a["command_id"]).version == 4 and len(s.runs) == 1
+    assert a["result_tool"] == "get_graph_run"
+    c = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "other-key"})
+    assert c["command_id"] != a["command_id"]  # a fresh key is a second run, by design
+
+
+def test_unknown_empty_and_foreign_ids_answer_the_same():
+    s = GraphServer()
+    cid = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})[
+        "command_id"]
+    answers = set()
+    for agent, x in ((1, cid), (0, ""), (0, "00000000-0000-4000-8000-000000000000"), (0, None)):
+        for call in (s.get_graph_run, s.cancel_graph_run):
+            with pytest.raises(ToolError) as e:
+                call(agent, x)
+            answers.add(str(e.value))
+    assert answers == {NOT_FOUND}
+    assert s.runs[0].status == "queued"  # the foreign cancel changed nothing
+
+
+# crashes between steps --------------------------------------------------------------------
+def test_reopening_the_database_loses_no_completion(tmp_path):
+    path = str(tmp_path / "outbox.sqlite")
+    d = DesktopRelay(path, session_id=SID)
+    d.sync_reply([{"command_id": "c1", "graph_session_id": SID, "slug": d.slug}])
+    c = d.next_command()
+    assert d.start_or_refuse(c) is None
+    d.finish(c, "completed", "日本語の結果")
+    d.outbox.close()  # the process dies before the POST is acknowledged
+    d2 = DesktopRelay(path, session_id=SID)
+    resent = d2.tick()
+    assert [p["execution_id"] for p in resent] == ["c1"]
+    assert resent[0]["result"] == "日本語の結果"
+
+
+CHILD = r"""
+import sys, os
+from relay.graph.desktop import DesktopRelay
+d = DesktopRelay(sys.argv[1], session_id="gs_" + "ab" * 16)
+d.sync_reply([{"command_id": "c1", "graph_session_id": d.session_id, "slug": d.slug}])
+c = d.next_command(); d.start_or_refuse(c); d.finish(c, "failed", "x", error="boom")
+print("written", flush=True)
+import time; time.sleep(60)
+"""
+
+
+def test_a_killed_process_loses_no_completion(tmp_path):
+    path = str(tmp_path / "outbox.sqlite")
+    p = subprocess.Popen([sys.executable, "-c", CHILD, path], stdout=subprocess.PIPE, text=True,
+                         env={**os.environ})
+    assert p.stdout.readline().strip() == "written"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    d = DesktopRelay(path, session_id=SID)
+    assert [(e, x["status"]) for e, x in d.outbox.entries()] == [("c1", "failed")]
