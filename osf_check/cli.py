@@ -503,6 +503,50 @@ def fuzz(model: str, mutant: str | None, examples: int | None, steps: int, seed:
 
 
 @main.command()
+@click.option("--runs", type=click.IntRange(10, 1_000_000), default=2_000, show_default=True,
+              help="Simulated runs per experiment (where the experiment is per run).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--poll", type=click.FloatRange(0.1, 3600), default=20.0, show_default=True,
+              help="Relay poll interval, seconds.")
+@click.option("--control-poll", type=click.FloatRange(0.1, 600), default=3.0, show_default=True)
+@click.option("--median-run", type=click.FloatRange(0.1, 86400), default=60.0, show_default=True,
+              help="Median Graph run time (log-normal), seconds.")
+@click.option("--min-run", type=click.FloatRange(0, 86400), default=5.0, show_default=True)
+@click.option("--loss", type=click.FloatRange(0, 0.99), default=0.30, show_default=True,
+              help="Share of run_graph_session answers lost (experiment 5).")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for the tables (JSON, text) and the poll-strategy plot.")
+def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run: float,
+             min_run: float, loss: float, as_json: bool, out: Path | None) -> None:
+    """Timed statistics of the Graph-run relay implementation on a simulated clock."""
+    from simulate.experiments import Facts, plot_dot, run_all, to_json
+    f = Facts(poll=poll, control=control_poll, median_run=median_run, floor=min_run, loss=loss)
+    t0 = time.perf_counter()
+    tables = run_all(runs, seed, f)
+    secs = time.perf_counter() - t0
+    if out is not None:
+        atomic_write(out / "simulate.json", to_json(tables))
+        atomic_write(out / "simulate.txt", "".join(t.text() + "\n" for t in tables))
+        dot = plot_dot(tables[2])
+        atomic_write(out / "poll-strategies.dot", dot)
+        for fmt in ("svg", "png"):
+            try:
+                atomic_write(out / f"poll-strategies.{fmt}", rnd.render_dot(dot, fmt))
+            except rnd.RenderError as e:
+                report.err(f"plot not rendered: {e}")
+                break
+    if as_json:
+        doc = {"schema_version": report.SCHEMA_VERSION, "command": "simulate", "seed": seed,
+               "runs": runs, "seconds": round(secs, 3), "tables": json.loads(to_json(tables))}
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    for t in tables:
+        click.echo(t.text())
+    click.echo(f"{secs:.1f} s, seed {seed}" + (f"; written to {out}" if out else ""))
+
+
+@main.command()
 @click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path))
 @click.option("--mutant", default=None, metavar="NAME",
               help="Replay against this implementation mutant (default: the trace's; 'none': "

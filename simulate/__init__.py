@@ -1,0 +1,1 @@
+"""Timed simulation of the Graph-run relay implementation (osf-check simulate)."""

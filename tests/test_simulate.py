@@ -1,0 +1,74 @@
+"""Timed simulation: statistics against their analytic values, determinism per seed."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from osf_check.cli import main
+from simulate.experiments import Facts, idempotency, lost_post, pickup_wait, result_limits, run_all
+
+N = 2_000
+
+
+def test_mean_pickup_wait_is_half_the_poll_interval():
+    t = pickup_wait(N, 0, Facts())
+    mean, median, p95, mx = t.rows[0][1:]
+    # the wait is Uniform(0, 20): sd 20/sqrt(12); a 4-standard-error band for the mean
+    se = 20 / math.sqrt(12) / math.sqrt(N)
+    assert abs(mean - 10) < 4 * se
+    # quantiles of a uniform: the sample p95 is within a few percent of 19
+    assert abs(median - 10) < 1.0 and abs(p95 - 19) < 0.5 and 19 < mx < 20
+
+
+def test_other_poll_intervals_scale():
+    t = pickup_wait(N, 1, Facts(poll=40))
+    se = 40 / math.sqrt(12) / math.sqrt(N)
+    assert abs(t.rows[0][1] - 20) < 4 * se
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers():
+    a = [t.as_dict() for t in run_all(300, 7)]
+    b = [t.as_dict() for t in run_all(300, 7)]
+    c = [t.as_dict() for t in run_all(300, 8)]
+    assert a == b and a != c
+
+
+def test_same_key_queues_each_run_once_and_fresh_keys_do_not():
+    t = idempotency(N, 0, Facts())
+    for rep, client, calls, runs in t.rows:
+        if client == "same key":
+            assert runs == 200 and calls > 200
+        else:
+            assert runs == calls
+            # 200 / (1 - 0.3) = 285.7 expected calls; binomial spread well within 40
+            assert abs(runs - 200 / 0.7) < 40
+
+
+def test_without_the_outbox_a_lost_post_leaves_the_run_running():
+    rows = {r[0]: r for r in lost_post(N, 0, Facts()).rows}
+    assert rows["on"][1] == "completed" and rows["on"][2] <= 20
+    assert rows["off"][1:] == ["running", "never"]
+
+
+def test_result_limits_count_characters_not_bytes():
+    rows = {r[0]: r for r in result_limits(N, 0, Facts()).rows}
+    assert rows["ASCII"][1] == rows["Japanese"][1] > 99_000
+    assert rows["Japanese"][2] == 3 * rows["Japanese"][1] > 100_000
+
+
+def test_cli_writes_tables_and_the_plot(tmp_path):
+    res = CliRunner().invoke(main, ["simulate", "--runs", "200", "--json", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["seed"] == 0 and len(doc["tables"]) == 8
+    assert all(t["seed"] == 0 and t["n"] >= 1 for t in doc["tables"])
+    assert (tmp_path / "poll-strategies.dot").exists() and (tmp_path / "simulate.json").exists()
+
+
+@pytest.mark.parametrize("args", [["--runs", "1"], ["--loss", "1.5"], ["--poll", "0"]])
+def test_bad_parameters_are_usage_errors(args):
+    assert CliRunner().invoke(main, ["simulate", *args]).exit_code == 2
