@@ -16,12 +16,15 @@ N = 2_000
 
 def test_mean_pickup_wait_is_half_the_poll_interval():
     t = pickup_wait(N, 0, Facts())
-    mean, median, p95, mx = t.rows[0][1:]
+    mean, median, p95, mx, *cdf = t.rows[0][1:]
     # the wait is Uniform(0, 20): sd 20/sqrt(12); a 4-standard-error band for the mean
     se = 20 / math.sqrt(12) / math.sqrt(N)
     assert abs(mean - 10) < 4 * se
     # quantiles of a uniform: the sample p95 is within a few percent of 19
     assert abs(median - 10) < 1.0 and abs(p95 - 19) < 0.5 and 19 < mx < 20
+    # the distribution: P(wait <= x) within 4 standard errors of x/20 at 5, 10, 15 s
+    for got, want in zip(cdf, (0.25, 0.5, 0.75)):
+        assert abs(got - want) < 4 * math.sqrt(want * (1 - want) / N)
 
 
 def test_other_poll_intervals_scale():
