@@ -104,17 +104,6 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-def check_against_model(trace: Mapping[str, Any], model: Model) -> list[tuple]:
-    """Parse every state of ``trace`` with ``model``'s variables; :class:`TraceError` if foreign."""
-    out = []
-    for step in trace["steps"]:
-        try:
-            out.append(model.parse_state(step["state"]))
-        except ValueError as e:
-            raise TraceError(f"step {step['index']}: {e}") from None
-    return out
-
-
 def to_itf(trace: Mapping[str, Any]) -> dict[str, Any]:
     """The trace in ITF, the JSON trace format of Apalache and Quint.
 
