@@ -551,7 +551,9 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
 @click.option("--mutant", default=None, metavar="NAME",
               help="Replay against this implementation mutant (default: the trace's; 'none': "
                    "the correct implementation).")
-def replay(trace_file: Path, mutant: str | None) -> None:
+@click.option("--emit-pytest", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a standalone regression test that replays this trace.")
+def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None) -> None:
     """Run a trace against the implementation and say step by step whether it followed."""
     from fuzz.driver import replay as run_replay
     from fuzz.graph_harness import IMPL_MUTANTS
@@ -565,6 +567,9 @@ def replay(trace_file: Path, mutant: str | None) -> None:
         steps = run_replay(tr, mutant=mu)
     except (TraceError, BadInput, ValueError, LookupError) as e:
         _fail(str(e))
+    if emit_pytest is not None:
+        atomic_write(emit_pytest, _regression_test(tr, mu, steps, trace_file.name))
+        click.echo(f"written {emit_pytest}", err=True)
     for st in steps:
         click.echo(f"  {st.index:>3}. {st.label:<40} {'followed' if st.ok else 'FAILED: ' + st.note}")
     failed = [s for s in steps if not s.ok]
@@ -574,6 +579,24 @@ def replay(trace_file: Path, mutant: str | None) -> None:
         sys.exit(12)
     click.echo(f"the implementation{' (mutant ' + mu + ')' if mu else ''} followed all "
                f"{len(steps)} steps")
+
+
+def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], source: str) -> str:
+    """A standalone pytest module that replays ``tr`` and expects today's outcome."""
+    import re as _re
+    name = _re.sub(r"\W+", "_", source.removesuffix(".json")).strip("_") or "trace"
+    expected = [(s.index, s.ok) for s in steps]
+    return (f'"""Regression test emitted by `osf-check replay {source} --emit-pytest`.\n\n'
+            f"It replays the trace against the implementation"
+            f"{' (mutant ' + mutant + ')' if mutant else ''} and expects the outcome recorded "
+            f'when it was emitted.\n"""\n\n'
+            f"import json\n\nfrom fuzz.driver import replay\n\n"
+            f"TRACE = json.loads({json.dumps(tr, ensure_ascii=False)!r})\n"
+            f"MUTANT = {mutant!r}\n"
+            f"EXPECTED = {expected!r}  # (step, followed)\n\n\n"
+            f"def test_replay_{name}():\n"
+            f"    steps = replay(TRACE, mutant=MUTANT)\n"
+            f"    assert [(s.index, s.ok) for s in steps] == EXPECTED\n")
 
 
 @main.command()

@@ -191,3 +191,16 @@ def test_a_killed_process_loses_no_completion(tmp_path):
     p.wait()
     d = DesktopRelay(path, session_id=SID)
     assert [(e, x["status"]) for e, x in d.outbox.entries()] == [("c1", "failed")]
+
+
+def test_replay_emits_a_standalone_regression_test(tmp_path):
+    CliRunner().invoke(main, ["explore", "--mutant", "leaky-not-found", "--out", str(tmp_path)])
+    tr = tmp_path / "graph-relay-leaky-not-found-A7-trans.trace.json"
+    out = tmp_path / "test_regression_leak.py"
+    res = CliRunner().invoke(main, ["replay", str(tr), "--emit-pytest", str(out)])
+    assert res.exit_code == 12 and out.exists()
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(out)], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "1 passed" in ran.stdout
