@@ -1,0 +1,75 @@
+"""The durable idempotency claims of the wire implementation (relay.wire.idempotency)."""
+
+from __future__ import annotations
+
+from relay.wire.idempotency import (AMBIGUOUS, LEASE, MAX_ANSWER, RETENTION, DurableClaims,
+                                    Scope, answer_class)
+
+S = Scope("user-1", "phone-1::desk-1", "session.rename", "op-1")
+OK = {"result": {"ok": True}}
+
+
+def test_claim_run_store_replay(tmp_path):
+    reg = DurableClaims(tmp_path / "claims.sqlite")
+    assert reg.claim(S, {"a": 1}, 0).kind == "run"
+    assert reg.store(S, OK, 10) == OK
+    d = reg.claim(S, {"a": 1}, 20)
+    assert (d.kind, d.answer) == ("replay", OK)
+
+
+def test_other_params_conflict_and_other_method_is_another_key(tmp_path):
+    reg = DurableClaims(tmp_path / "c.sqlite")
+    reg.claim(S, {"a": 1}, 0)
+    assert reg.claim(S, {"a": 2}, 1).kind == "conflict"
+    other = Scope(S.user, S.device, "session.delete", S.key)
+    assert reg.claim(other, {"a": 2}, 1).kind == "run"
+
+
+def test_orphan_is_busy_until_the_lease_ends_then_ambiguous_and_never_reruns(tmp_path):
+    reg = DurableClaims(tmp_path / "c.sqlite")
+    reg.claim(S, {"a": 1}, 0)  # the handler is dropped: the row stays running
+    assert reg.claim(S, {"a": 1}, LEASE - 1).kind == "busy"
+    d = reg.claim(S, {"a": 1}, LEASE + 1)
+    assert (d.kind, d.answer) == ("ambiguous", AMBIGUOUS)
+    assert reg.claim(S, {"a": 1}, LEASE + 2).kind == "replay"  # the ambiguous answer
+
+
+def test_replay_safe_methods_may_run_again_after_an_interrupted_first_copy(tmp_path):
+    reg = DurableClaims(tmp_path / "c.sqlite")
+    s = Scope(S.user, S.device, "run.chatOutboxSubmit", "op-2")
+    assert reg.claim(s, {"q": 1}, 0).kind == "run"
+    assert reg.claim(s, {"q": 1}, 1).kind == "run"
+
+
+def test_retryable_answers_are_reclaimed(tmp_path):
+    reg = DurableClaims(tmp_path / "c.sqlite")
+    reg.claim(S, {}, 0)
+    reg.store(S, {"error": {"code": "x", "retryable": True}}, 1)
+    assert reg.claim(S, {}, 2).kind == "run"
+
+
+def test_rows_survive_a_restart_and_are_forgotten_after_48_hours(tmp_path):
+    p = tmp_path / "c.sqlite"
+    reg = DurableClaims(p)
+    reg.claim(S, {}, 0)
+    reg.store(S, OK, 5)
+    reg.close()
+    reg = DurableClaims(p)  # the desktop restarted: the durable layer remembers
+    assert reg.claim(S, {}, 100).kind == "replay"
+    assert reg.claim(S, {}, 5 + RETENTION).kind == "run"  # forgotten: runs as a new mutation
+
+
+def test_capacity_and_oversized_answers(tmp_path):
+    reg = DurableClaims(tmp_path / "c.sqlite", max_rows=2)
+    for k in ("a", "b"):
+        assert reg.claim(Scope("u", "d", "m", k * 8), {}, 0).kind == "run"
+    assert reg.claim(Scope("u", "d", "m", "c" * 8), {}, 0).kind == "capacity"
+    big = {"result": "x" * (MAX_ANSWER + 1)}
+    assert reg.store(Scope("u", "d", "m", "a" * 8), big, 1) == AMBIGUOUS
+
+
+def test_error_classes():
+    assert answer_class(OK) == "final"
+    assert answer_class({"error": {"code": "not_found"}}) == "final"
+    assert answer_class({"error": {"code": "parse_error"}}) == "retryable"
+    assert answer_class({"error": {"code": "internal"}}) == "ambiguous"
