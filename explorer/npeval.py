@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from models.dsl import Model
-from models.expr import Expr
+from models.expr import Expr, fold
 
 __all__ = ["np_eval", "unpack_columns", "pack_columns", "packed_array"]
 
@@ -29,54 +29,41 @@ def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | Non
     back as numpy scalars: broadcast with ``np.broadcast_to(result, (n,))``)."""
     if n is None:
         n = len(cols[0]) if len(cols) else 0
-    memo: dict[int, np.ndarray] = {}
 
-    def go(x: Expr) -> np.ndarray:
-        k = id(x)
-        got = memo.get(k)
-        if got is not None:
-            return got
-        op = x.op
-        if op == "const":
-            r = np.int64(x.value)  # a scalar: numpy broadcasts it
-        elif op == "true":
-            r = np.bool_(True)
-        elif op == "false":
-            r = np.bool_(False)
-        elif op == "slot":
-            i, which = x.value
-            r = (nxt if which else cols)[i]  # type: ignore[index]
-        else:
-            a = [go(y) for y in x.args]
-            if op == "and":
-                r = a[0].astype(bool)
-                for y in a[1:]:
-                    r = r & y.astype(bool)
-            elif op == "or":
-                r = a[0].astype(bool)
-                for y in a[1:]:
-                    r = r | y.astype(bool)
-            elif op == "not":
-                r = ~a[0].astype(bool)
-            elif op == "implies":
-                r = ~a[0].astype(bool) | a[1].astype(bool)
-            elif op == "ite":
-                r = np.where(a[0].astype(bool), a[1], a[2])
-            elif op == "select":
-                r = np.choose(np.broadcast_to(a[0], (n,)).astype(np.int64),
-                              [np.broadcast_to(y, (n,)) for y in a[1:]])
-            else:
-                # truth values take part in arithmetic as 0/1
-                x0 = a[0].astype(np.int64) if a[0].dtype == bool else a[0]
-                x1 = a[1].astype(np.int64) if a[1].dtype == bool else a[1]
-                r = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
-                     "div": np.floor_divide, "mod": np.mod, "eq": np.equal,
-                     "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-                     "gt": np.greater, "ge": np.greater_equal}[op](x0, x1)
-        memo[k] = r
-        return r
+    def leaf(x: Expr) -> np.ndarray:
+        if x.op == "const":
+            return np.int64(x.value)  # a scalar: numpy broadcasts it
+        if x.op in ("true", "false"):
+            return np.bool_(x.op == "true")
+        i, which = x.value
+        return (nxt if which else cols)[i]  # type: ignore[index]
 
-    return go(e)
+    def node(op: str, a: list[np.ndarray]) -> np.ndarray:
+        if op in ("and", "or"):
+            r = a[0].astype(bool)
+            for y in a[1:]:
+                r = (r & y.astype(bool)) if op == "and" else (r | y.astype(bool))
+            return r
+        if op == "not":
+            return ~a[0].astype(bool)
+        if op == "implies":
+            return ~a[0].astype(bool) | a[1].astype(bool)
+        if op == "ite":
+            return np.where(a[0].astype(bool), a[1], a[2])
+        if op == "select":
+            return np.choose(np.broadcast_to(a[0], (n,)).astype(np.int64),
+                             [np.broadcast_to(y, (n,)) for y in a[1:]])
+        # truth values take part in arithmetic as 0/1
+        x0 = a[0].astype(np.int64) if a[0].dtype == bool else a[0]
+        x1 = a[1].astype(np.int64) if a[1].dtype == bool else a[1]
+        return _BIN[op](x0, x1)
+
+    return fold(e, leaf, node)
+
+
+_BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.floor_divide,
+        "mod": np.mod, "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+        "gt": np.greater, "ge": np.greater_equal}
 
 
 def _layout(model: Model) -> list[tuple[int, int, int]]:

@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 import z3
 
 from models.dsl import Model
-from models.expr import Expr
+from models.expr import Expr, fold
 from properties.base import Property
 
 __all__ = ["Symbolic", "PropertyChecks", "to_z3", "bmc", "k_induction", "houdini", "BmcResult",
@@ -52,54 +52,44 @@ def to_z3(e: Expr, cur: Sequence[z3.ArithRef], nxt: Sequence[z3.ArithRef] | None
     >>> str(z3.simplify(to_z3(If(Slot(0) > 1, Slot(1), 0), x)))
     'If(x0 <= 1, 0, x1)'
     """
-    memo: dict[int, z3.ExprRef] = {}
+    def leaf(x: Expr) -> z3.ExprRef:
+        if x.op == "const":
+            return z3.IntVal(x.value)
+        if x.op in ("true", "false"):
+            return z3.BoolVal(x.op == "true")
+        i, which = x.value
+        return (nxt if which else cur)[i]  # type: ignore[index]
 
-    def go(x: Expr) -> z3.ExprRef:
-        k = id(x)
-        got = memo.get(k)
-        if got is not None:
-            return got
-        op = x.op
-        if op == "const":
-            r: z3.ExprRef = z3.IntVal(x.value)
-        elif op == "true":
-            r = z3.BoolVal(True)
-        elif op == "false":
-            r = z3.BoolVal(False)
-        elif op == "slot":
-            i, which = x.value
-            r = (nxt if which else cur)[i]  # type: ignore[index]
-        else:
-            a = [go(y) for y in x.args]
-            if op == "and":
-                r = z3.And(*[_bool(y) for y in a])
-            elif op == "or":
-                r = z3.Or(*[_bool(y) for y in a])
-            elif op == "not":
-                r = z3.Not(_bool(a[0]))
-            elif op == "implies":
-                r = z3.Implies(_bool(a[0]), _bool(a[1]))
-            elif op == "ite":
-                t, f = a[1], a[2]
-                if z3.is_bool(t) != z3.is_bool(f):
-                    t, f = _int(t), _int(f)
-                r = z3.If(_bool(a[0]), t, f)
-            elif op == "select":
-                idx = _int(a[0])
-                opts = [_int(y) for y in a[1:]]
-                r = opts[-1]
-                for j in range(len(opts) - 2, -1, -1):
-                    r = z3.If(idx == j, opts[j], r)
-            else:
-                p, q = _int(a[0]), _int(a[1])
-                r = {"add": lambda: p + q, "sub": lambda: p - q, "mul": lambda: p * q,
-                     "div": lambda: p / q, "mod": lambda: p % q, "eq": lambda: p == q,
-                     "ne": lambda: p != q, "lt": lambda: p < q, "le": lambda: p <= q,
-                     "gt": lambda: p > q, "ge": lambda: p >= q}[op]()
-        memo[k] = r
-        return r
+    def node(op: str, a: list[z3.ExprRef]) -> z3.ExprRef:
+        if op == "and":
+            return z3.And(*[_bool(y) for y in a])
+        if op == "or":
+            return z3.Or(*[_bool(y) for y in a])
+        if op == "not":
+            return z3.Not(_bool(a[0]))
+        if op == "implies":
+            return z3.Implies(_bool(a[0]), _bool(a[1]))
+        if op == "ite":
+            t, f = a[1], a[2]
+            if z3.is_bool(t) != z3.is_bool(f):
+                t, f = _int(t), _int(f)
+            return z3.If(_bool(a[0]), t, f)
+        if op == "select":
+            idx, opts = _int(a[0]), [_int(y) for y in a[1:]]
+            r = opts[-1]
+            for j in range(len(opts) - 2, -1, -1):
+                r = z3.If(idx == j, opts[j], r)
+            return r
+        p, q = _int(a[0]), _int(a[1])
+        return _Z3_BIN[op](p, q)
 
-    return go(e)
+    return fold(e, leaf, node)
+
+
+_Z3_BIN = {"add": lambda p, q: p + q, "sub": lambda p, q: p - q, "mul": lambda p, q: p * q,
+           "div": lambda p, q: p / q, "mod": lambda p, q: p % q, "eq": lambda p, q: p == q,
+           "ne": lambda p, q: p != q, "lt": lambda p, q: p < q, "le": lambda p, q: p <= q,
+           "gt": lambda p, q: p > q, "ge": lambda p, q: p >= q}
 
 
 class Symbolic:

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 __all__ = [
     "Expr", "Const", "Slot", "And", "Or", "Not", "If", "Implies", "Sum", "Count",
-    "Select", "Min", "as_expr", "evaluate", "BOOL_OPS",
+    "Select", "Min", "as_expr", "evaluate", "fold", "BOOL_OPS",
 ]
 
 #: operators whose value is a truth value (0/1), as opposed to a number
@@ -232,6 +232,32 @@ def Min(xs: Iterable[Any]) -> Expr:
     for x in xs[1:]:
         out = If(x < out, x, out)
     return out
+
+
+# ---------------------------------------------------------------------------
+# interpreting a tree: engines give the leaves and the operators their meaning
+
+LEAVES = frozenset({"const", "true", "false", "slot"})
+
+
+def fold(e: Expr, leaf: Callable[[Expr], Any], node: Callable[[str, list[Any]], Any]) -> Any:
+    """Interpret ``e`` bottom-up: ``leaf(x)`` for constants and slots, ``node(op, values)``
+    for every operator; a node shared in the tree is interpreted once.
+
+    >>> fold(Const(2) + 3, lambda x: x.value, lambda op, a: a[0] + a[1])
+    5
+    """
+    memo: dict[int, Any] = {}
+
+    def go(x: Expr) -> Any:
+        k = id(x)
+        if k in memo:
+            return memo[k]
+        r = leaf(x) if x.op in LEAVES else node(x.op, [go(y) for y in x.args])
+        memo[k] = r
+        return r
+
+    return go(e)
 
 
 # ---------------------------------------------------------------------------
