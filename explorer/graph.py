@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import networkx as nx
 import numpy as np
 
-from models.dsl import Model
 from properties.base import Goal, Property
 
 from .explicit import Exploration, Violation
@@ -34,7 +33,6 @@ class GraphReport:
     """What the graph checks did, per property id."""
 
     checked: dict[str, str] = field(default_factory=dict)  # id -> "holds"/"violated"/"inconclusive"
-    notes: list[str] = field(default_factory=list)
     extension_states: int = 0
     unresolved: dict[str, int] = field(default_factory=dict)
     #: premise states on the bound itself (nothing of their future computed): not judged
@@ -96,8 +94,8 @@ class _Graph:
         return got
 
 
-def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_000_000,
-                log: Callable[[str], None] | None = None) -> GraphReport:
+def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_000_000
+                ) -> GraphReport:
     """Run the reach and fair checks of ``props`` on ``ex``; add violations to ``ex``."""
     model = ex.model
     rep = GraphReport()

@@ -88,9 +88,6 @@ class Layout:
     def unpack_one(self, key: np.ndarray) -> tuple:
         return tuple(int(c[0]) for c in self.unpack(np.asarray(key).reshape(1, self.words)))
 
-    def as_int(self, key: np.ndarray) -> int:
-        return sum(int(x) << (64 * i) for i, x in enumerate(np.asarray(key).ravel()))
-
     def sortable(self, keys: np.ndarray) -> np.ndarray:
         """A 1-D array with one comparable element per key row."""
         if self.words == 1:
@@ -320,108 +317,105 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             res["parts"].append((ck, cp, ca))
         return res
 
-    try:
-        while frontier_hi > frontier_lo:
-            if violations and stop_on_violation:
-                ex.stopped = "violation"
-                break
-            if depth is not None and level >= depth:
-                break
-            if stop_after_levels is not None and level >= stop_after_levels:
-                break  # (tests: simulate an interrupted run)
-            # the level in chunks, so that temporaries stay bounded; with workers, the
-            # frontier is split between processes that expand and pre-filter their part
-            ranges = _split(frontier_lo, frontier_hi, workers if not keep_graph else 1, chunk)
-            results = _run_parallel(expand, ranges, keep_graph)
-            lvl_sorted = np.zeros(0, dtype=sorted_keys.dtype)  # new keys of this level, sorted
-            lvl_ids = np.zeros(0, dtype=np.int64)
-            add_keys, add_par, add_act = [], [], []
-            next_id = len(keys)
-            for res in results:
-                generated += res["generated"]
-                fired += res["fired"]
-                for pid, k in res["trans_applied"].items():
-                    ex.trans_applied[pid] += k
-                for pid, sidx, ai in res["trans_viol"]:
-                    if pid not in failed:
-                        failed.add(pid)
-                        ids, acts = _path(sidx)
-                        violations.append(Violation(pid, "trans", f"transition check failed on "
-                                                    f"{insts[ai].label}", ids + [-1], acts + [ai]))
-                if res["stuck"] >= 0 and check_deadlock and "deadlock" not in failed:
-                    failed.add("deadlock")
-                    violations.append(Violation(
-                        "deadlock", "deadlock", "no action is enabled and the state is not a "
-                        "legitimate end state", *_path(res["stuck"])))
-                for ck, cp, ca in res["parts"]:
-                    sk = lay.sortable(ck)
-                    if keep_graph:
-                        uniq, first, inv = np.unique(sk, return_index=True, return_inverse=True)
-                    else:  # the worker kept first occurrences only, in discovery order
-                        uniq, first = np.unique(sk, return_index=True)
-                    pos = np.searchsorted(sorted_keys, uniq)
-                    pos_c = np.minimum(pos, max(len(sorted_keys) - 1, 0))
-                    seen = (pos < len(sorted_keys)) & (sorted_keys[pos_c] == uniq)
-                    if len(lvl_sorted):
-                        lpos = np.searchsorted(lvl_sorted, uniq)
-                        lpos_c = np.minimum(lpos, len(lvl_sorted) - 1)
-                        in_lvl = (lpos < len(lvl_sorted)) & (lvl_sorted[lpos_c] == uniq)
-                    else:
-                        lpos_c = np.zeros(len(uniq), dtype=np.int64)
-                        in_lvl = np.zeros(len(uniq), dtype=bool)
-                    fresh = ~seen & ~in_lvl
-                    fresh_first = first[fresh]
-                    order_new = np.argsort(fresh_first, kind="stable")  # discovery order
-                    new_first = fresh_first[order_new]
-                    new_ids = np.arange(next_id, next_id + len(new_first), dtype=np.int64)
-                    next_id += len(new_first)
-                    fresh_ids = np.empty(len(fresh_first), dtype=np.int64)
-                    fresh_ids[order_new] = new_ids
-                    if keep_graph:
-                        tgt = np.empty(len(uniq), dtype=np.int64)
-                        tgt[seen] = sorted_ids[pos_c[seen]]
-                        tgt[in_lvl] = lvl_ids[lpos_c[in_lvl]]
-                        tgt[fresh] = fresh_ids
-                        src_e.append(cp)
-                        dst_e.append(tgt[np.asarray(inv).ravel()])
-                        act_e.append(ca.astype(np.int64))
-                    add_keys.append(ck[new_first])
-                    add_par.append(cp[new_first])
-                    add_act.append(ca[new_first])
-                    nk = uniq[fresh]  # sorted
-                    at = np.searchsorted(lvl_sorted, nk)
-                    lvl_sorted = np.insert(lvl_sorted, at, nk)
-                    lvl_ids = np.insert(lvl_ids, at, fresh_ids)
-            del results
-            level += 1
-            if add_keys:
-                keys = np.concatenate([keys] + add_keys)
-                parent = np.concatenate([parent] + [x.astype(parent.dtype) for x in add_par])
-                via = np.concatenate([via] + add_act)
-                at = np.searchsorted(sorted_keys, lvl_sorted)
-                sorted_keys = np.insert(sorted_keys, at, lvl_sorted)
-                sorted_ids = np.insert(sorted_ids, at, lvl_ids.astype(sorted_ids.dtype))
-                del add_keys, add_par, add_act, lvl_sorted, lvl_ids
-            frontier_lo, frontier_hi = frontier_hi, len(keys)
-            if frontier_hi > frontier_lo:
-                level_start.append(frontier_lo)
-                check_states(lay.unpack(keys[frontier_lo:frontier_hi]),
-                             np.arange(frontier_lo, frontier_hi))
-            if progress is not None:
-                progress(level, len(keys), generated, time.perf_counter() - t0)
-            if max_states is not None and len(keys) >= max_states and frontier_hi > frontier_lo:
-                ex.stopped = "max-states"
-                break
-            if checkpoint is not None and time.perf_counter() - last_cp >= checkpoint_every:
-                _save(Path(checkpoint), keys=keys, parent=parent, via=via,
-                      sorted_keys=np.ascontiguousarray(sorted_keys).view(np.uint64).reshape(
-                          -1, lay.words), sorted_ids=sorted_ids,
-                      level_start=np.array(level_start), generated=generated, fired=fired,
-                      frontier=np.array([frontier_lo, frontier_hi]), level=level,
-                      seconds=time.perf_counter() - t0)
-                last_cp = time.perf_counter()
-    finally:
-        pass
+    while frontier_hi > frontier_lo:
+        if violations and stop_on_violation:
+            ex.stopped = "violation"
+            break
+        if depth is not None and level >= depth:
+            break
+        if stop_after_levels is not None and level >= stop_after_levels:
+            break  # (tests: simulate an interrupted run)
+        # the level in chunks, so that temporaries stay bounded; with workers, the
+        # frontier is split between processes that expand and pre-filter their part
+        ranges = _split(frontier_lo, frontier_hi, workers if not keep_graph else 1, chunk)
+        results = _run_parallel(expand, ranges, keep_graph)
+        lvl_sorted = np.zeros(0, dtype=sorted_keys.dtype)  # new keys of this level, sorted
+        lvl_ids = np.zeros(0, dtype=np.int64)
+        add_keys, add_par, add_act = [], [], []
+        next_id = len(keys)
+        for res in results:
+            generated += res["generated"]
+            fired += res["fired"]
+            for pid, k in res["trans_applied"].items():
+                ex.trans_applied[pid] += k
+            for pid, sidx, ai in res["trans_viol"]:
+                if pid not in failed:
+                    failed.add(pid)
+                    ids, acts = _path(sidx)
+                    violations.append(Violation(pid, "trans", f"transition check failed on "
+                                                f"{insts[ai].label}", ids + [-1], acts + [ai]))
+            if res["stuck"] >= 0 and check_deadlock and "deadlock" not in failed:
+                failed.add("deadlock")
+                violations.append(Violation(
+                    "deadlock", "deadlock", "no action is enabled and the state is not a "
+                    "legitimate end state", *_path(res["stuck"])))
+            for ck, cp, ca in res["parts"]:
+                sk = lay.sortable(ck)
+                if keep_graph:
+                    uniq, first, inv = np.unique(sk, return_index=True, return_inverse=True)
+                else:  # the worker kept first occurrences only, in discovery order
+                    uniq, first = np.unique(sk, return_index=True)
+                pos = np.searchsorted(sorted_keys, uniq)
+                pos_c = np.minimum(pos, max(len(sorted_keys) - 1, 0))
+                seen = (pos < len(sorted_keys)) & (sorted_keys[pos_c] == uniq)
+                if len(lvl_sorted):
+                    lpos = np.searchsorted(lvl_sorted, uniq)
+                    lpos_c = np.minimum(lpos, len(lvl_sorted) - 1)
+                    in_lvl = (lpos < len(lvl_sorted)) & (lvl_sorted[lpos_c] == uniq)
+                else:
+                    lpos_c = np.zeros(len(uniq), dtype=np.int64)
+                    in_lvl = np.zeros(len(uniq), dtype=bool)
+                fresh = ~seen & ~in_lvl
+                fresh_first = first[fresh]
+                order_new = np.argsort(fresh_first, kind="stable")  # discovery order
+                new_first = fresh_first[order_new]
+                new_ids = np.arange(next_id, next_id + len(new_first), dtype=np.int64)
+                next_id += len(new_first)
+                fresh_ids = np.empty(len(fresh_first), dtype=np.int64)
+                fresh_ids[order_new] = new_ids
+                if keep_graph:
+                    tgt = np.empty(len(uniq), dtype=np.int64)
+                    tgt[seen] = sorted_ids[pos_c[seen]]
+                    tgt[in_lvl] = lvl_ids[lpos_c[in_lvl]]
+                    tgt[fresh] = fresh_ids
+                    src_e.append(cp)
+                    dst_e.append(tgt[np.asarray(inv).ravel()])
+                    act_e.append(ca.astype(np.int64))
+                add_keys.append(ck[new_first])
+                add_par.append(cp[new_first])
+                add_act.append(ca[new_first])
+                nk = uniq[fresh]  # sorted
+                at = np.searchsorted(lvl_sorted, nk)
+                lvl_sorted = np.insert(lvl_sorted, at, nk)
+                lvl_ids = np.insert(lvl_ids, at, fresh_ids)
+        del results
+        level += 1
+        if add_keys:
+            keys = np.concatenate([keys] + add_keys)
+            parent = np.concatenate([parent] + [x.astype(parent.dtype) for x in add_par])
+            via = np.concatenate([via] + add_act)
+            at = np.searchsorted(sorted_keys, lvl_sorted)
+            sorted_keys = np.insert(sorted_keys, at, lvl_sorted)
+            sorted_ids = np.insert(sorted_ids, at, lvl_ids.astype(sorted_ids.dtype))
+            del add_keys, add_par, add_act, lvl_sorted, lvl_ids
+        frontier_lo, frontier_hi = frontier_hi, len(keys)
+        if frontier_hi > frontier_lo:
+            level_start.append(frontier_lo)
+            check_states(lay.unpack(keys[frontier_lo:frontier_hi]),
+                         np.arange(frontier_lo, frontier_hi))
+        if progress is not None:
+            progress(level, len(keys), generated, time.perf_counter() - t0)
+        if max_states is not None and len(keys) >= max_states and frontier_hi > frontier_lo:
+            ex.stopped = "max-states"
+            break
+        if checkpoint is not None and time.perf_counter() - last_cp >= checkpoint_every:
+            _save(Path(checkpoint), keys=keys, parent=parent, via=via,
+                  sorted_keys=np.ascontiguousarray(sorted_keys).view(np.uint64).reshape(
+                      -1, lay.words), sorted_ids=sorted_ids,
+                  level_start=np.array(level_start), generated=generated, fired=fired,
+                  frontier=np.array([frontier_lo, frontier_hi]), level=level,
+                  seconds=time.perf_counter() - t0)
+            last_cp = time.perf_counter()
     ex.keys, ex.parent, ex.via = keys, parent, via  # type: ignore[attr-defined]
     ex.sorted_keys, ex.sorted_ids = sorted_keys, sorted_ids  # type: ignore[attr-defined]
     ex.level_start = level_start

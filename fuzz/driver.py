@@ -24,9 +24,10 @@ from typing import Any, Callable
 from explorer.explicit import bfs
 from explorer.pycompile import compile_pred, compile_steps, compile_trans
 from models.dsl import Model
+from models.expr import evaluate
 from properties import catalogue
 
-from .graph_harness import IMPL_ONLY, Divergence, GraphHarness
+from .graph_harness import Divergence, GraphHarness
 
 __all__ = ["FuzzReport", "Checker", "tour", "hypothesis_run", "make_harness"]
 
@@ -108,7 +109,6 @@ class Checker:
                              f"{sorted(offered - decided) or 'nothing'} where the model enables "
                              f"{sorted(decided - offered) or 'nothing more'}")
         for k, (d, e) in inst.outputs.items():
-            from models.expr import evaluate
             want = d.show(evaluate(e, before))
             if outs.get(k) != want:
                 raise Divergence(f"{inst.label} answered {outs.get(k)!r}, the model {want!r}")
@@ -227,7 +227,7 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     """Random walks chosen by Hypothesis among the actions the model enables."""
     import hypothesis.strategies as st
     from hypothesis import HealthCheck, settings
-    from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+    from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
     model = model_for(name, mutant, params)
     chk = Checker(model)
@@ -274,21 +274,14 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
         def clock_jump(self, seconds: float) -> None:
             self.h.desktop.clock.advance(seconds)
 
-        @invariant()
-        def same_state(self) -> None:
-            pass
-
         def teardown(self) -> None:
             self.h.desktop.outbox.close()
             self.tmp.cleanup()
 
     base = settings.get_profile(profile) if profile else settings()
     s = settings(base, max_examples=examples, stateful_step_count=steps,
-                 suppress_health_check=list(HealthCheck), deadline=None,
-                 derandomize=True if base.derandomize else base.derandomize)
+                 suppress_health_check=list(HealthCheck), deadline=None)
     t0 = time.perf_counter()
-    import random as _random
-    _random.seed(seed)
     try:
         run_state_machine_as_test(Machine, settings=s)
     except Divergence as e:
@@ -297,8 +290,6 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     rep.seconds += time.perf_counter() - t0
     return rep
 
-
-_ = IMPL_ONLY
 
 
 def path_trace(model: Model, path: list[int], *, message: str, mutant: str | None, seed: int,

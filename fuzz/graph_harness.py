@@ -14,7 +14,7 @@ import uuid
 from typing import Any, Callable
 
 from models.dsl import ActionInstance, Model
-from models.graph_relay.vocab import ANSWER, CALL, EXEC, OUTCOME, PHASE, POST, STATUS
+from models.graph_relay.vocab import CALL, EXEC, OUTCOME, PHASE, POST, STATUS
 from relay.graph.desktop import DesktopRelay
 from relay.graph.payload import bounded, whole
 from relay.graph.server import NOT_FOUND, GraphServer, ToolError
@@ -29,8 +29,6 @@ IMPL_MUTANTS = {
     "requeue-on-retry": "server", "queue-on-desktop": "server",
     "truncate-by-bytes": "desktop", "half-result": "desktop",
 }
-#: mutants that only the implementation has (payload sizes are not in the model)
-IMPL_ONLY = ("truncate-by-bytes", "half-result")
 
 
 class Divergence(AssertionError):
@@ -57,7 +55,6 @@ class GraphHarness:
         self.net: dict[str, tuple[str, dict[str, Any]]] = {}  # command id -> (sent|acked, payload)
         self.result_for = result_for or (lambda r: "done")
         self.a8: list[str] = []  # A8 failures seen on posted payloads
-        self.last_answer: int | None = None
 
     # helpers -------------------------------------------------------------------
     def cid(self, r: int) -> str | None:
@@ -254,5 +251,3 @@ class GraphHarness:
         self.desktop.outbox = ob
         ob.db.deserialize(saved_db)
 
-
-_ = ANSWER

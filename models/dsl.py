@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .expr import Const, Expr, If, Not, Select, Slot, as_expr  # noqa: F401  (Not: doctest)
+from .expr import Expr, If, Not, Select, Slot, as_expr  # noqa: F401  (Not: doctest)
 
 __all__ = [
     "Domain", "Bool", "Enum", "Int", "Var", "Param", "ActionInstance", "Model",

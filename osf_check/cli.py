@@ -36,6 +36,15 @@ def _fail(msg: str) -> NoReturn:
     sys.exit(BAD_INPUT)
 
 
+def _record(doc: dict[str, Any], out: Path | None, name: str, as_json: bool, code: int) -> None:
+    """Keep the machine-readable result in ``out``; with --json, print it and exit."""
+    if out is not None:
+        atomic_write(out / name, dumps(doc))
+    if as_json:
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        sys.exit(code)
+
+
 def _parse_params(items: Sequence[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for it in items:
@@ -213,11 +222,8 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
                 written += report.write_outputs(out, tr, report._stem(r, v), report.err)
     doc = report.result_json("explore", seed, bound, results, traces, code)
     if out is not None:
-        atomic_write(out / "result.json", dumps(doc))
         written.append(out / "result.json")
-    if as_json:
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
-        sys.exit(code)
+    _record(doc, out, "result.json", as_json, code)
     for k, r in enumerate(results):
         click.echo(report.explore_text(r, bound, seed))
         for v, tr in zip(r.violations, traces[k]):
@@ -310,11 +316,7 @@ def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params
     doc = {"schema_version": report.SCHEMA_VERSION, "command": "prove", "model": model,
            "params": m.params, "mutant": mutant, "seed": seed, "k": k, "exit_code": code,
            "seconds": round(time.perf_counter() - t0, 3), "properties": docs}
-    if out is not None:
-        atomic_write(out / "prove.json", dumps(doc))
-    if as_json:
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
-        sys.exit(code)
+    _record(doc, out, "prove.json", as_json, code)
     click.echo(f"{model}{' mutant ' + mutant if mutant else ''}: z3 BMC to depth {k} and "
                f"k-induction k=1..{k}, seed {seed}")
     for r, d in zip(results, docs):
@@ -481,11 +483,7 @@ def fuzz(model: str, mutant: str | None, examples: int | None, steps: int, seed:
         if out is not None:
             stem = f"{model}{'-' + mutant if mutant else ''}-fuzz"
             report.write_outputs(out, tr, stem, report.err)
-    if out is not None:
-        atomic_write(out / "fuzz.json", dumps(doc))
-    if as_json:
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
-        sys.exit(code)
+    _record(doc, out, "fuzz.json", as_json, code)
     click.echo(f"{model}{' (implementation mutant ' + mutant + ')' if mutant else ''}: "
                f"seed {seed}, profile {prof}")
     click.echo(f"  tour to depth {tour_depth}: {rep.steps:,} steps, states "

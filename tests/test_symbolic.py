@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from explorer.check import prepare
 from explorer.explicit import bfs
 from explorer.pycompile import compile_steps
-from explorer.symbolic import PropertyChecks, Symbolic, bmc, k_induction, to_z3
+from explorer.symbolic import PropertyChecks, bmc, k_induction, to_z3
 from models.expr import And, If, Select, Slot
 from osf_check.cli import main
 from properties import catalogue
@@ -101,4 +101,3 @@ def test_seed_reaches_z3():
     set_seed(7)
     assert z3.get_param("smt.random_seed") == "7"
     set_seed(0)
-    _ = Symbolic

@@ -76,7 +76,7 @@ def text(tr: Mapping[str, Any]) -> str:
             lines.append("  ── the cycle starts here (it returns to state "
                          f"{tr['loop_start']}) ──")
         if prev is None:
-            lines.append(f"\n  0. initial state")
+            lines.append("\n  0. initial state")
         else:
             who = step["actor"] + (f" → {step['target']}" if step["target"] else "")
             lines.append(f"\n  {k}. [{who}] {_step_line(step)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..dsl import Bool, Int, ModelBuilder
 from ..expr import And, If, Not
-from . import phone, relay
+from . import phone
 from .vocab import ANS, MEM, PST, STAGE, Ctx
 
 

@@ -112,4 +112,3 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         """5 s to enqueue the answer pass: no answer (the relay's entry decides)."""
         return at(s, o, a, STAGE.enqueue), {s.stage[c.q(o, a)]: STAGE.none}
 
-    _ = Bool

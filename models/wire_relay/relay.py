@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..dsl import Bool, Int, ModelBuilder
+from ..dsl import Int, ModelBuilder
 from ..expr import And, Count, If, Not, Or
 from . import phone
 from .vocab import ANS, PST, STAGE, Ctx
