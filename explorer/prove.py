@@ -22,6 +22,7 @@ import numpy as np
 
 from models.dsl import Model
 from models.expr import Expr, Implies, Or, Slot
+from properties import catalogue
 from properties.base import Property
 
 from .check import prepare
@@ -99,7 +100,7 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
           log: Callable[[str], None] | None = None) -> tuple[Model, list[ProofResult]]:
     set_seed(seed)
     model, chosen, _ = prepare(model_name, params=params, mutant=mutant, props=props)
-    all_props = {p.id: p for p in prepare(model_name, params=params, mutant=mutant)[1]}
+    all_props = {p.id: p for p in catalogue.properties_of(model_name)}
     tms = int(timeout * 1000) if timeout else None
     say = log or (lambda s: None)
     sample: list[int] | None = None
