@@ -27,9 +27,21 @@ from models.dsl import Model
 from models.expr import evaluate
 from properties import catalogue
 
+from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
 from .graph_harness import Divergence, GraphHarness
+from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
+from .wire_harness import WireHarness
 
-__all__ = ["FuzzReport", "Checker", "tour", "hypothesis_run", "make_harness"]
+#: the systems with an implementation, their mutants, and the tour's default depth (deep
+#: enough to reach each system's shortest known bug: graph-relay 8 steps, wire-relay 9)
+SYSTEMS = ("graph-relay", "wire-relay")
+IMPL_MUTANTS = {"graph-relay": tuple(GRAPH_MUTANTS), "wire-relay": tuple(WIRE_MUTANTS)}
+TOUR_DEPTH = {"graph-relay": 8, "wire-relay": 9}
+
+Harness = GraphHarness | WireHarness
+
+__all__ = ["FuzzReport", "Checker", "tour", "hypothesis_run", "make_harness", "SYSTEMS",
+           "IMPL_MUTANTS", "TOUR_DEPTH"]
 
 
 @dataclass
@@ -79,7 +91,7 @@ class Checker:
     def enabled(self, s: tuple) -> list[int]:
         return [i for i, f in enumerate(self.steps) if f(s) is not None]
 
-    def check(self, h: GraphHarness, ai: int, before: tuple) -> tuple:
+    def check(self, h: Harness, ai: int, before: tuple) -> tuple:
         inst = self.model.instances[ai]
         outs = h.apply(inst)
         after = h.abstract()
@@ -92,8 +104,8 @@ class Checker:
             if not f(before, after):
                 raise Divergence(f"property {pid} violated by the implementation on "
                                  f"{inst.label}")
-        if h.a8:
-            raise Divergence(f"property A8 violated by the implementation: {h.a8[0]}")
+        if h.violations:
+            raise Divergence(h.violations[0])
         expected = self.steps[ai](before)
         if expected != after:
             diff = [n for n, x, y in zip(self.model.slot_names, expected or (), after) if x != y]
@@ -101,7 +113,7 @@ class Checker:
                              f"{', '.join(diff) or 'action not enabled in the model'}")
         # the desktop's own decisions: it offers exactly what the model enables
         decided = {i.label for i in self.model.instances
-                   if i.name in ("start_graph", "refuse", "tick") and self.steps[i.index](after)
+                   if i.name in h.DECIDES and self.steps[i.index](after)
                    is not None}
         offered = h.offers()
         if offered != decided:
@@ -116,17 +128,31 @@ class Checker:
 
 
 def make_harness(model: Model, mutant: str | None, tmpdir: str | None, seed: int = 0,
-                 result_for: Callable[[int], Any] | None = None) -> GraphHarness:
-    """A harness whose outbox is a file in ``tmpdir`` (None: in memory, for snapshots)."""
+                 result_for: Callable[[int], Any] | None = None) -> Harness:
+    """The model's harness, its database a file in ``tmpdir`` (None: in memory, for
+    snapshots)."""
+    if model.name == "wire-relay":
+        path = os.path.join(tmpdir, "claims.sqlite") if tmpdir else ":memory:"
+        return WireHarness(model, path, mutant=mutant, seed=seed)
+    if model.name != "graph-relay":
+        raise ValueError(f"no implementation of {model.name} to drive; the fuzzer knows "
+                         f"graph-relay and wire-relay")
     path = os.path.join(tmpdir, "outbox.sqlite") if tmpdir else ":memory:"
     return GraphHarness(model, path, mutant=mutant, seed=seed, result_for=result_for)
 
 
 def model_for(name: str, mutant: str | None, params: dict | None = None) -> Model:
     """The model the implementation is checked against: always the correct one (a bug of
-    the implementation shows as a broken property or as a step the model would not take)."""
+    the implementation shows as a broken property or as a step the model would not take),
+    at the parameters the paired model mutant needs to show the bug."""
     from explorer.check import prepare
-    m, _, _ = prepare(name, params=params)
+    merged = dict(params or {})
+    if mutant is not None:
+        try:
+            merged = {**catalogue.mutant(name, mutant).params, **merged}
+        except LookupError:
+            pass  # an implementation-only mutant (truncate-by-bytes, half-result)
+    m, _, _ = prepare(name, params=merged)
     return m
 
 
@@ -212,7 +238,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
             rep.failure = str(e)
             rep.path = list(path)
         finally:
-            h.desktop.outbox.close()
+            h.close()
     rep.states_covered = len(covered_states)
     rep.seconds = time.perf_counter() - t0
     if log:
@@ -223,20 +249,36 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
 
 def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
                    steps: int = 40, seed: int = 0, profile: str | None = None,
-                   params: dict | None = None, rep: FuzzReport | None = None) -> FuzzReport:
-    """Random walks chosen by Hypothesis among the actions the model enables."""
+                   params: dict | None = None, rep: FuzzReport | None = None,
+                   start_depth: int = 8, hypothesis_shrink: bool = False) -> FuzzReport:
+    """Random walks chosen by Hypothesis among the actions the model enables.
+
+    Each example starts from a state of the explorer's graph within ``start_depth``
+    (reached by its shortest path, checked step by step like the rest), so the random
+    part begins where the tour stopped; shrinking moves the start towards the initial
+    state and drops steps."""
+    import hypothesis
     import hypothesis.strategies as st
     from hypothesis import HealthCheck, settings
-    from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+    from hypothesis.stateful import (RuleBasedStateMachine, initialize, rule,
+                                     run_state_machine_as_test)
 
     model = model_for(name, mutant, params)
     chk = Checker(model)
+    tree = bfs(model, [], depth=start_depth, keep_graph=True, check_deadlock=False)
+    # the starts: the deepest level first (where the tour stopped), then the rest
+    last = tree.level_start[-1] if tree.level_start else 0
+    starts = list(range(last, tree.distinct)) + list(range(last))
+    n_starts = len(starts)
+    mapped = {tree.state(i) for i in range(tree.distinct)}
     rep = rep or FuzzReport(name, mutant)
     texts = st.one_of(
         st.text(max_size=40),
         st.sampled_from(["日本語の結果" * 5_000, "日本語" * 40_000, "x" * 99_900, "😀" * 49_990,
                          "𝄞" * 30_000 + "z" * 40_000]))
     record: dict[str, Any] = {"path": []}
+    labels = {i.label: i.index for i in model.instances}
+    JUMPS = (1.0, 3.0, 8.0, 20.0, 60.0, 3600.0, 48 * 3600.0)
 
     class Machine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -247,49 +289,163 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
                                   lambda r: self.results.get(r, "done"))
             self.s = self.h.abstract()
             record["path"] = []
+            self.seen: set[tuple] = set()
             rep.hypothesis_examples += 1
+
+        @initialize(start=st.integers(0, 2**32 - 1))
+        def begin(self, start: int) -> None:
+            # a quarter of the walks start at the initial state (bugs that hide behind one
+            # particular path to a state); the others at a state of the explored map,
+            # reached by its shortest path (a wide integer taken modulo: Hypothesis's draws
+            # from a small range lean heavily on a few values).  Shrinks to the initial state.
+            if start % 4 == 0:
+                return
+            for ai in tree.path_to(starts[(start // 4) % n_starts])[1][1:]:
+                self.apply(ai)
 
         @rule(data=st.data())
         def step(self, data: Any) -> None:
+            # one rule, so that Hypothesis's simplest examples are model actions, not a
+            # run of crashes; shrinking turns crashes and clock jumps into actions
+            what = data.draw(st.integers(0, 9), label="what")
+            if what == 8:
+                self.storage_crash()
+            elif what == 9:
+                self.clock_jump(data.draw(st.sampled_from(JUMPS), label="seconds"))
+            else:
+                self.act(data)
+
+        def act(self, data: Any) -> None:
             en = chk.enabled(self.s)
             if not en:
                 return
-            ai = data.draw(st.sampled_from(en), label="action")
+            # steering: mostly take an action that leads out of the explored map (the
+            # tour's states) and out of this example's own past; the map is fixed during
+            # the run, so a failing example replays exactly when Hypothesis shrinks it
+            novel = [a for a in en if (t := chk.steps[a](self.s)) not in mapped
+                     and t not in self.seen]
+            pool = novel if novel and data.draw(st.integers(0, 3), label="steer") else en
+            ai = pool[data.draw(st.integers(0, 2**16 - 1), label="action") % len(pool)]
             inst = model.instances[ai]
             if inst.name == "graph_finish":
                 self.results[inst.args["r"]] = data.draw(texts, label="result")
+            self.apply(ai)
+
+        def apply(self, ai: int) -> None:
             record["path"].append(ai)
             self.s = chk.check(self.h, ai, self.s)
             rep.visited.add(self.s)
+            self.seen.add(self.s)
             rep.hypothesis_steps += 1
 
-        @rule()
         def storage_crash(self) -> None:
-            # the outbox database is closed and reopened between two steps
-            self.h.desktop.reopen()
+            # the database is closed and reopened between two steps
+            self.h.reopen()
             if self.h.abstract() != self.s:
-                raise Divergence("reopening the outbox database lost or changed a completion")
+                raise Divergence("reopening the database lost or changed a completion or a "
+                                 "durable claim")
 
-        @rule(seconds=st.sampled_from([1.0, 3.0, 20.0, 3600.0]))
         def clock_jump(self, seconds: float) -> None:
-            self.h.desktop.clock.advance(seconds)
+            # time passes; every timer now due fires, earliest first, each a model step
+            self.h.advance(seconds)
+            for _ in range(1000):
+                due = self.h.due()
+                if not due:
+                    break
+                ai = labels[due[0]]
+                if chk.steps[ai](self.s) is None:
+                    raise Divergence(f"the timer {due[0]} fired where the model does not "
+                                     f"enable it")
+                self.apply(ai)
 
         def teardown(self) -> None:
-            self.h.desktop.outbox.close()
+            self.h.close()
             self.tmp.cleanup()
 
     base = settings.get_profile(profile) if profile else settings()
-    s = settings(base, max_examples=examples, stateful_step_count=steps,
-                 suppress_health_check=list(HealthCheck), deadline=None)
+    phases = tuple(base.phases)
+    if not hypothesis_shrink:
+        # Hypothesis would replay thousands of whole examples (a database file each) to
+        # shrink; shrink_path does it on the model's steps in a fraction of the time
+        phases = tuple(p for p in phases if p.name != "shrink")
+    # --seed drives Hypothesis too (the same examples wherever it runs); derandomize would
+    # seed from a digest of the machine instead
+    s = settings(base, max_examples=examples, stateful_step_count=steps, phases=phases,
+                 suppress_health_check=list(HealthCheck), deadline=None, derandomize=False)
+    hypothesis.seed(seed)(Machine)
     t0 = time.perf_counter()
     try:
         run_state_machine_as_test(Machine, settings=s)
     except Divergence as e:
         rep.failure = str(e)
         rep.path = list(record["path"])
+        short = shrink_path(model, mutant, rep.path, seed=seed)
+        if short is not None:
+            rep.path, rep.failure = short
     rep.seconds += time.perf_counter() - t0
     return rep
 
+
+def _fails(model: Model, chk: Checker, mutant: str | None, path: list[int],
+           seed: int) -> str | None:
+    """The failure this path of model steps shows on the implementation (None: it passes,
+    or it is not a path of the model)."""
+    h = make_harness(model, mutant, None, seed, tour_result)
+    s = h.abstract()
+    try:
+        for ai in path:
+            if chk.steps[ai](s) is None:
+                return None
+            s = chk.check(h, ai, s)
+    except Divergence as e:
+        return str(e)
+    finally:
+        h.close()
+    return None
+
+
+def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int = 0
+                ) -> tuple[list[int], str] | None:
+    """A shorter path of model steps that still makes the implementation fail.  First the
+    loops of the model's path are cut (a segment that comes back to a model state it
+    started from, longest first), then chunks and single steps (ddmin, greedy), each cut
+    kept only if the rest is a path of the model that still fails.  None if the path alone
+    does not fail (the failure needed a storage crash between steps)."""
+    chk = Checker(model)
+    why = _fails(model, chk, mutant, path, seed)
+    if why is None:
+        return None
+    cur = list(path)
+
+    def states_along(p: list[int]) -> list[tuple]:
+        out = [model.initial_states[0]]
+        for ai in p:
+            out.append(chk.steps[ai](out[-1]))
+        return out
+
+    changed = True
+    while changed:
+        changed = False
+        sts = states_along(cur)
+        loops = sorted(((i, j) for i in range(len(sts)) for j in range(i + 1, len(sts))
+                        if sts[i] == sts[j]), key=lambda ij: ij[0] - ij[1])
+        for i, j in loops:
+            w = _fails(model, chk, mutant, cur[:i] + cur[j:], seed)
+            if w is not None:
+                cur, why, changed = cur[:i] + cur[j:], w, True
+                break
+        if changed:
+            continue
+        chunk = max(1, len(cur) // 2)
+        while chunk >= 1 and not changed:
+            for i in range(0, len(cur) - chunk + 1, chunk):
+                cand = cur[:i] + cur[i + chunk:]
+                w = _fails(model, chk, mutant, cand, seed) if cand else None
+                if w is not None:
+                    cur, why, changed = cand, w, True
+                    break
+            chunk //= 2
+    return cur, why
 
 
 def path_trace(model: Model, path: list[int], *, message: str, mutant: str | None, seed: int,
@@ -323,8 +479,6 @@ class ReplayStep:
 def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0) -> list[ReplayStep]:
     """Run a trace (from explore, prove or fuzz) against the implementation, step by step."""
     model = model_for(trace["model"], mutant, trace["params"])
-    if trace["model"] != "graph-relay":
-        raise ValueError(f"no implementation of {trace['model']} to replay against yet")
     chk = Checker(model)
     labels = {i.label: i.index for i in model.instances}
     out: list[ReplayStep] = []
@@ -356,5 +510,5 @@ def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0) -
                 break
             out.append(ReplayStep(step["index"], step["label"], True))
     finally:
-        h.desktop.outbox.close()
+        h.close()
     return out

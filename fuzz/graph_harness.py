@@ -36,6 +36,9 @@ class Divergence(AssertionError):
 
 
 class GraphHarness:
+    #: the model actions that are the desktop's own decisions (checked against offers())
+    DECIDES = ("start_graph", "refuse", "tick")
+
     def __init__(self, model: Model, outbox_path: str, mutant: str | None = None, seed: int = 0,
                  result_for: Callable[[int], Any] | None = None):
         self.model = model
@@ -54,7 +57,7 @@ class GraphHarness:
         self.ticket = [0] * n
         self.net: dict[str, tuple[str, dict[str, Any]]] = {}  # command id -> (sent|acked, payload)
         self.result_for = result_for or (lambda r: "done")
-        self.a8: list[str] = []  # A8 failures seen on posted payloads
+        self.violations: list[str] = []  # A8 failures seen on posted payloads
 
     # helpers -------------------------------------------------------------------
     def cid(self, r: int) -> str | None:
@@ -80,7 +83,7 @@ class GraphHarness:
         if full is not None:
             why = bounded(payload, full)
             if why:
-                self.a8.append(why)
+                self.violations.append(f"property A8 violated by the implementation: {why}")
         self.net[cid] = ("sent", payload)
 
     def _command(self, r: int):
@@ -230,6 +233,20 @@ class GraphHarness:
             x = st[v.name]
             flat.extend(x if isinstance(x, list) else [x])
         return tuple(flat)
+
+    def reopen(self) -> None:
+        """Close the outbox database and open it again (a crash of the storage)."""
+        self.desktop.reopen()
+
+    def close(self) -> None:
+        self.desktop.outbox.close()
+
+    def advance(self, seconds: float) -> None:
+        self.desktop.clock.advance(seconds)
+
+    def due(self) -> list[str]:
+        """The desktop's timers are model actions it decides itself (tick, control poll)."""
+        return []
 
     # snapshots (for the transition tour) ---------------------------------------------
     def snapshot(self) -> Any:

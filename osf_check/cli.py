@@ -420,82 +420,106 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
 
 
 @main.command()
-@click.option("--model", default="graph-relay", show_default=True, metavar="M")
+@click.option("--model", default=None, metavar="M",
+              help="graph-relay or wire-relay (default: both; with --mutant, the one that has it).")
 @click.option("--mutant", default=None, metavar="NAME",
               help="Switch on a bug in the implementation (see `osf-check list`).")
 @click.option("--examples", type=click.IntRange(0, 10**7), default=None,
-              help="Hypothesis examples (default: the profile's).")
+              help="Hypothesis examples per system (default: the profile's).")
 @click.option("--steps", type=click.IntRange(1, 10**4), default=40, show_default=True,
               help="Steps per Hypothesis example.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--profile", type=click.Choice(["ci", "dev", "nightly"]), default=None,
               help="Hypothesis profile (CI=true selects ci).")
-@click.option("--tour-depth", type=click.IntRange(0, 20), default=8, show_default=True,
-              help="Drive the implementation through every state and transition to this depth.")
+@click.option("--tour-depth", type=click.IntRange(0, 20), default=None,
+              help="Drive the implementation through every state and transition to this depth "
+                   "(default: 8 for graph-relay, 9 for wire-relay).")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
-def fuzz(model: str, mutant: str | None, examples: int | None, steps: int, seed: int,
-         profile: str | None, tour_depth: int, as_json: bool, out: Path | None) -> None:
+def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int, seed: int,
+         profile: str | None, tour_depth: int | None, as_json: bool, out: Path | None) -> None:
     """Fuzz the reference implementation against the model (tour, then Hypothesis)."""
     import os as _os
 
-    from fuzz.driver import hypothesis_run, path_trace, tour
-    from fuzz.graph_harness import IMPL_MUTANTS
+    from fuzz.driver import IMPL_MUTANTS, SYSTEMS, TOUR_DEPTH, hypothesis_run, model_for, \
+        path_trace, tour
     try:
-        catalogue.spec(model)
-        if model != "graph-relay":
-            raise BadInput(f"the {model} implementation is not written yet: fuzz runs "
-                           f"graph-relay only")
-        if mutant is not None and mutant not in IMPL_MUTANTS:
-            raise BadInput(f"the graph-relay implementation has no mutant {mutant!r} (it has: "
-                           f"{', '.join(IMPL_MUTANTS)})")
-    except BadInput as e:
+        if model is not None:
+            catalogue.spec(model)
+            if model not in SYSTEMS:
+                raise BadInput(f"{model} has no implementation to fuzz (fuzz knows "
+                               f"{' and '.join(SYSTEMS)})")
+        if mutant is not None:
+            owners = [m for m in SYSTEMS if mutant in IMPL_MUTANTS[m]]
+            if model is None and owners:
+                model = owners[0]
+            if model is None or mutant not in IMPL_MUTANTS[model]:
+                where = model or "either implementation"
+                known = IMPL_MUTANTS[model] if model else sorted(
+                    {x for m in SYSTEMS for x in IMPL_MUTANTS[m]})
+                raise BadInput(f"{where} has no mutant {mutant!r} (known: {', '.join(known)})")
+    except (BadInput, LookupError) as e:
         _fail(str(e))
-    except LookupError as e:
-        _fail(str(e))
+    systems = [model] if model else list(SYSTEMS)
     prof = profile or ("ci" if _os.environ.get("CI") else "dev")
-    n_ex = examples if examples is not None else {"ci": 100, "dev": 200, "nightly": 5000}[prof]
+    n_ex = examples if examples is not None else {"ci": 300, "dev": 300, "nightly": 10_000}[prof]
     say = (lambda s: click.echo(f"osf-check: {s}", err=True))
-    t0 = time.perf_counter()
-    rep = tour(model, mutant=mutant, depth=tour_depth, seed=seed, log=say)
-    if rep.failure is None and n_ex:
-        say(f"hypothesis: {n_ex} examples of up to {steps} steps, profile {prof}")
-        rep = hypothesis_run(model, mutant=mutant, examples=n_ex, steps=steps, seed=seed,
-                             profile=prof, rep=rep)
-    elapsed = time.perf_counter() - t0
-    code = 12 if rep.failure else 0
-    doc: dict[str, Any] = {
-        "schema_version": report.SCHEMA_VERSION, "command": "fuzz", "model": model,
-        "mutant": mutant, "seed": seed, "profile": prof, "exit_code": code,
-        "seconds": round(elapsed, 2), "tour": {"depth": tour_depth, "steps": rep.steps,
-                                               "states": [rep.states_covered, rep.states_total],
-                                               "transitions": [rep.edges_covered,
-                                                               rep.edges_total]},
-        "hypothesis": {"examples": rep.hypothesis_examples, "steps": rep.hypothesis_steps,
-                       "distinct_model_states": len(rep.visited)},
-        "failure": rep.failure}
-    m = None
-    if rep.failure:
-        from fuzz.driver import model_for
-        m = model_for(model, mutant)
-        tr = path_trace(m, rep.path, message=rep.failure, mutant=mutant, seed=seed)
-        doc["trace"] = tr
-        if out is not None:
-            stem = f"{model}{'-' + mutant if mutant else ''}-fuzz"
-            report.write_outputs(out, tr, stem, report.err)
+    runs: list[dict[str, Any]] = []
+    code = 0
+    for name in systems:
+        depth = tour_depth if tour_depth is not None else TOUR_DEPTH[name]
+        say(f"{name}: tour to depth {depth}")
+        t0 = time.perf_counter()
+        rep = tour(name, mutant=mutant, depth=depth, seed=seed, log=say)
+        t_tour = time.perf_counter() - t0
+        if rep.failure is None and n_ex:
+            say(f"{name}: hypothesis, {n_ex} examples of up to {steps} steps, profile {prof}")
+            rep = hypothesis_run(name, mutant=mutant, examples=n_ex, steps=steps, seed=seed,
+                                 profile=prof, rep=rep, start_depth=min(depth, 8),
+                                 hypothesis_shrink=prof == "nightly")
+        elapsed = time.perf_counter() - t0
+        t_hyp = elapsed - t_tour
+        run: dict[str, Any] = {
+            "model": name, "mutant": mutant, "exit_code": 12 if rep.failure else 0,
+            "seconds": round(elapsed, 2),
+            "tour": {"depth": depth, "steps": rep.steps, "seconds": round(t_tour, 2),
+                     "states": [rep.states_covered, rep.states_total],
+                     "transitions": [rep.edges_covered, rep.edges_total]},
+            "hypothesis": {"examples": rep.hypothesis_examples, "steps": rep.hypothesis_steps,
+                           "seconds": round(t_hyp, 2),
+                           "examples_per_second": round(rep.hypothesis_examples / t_hyp, 1)
+                           if t_hyp > 0 and rep.hypothesis_examples else None,
+                           "distinct_model_states": len(rep.visited)},
+            "failure": rep.failure}
+        if rep.failure:
+            code = 12
+            tr = path_trace(model_for(name, mutant), rep.path, message=rep.failure,
+                            mutant=mutant, seed=seed)
+            run["trace"] = tr
+            if out is not None:
+                stem = f"{name}{'-' + mutant if mutant else ''}-fuzz"
+                report.write_outputs(out, tr, stem, report.err)
+        runs.append(run)
+    doc: dict[str, Any] = {"schema_version": report.SCHEMA_VERSION, "command": "fuzz",
+                           "seed": seed, "profile": prof, "exit_code": code, "runs": runs}
     _record(doc, out, "fuzz.json", as_json, code)
-    click.echo(f"{model}{' (implementation mutant ' + mutant + ')' if mutant else ''}: "
-               f"seed {seed}, profile {prof}")
-    click.echo(f"  tour to depth {tour_depth}: {rep.steps:,} steps, states "
-               f"{rep.states_covered:,}/{rep.states_total:,} ({100 * rep.state_coverage:.1f}%), "
-               f"transitions {rep.edges_covered:,}/{rep.edges_total:,} "
-               f"({100 * rep.edge_coverage:.1f}%)")
-    click.echo(f"  hypothesis: {rep.hypothesis_examples:,} examples, {rep.hypothesis_steps:,} "
-               f"steps, {len(rep.visited):,} distinct model states")
-    click.echo(f"  {elapsed:.1f} s in all")
-    if rep.failure:
-        click.echo(f"FAILURE: {rep.failure}")
-        click.echo(rnd.text(doc["trace"]))
+    for run in runs:
+        tr_, hy = run["tour"], run["hypothesis"]
+        click.echo(f"{run['model']}"
+                   f"{' (implementation mutant ' + mutant + ')' if mutant else ''}: "
+                   f"seed {seed}, profile {prof}")
+        st_, ed = tr_["states"], tr_["transitions"]
+        click.echo(f"  tour to depth {tr_['depth']}: {tr_['steps']:,} steps in "
+                   f"{tr_['seconds']:.1f} s, states {st_[0]:,}/{st_[1]:,} "
+                   f"({100 * st_[0] / max(1, st_[1]):.1f}%), transitions {ed[0]:,}/{ed[1]:,} "
+                   f"({100 * ed[0] / max(1, ed[1]):.1f}%)")
+        rate = f", {hy['examples_per_second']} examples/s" if hy["examples_per_second"] else ""
+        click.echo(f"  hypothesis: {hy['examples']:,} examples, {hy['steps']:,} steps in "
+                   f"{hy['seconds']:.1f} s{rate}, {hy['distinct_model_states']:,} distinct model "
+                   f"states")
+        if run["failure"]:
+            click.echo(f"FAILURE: {run['failure']}")
+            click.echo(rnd.text(run["trace"]))
     click.echo(f"result: exit {code}")
     sys.exit(code)
 
@@ -553,15 +577,18 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
               help="Write a standalone regression test that replays this trace.")
 def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None) -> None:
     """Run a trace against the implementation and say step by step whether it followed."""
+    from fuzz.driver import IMPL_MUTANTS, SYSTEMS
     from fuzz.driver import replay as run_replay
-    from fuzz.graph_harness import IMPL_MUTANTS
     try:
         tr = load_trace(trace_file)
+        if tr["model"] not in SYSTEMS:
+            raise BadInput(f"{tr['model']} has no implementation to replay against (replay "
+                           f"knows {' and '.join(SYSTEMS)})")
         mu = mutant if mutant is not None else tr.get("mutant")
         if mu == "none":  # the correct implementation
             mu = None
-        if mu is not None and mu not in IMPL_MUTANTS:
-            raise BadInput(f"the implementation has no mutant {mu!r}")
+        if mu is not None and mu not in IMPL_MUTANTS[tr["model"]]:
+            raise BadInput(f"the {tr['model']} implementation has no mutant {mu!r}")
         steps = run_replay(tr, mutant=mu)
     except (TraceError, BadInput, ValueError, LookupError) as e:
         _fail(str(e))

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from fuzz.driver import hypothesis_run, tour
+from fuzzcheck import assert_reproduces
 from fuzz.graph_harness import IMPL_MUTANTS
 from osf_check.cli import main
 from relay.graph.desktop import DesktopRelay
@@ -38,6 +39,7 @@ def test_tour_catches_each_implementation_mutant(mutant):
     rep = tour("graph-relay", depth=8, mutant=mutant)
     assert rep.failure is not None, mutant
     assert 1 <= len(rep.path) <= 8
+    assert_reproduces(rep)
 
 
 def test_hypothesis_catches_the_lost_offline_queue():
@@ -48,13 +50,15 @@ def test_hypothesis_catches_the_lost_offline_queue():
     rep = hypothesis_run("graph-relay", mutant="queue-on-desktop", examples=300, steps=40,
                          profile="ci")
     assert rep.failure is not None and "sync" in rep.failure
+    assert len(rep.path) <= 12  # shrunk on the model's steps
+    assert_reproduces(rep)
 
 
 def test_fuzz_cli_writes_a_trace_that_renders_and_replays(tmp_path):
     res = CliRunner().invoke(main, ["fuzz", "--mutant", "leaky-not-found", "--out",
                                     str(tmp_path), "--json"])
     assert res.exit_code == 12, res.output
-    doc = json.loads(res.stdout)
+    doc = json.loads(res.stdout)["runs"][0]
     assert "not_found" in doc["failure"] and len(doc["trace"]["steps"]) == 3
     tr = tmp_path / "graph-relay-leaky-not-found-fuzz.trace.json"
     assert CliRunner().invoke(main, ["render", str(tr), "--format", "mermaid"]).exit_code == 0
@@ -77,8 +81,10 @@ def test_explore_counterexample_reproduces_on_the_implementation_mutant(tmp_path
 def test_fuzz_bad_input():
     res = CliRunner().invoke(main, ["fuzz", "--mutant", "nope"])
     assert res.exit_code == 150 and "no mutant 'nope'" in res.stderr
-    res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay"])
-    assert res.exit_code == 150 and "not written yet" in res.stderr
+    res = CliRunner().invoke(main, ["fuzz", "--model", "two-phase"])
+    assert res.exit_code == 150 and "no implementation to fuzz" in res.stderr
+    res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--mutant", "outbox-off"])
+    assert res.exit_code == 150 and "wire-relay has no mutant 'outbox-off'" in res.stderr
 
 
 # A8 at the edge ------------------------------------------------------------------------

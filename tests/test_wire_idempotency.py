@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from relay.wire.idempotency import (AMBIGUOUS, LEASE, MAX_ANSWER, RETENTION, DurableClaims,
                                     Scope, answer_class)
+from relay.wire.errors import desktop_error
 
 S = Scope("user-1", "phone-1::desk-1", "session.rename", "op-1")
 OK = {"result": {"ok": True}}
@@ -12,7 +13,7 @@ OK = {"result": {"ok": True}}
 def test_claim_run_store_replay(tmp_path):
     reg = DurableClaims(tmp_path / "claims.sqlite")
     assert reg.claim(S, {"a": 1}, 0).kind == "run"
-    assert reg.store(S, OK, 10) == OK
+    assert reg.store(S, OK, 10) == (OK, True)
     d = reg.claim(S, {"a": 1}, 20)
     assert (d.kind, d.answer) == ("replay", OK)
 
@@ -28,7 +29,9 @@ def test_other_params_conflict_and_other_method_is_another_key(tmp_path):
 def test_orphan_is_busy_until_the_lease_ends_then_ambiguous_and_never_reruns(tmp_path):
     reg = DurableClaims(tmp_path / "c.sqlite")
     reg.claim(S, {"a": 1}, 0)  # the handler is dropped: the row stays running
+    assert reg.tick(LEASE - 1) == 0
     assert reg.claim(S, {"a": 1}, LEASE - 1).kind == "busy"
+    assert reg.tick(LEASE) == 1  # the lease is a timer, never extended
     d = reg.claim(S, {"a": 1}, LEASE + 1)
     assert (d.kind, d.answer) == ("ambiguous", AMBIGUOUS)
     assert reg.claim(S, {"a": 1}, LEASE + 2).kind == "replay"  # the ambiguous answer
@@ -44,7 +47,7 @@ def test_replay_safe_methods_may_run_again_after_an_interrupted_first_copy(tmp_p
 def test_retryable_answers_are_reclaimed(tmp_path):
     reg = DurableClaims(tmp_path / "c.sqlite")
     reg.claim(S, {}, 0)
-    reg.store(S, {"error": {"code": "x", "retryable": True}}, 1)
+    reg.store(S, desktop_error("unavailable", retryable=True), 1)
     assert reg.claim(S, {}, 2).kind == "run"
 
 
@@ -56,6 +59,8 @@ def test_rows_survive_a_restart_and_are_forgotten_after_48_hours(tmp_path):
     reg.close()
     reg = DurableClaims(p)  # the desktop restarted: the durable layer remembers
     assert reg.claim(S, {}, 100).kind == "replay"
+    assert reg.tick(4 + RETENTION) == 0
+    assert reg.tick(5 + RETENTION) == 1  # deleted 48 h after the answer was stored
     assert reg.claim(S, {}, 5 + RETENTION).kind == "run"  # forgotten: runs as a new mutation
 
 
@@ -65,11 +70,16 @@ def test_capacity_and_oversized_answers(tmp_path):
         assert reg.claim(Scope("u", "d", "m", k * 8), {}, 0).kind == "run"
     assert reg.claim(Scope("u", "d", "m", "c" * 8), {}, 0).kind == "capacity"
     big = {"result": "x" * (MAX_ANSWER + 1)}
-    assert reg.store(Scope("u", "d", "m", "a" * 8), big, 1) == AMBIGUOUS
+    assert reg.store(Scope("u", "d", "m", "a" * 8), big, 1) == (AMBIGUOUS, True)
+    # a failed store leaves the row running and the answer ambiguous, never a bare success
+    reg.fail_next_store = True
+    assert reg.store(Scope("u", "d", "m", "b" * 8), OK, 2) == (AMBIGUOUS, False)
+    assert reg.row(Scope("u", "d", "m", "b" * 8)).state == "running"
 
 
 def test_error_classes():
     assert answer_class(OK) == "final"
-    assert answer_class({"error": {"code": "not_found"}}) == "final"
-    assert answer_class({"error": {"code": "parse_error"}}) == "retryable"
-    assert answer_class({"error": {"code": "internal"}}) == "ambiguous"
+    assert answer_class(desktop_error("not_found")) == "final"
+    assert answer_class(desktop_error("parse_error")) == "retryable"
+    assert answer_class(desktop_error("internal")) == "ambiguous"
+    assert answer_class(AMBIGUOUS) == "ambiguous"

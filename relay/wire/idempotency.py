@@ -12,6 +12,10 @@ the stored answer for 48 hours.  Decisions follow wire-relay.md:
   replay-safe methods, which may run after an interrupted first copy;
 - an answer over 256 KiB, or one that could not be stored, is ambiguous.
 
+Time is given, never read: the end of a lease and the end of a row's retention are
+timers (:meth:`DurableClaims.timers`) that the shell fires; their deadlines come from
+the row's own timestamps, so they survive a restart with the file.
+
 >>> reg = DurableClaims(":memory:")
 >>> s = Scope("u1", "phone::desk", "session.rename", "k-1")
 >>> reg.claim(s, {"name": "a"}, now=0.0).kind
@@ -25,29 +29,29 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .errors import answer_class, desktop_error
+
+__all__ = ["AMBIGUOUS", "DurableClaims", "MemoryClaims", "Row", "Scope", "answer_class",
+           "fingerprint"]
 
 LEASE = 5 * 60.0
 RETENTION = 48 * 3600.0
 MAX_ROWS = 4_096
 MAX_ANSWER = 256 * 1024
+MAX_WAITERS = 32
+MAX_COMPLETED = 512
+MAX_RUNNING = 64
 REPLAY_SAFE = frozenset({"run.chatOutboxSubmit", "files.appendChatAttachmentUploadChunk",
                          "files.finishChatAttachmentUpload", "files.cancelChatAttachmentUpload"})
-FINAL = frozenset({"invalid_request", "method_not_found", "invalid_params", "unauthorized",
-                   "forbidden", "not_found", "conflict", "validation", "billing",
-                   "payment_required", "not_implemented"})
 
-
-def answer_class(answer: dict[str, Any]) -> str:
-    """final, retryable or ambiguous (a success is final)."""
-    err = answer.get("error")
-    if err is None:
-        return "final"
-    if err.get("retryable") or err.get("code") == "parse_error":
-        return "retryable"
-    return "final" if err.get("code") in FINAL else "ambiguous"
+AMBIGUOUS = desktop_error("ambiguous", "The first attempt's outcome is unknown; do not assume "
+                          "it did not run.")
+BUSY = desktop_error("busy", "The first attempt may still run; retry later.")
 
 
 def fingerprint(params: Any) -> str:
@@ -69,92 +73,212 @@ class Decision:
     answer: dict[str, Any] | None = None
 
 
-AMBIGUOUS = {"error": {"code": "ambiguous", "message": "The first attempt's outcome is unknown; "
-                       "do not assume it did not run."}}
+@dataclass(frozen=True)
+class Row:
+    fp: str
+    state: str  # running, stored
+    answer: dict[str, Any] | None
+    claimed_at: float
+    stored_at: float | None
+    lease_over: bool
 
 
 class DurableClaims:
     """One SQLite row per scope key; the file survives a restart of the desktop."""
 
-    def __init__(self, path: str | Path, max_rows: int = MAX_ROWS):
+    def __init__(self, path: str | Path, max_rows: int = MAX_ROWS, *,
+                 ignore_params: bool = False, rerun_after_lease: bool = False,
+                 off_by_one: bool = False):
         self.path, self.max_rows = str(path), max_rows
+        # three implementation mutants live here
+        self.ignore_params, self.rerun_after_lease = ignore_params, rerun_after_lease
+        self.off_by_one = off_by_one
+        self.fail_next_store = False  # a test hook: the next store meets a disk error
         self.db = sqlite3.connect(self.path, isolation_level=None)
         self.db.execute("CREATE TABLE IF NOT EXISTS claims (user TEXT, device TEXT, method TEXT, "
                         "key TEXT, fp TEXT NOT NULL, state TEXT NOT NULL, answer TEXT, "
-                        "claimed_at REAL NOT NULL, stored_at REAL, "
-                        "PRIMARY KEY (user, device, method, key))")
+                        "claimed_at REAL NOT NULL, stored_at REAL, lease_over INTEGER NOT NULL "
+                        "DEFAULT 0, PRIMARY KEY (user, device, method, key))")
 
     def close(self) -> None:
         self.db.close()
 
-    def _row(self, s: Scope) -> tuple | None:
-        return self.db.execute("SELECT fp, state, answer, claimed_at, stored_at FROM claims "
-                               "WHERE user=? AND device=? AND method=? AND key=?",
-                               (s.user, s.device, s.method, s.key)).fetchone()
+    _WHERE = "WHERE user=? AND device=? AND method=? AND key=?"
 
-    def expire(self, now: float) -> int:
-        """Delete rows whose answer was stored 48 h ago or more; the key is forgotten."""
-        cur = self.db.execute("DELETE FROM claims WHERE stored_at IS NOT NULL AND "
-                              "stored_at + ? <= ?", (RETENTION, now))
-        return cur.rowcount
+    def row(self, s: Scope) -> Row | None:
+        r = self.db.execute("SELECT fp, state, answer, claimed_at, stored_at, lease_over FROM "
+                            "claims " + self._WHERE, (s.user, s.device, s.method, s.key)).fetchone()
+        if r is None:
+            return None
+        return Row(r[0], r[1], json.loads(r[2]) if r[2] is not None else None, r[3], r[4],
+                   bool(r[5]))
 
     def rows(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
 
+    # decisions ---------------------------------------------------------------------------
+    def conflicts(self, s: Scope, params: Any) -> bool:
+        row = self.row(s)
+        return row is not None and row.fp != fingerprint(params) and not self.ignore_params
+
     def claim(self, s: Scope, params: Any, now: float, owner_alive: bool = False) -> Decision:
         """Decide what a request with this scope key and params meets (``owner_alive``: the
         in-memory layer knows a live copy; then the caller joins it instead)."""
-        self.expire(now)
-        fp = fingerprint(params)
-        row = self._row(s)
+        row = self.row(s)
         if row is None:
-            if self.rows() >= self.max_rows:
-                return Decision("capacity", {"error": {"code": "capacity", "retryable": True,
-                                                       "message": "too many idempotency keys"}})
-            self.db.execute("INSERT INTO claims VALUES (?,?,?,?,?,?,?,?,?)",
-                            (s.user, s.device, s.method, s.key, fp, "running", None, now, None))
+            over = self.rows() > self.max_rows if self.off_by_one else self.rows() >= self.max_rows
+            if over:
+                return Decision("capacity", desktop_error("capacity", "too many idempotency keys"))
+            self.db.execute("INSERT INTO claims VALUES (?,?,?,?,?,?,?,?,?,0)",
+                            (s.user, s.device, s.method, s.key, fingerprint(params), "running",
+                             None, now, None))
             return Decision("run")
-        rfp, state, answer, claimed_at, _ = row
-        if rfp != fp:
-            return Decision("conflict", {"error": {"code": "conflict", "message":
-                                                   "idempotency key reused with other params"}})
-        if state == "stored":
-            stored = json.loads(answer)
-            if answer_class(stored) == "retryable":
+        if self.conflicts(s, params):
+            return Decision("conflict", desktop_error(
+                "conflict", "idempotency key reused with other params"))
+        if row.state == "stored":
+            assert row.answer is not None
+            if answer_class(row.answer) == "retryable":
                 self._reclaim(s, now)
                 return Decision("run")
-            return Decision("replay", stored)
+            return Decision("replay", row.answer)
         # running: a live copy (the in-memory layer joins it) or an orphan
         if owner_alive:
-            return Decision("busy")
-        if s.method in REPLAY_SAFE:
+            return Decision("busy", BUSY)
+        if s.method in REPLAY_SAFE or (row.lease_over and self.rerun_after_lease):
             self._reclaim(s, now)
             return Decision("run")
-        if now < claimed_at + LEASE:
-            return Decision("busy", {"error": {"code": "busy", "retryable": True,
-                                               "message": "the first attempt may still run"}})
+        if not row.lease_over:
+            return Decision("busy", BUSY)
         self._store(s, AMBIGUOUS, now)
         return Decision("ambiguous", AMBIGUOUS)
 
     def _reclaim(self, s: Scope, now: float) -> None:
         self.db.execute("UPDATE claims SET state='running', answer=NULL, claimed_at=?, "
-                        "stored_at=NULL WHERE user=? AND device=? AND method=? AND key=?",
+                        "stored_at=NULL, lease_over=0 " + self._WHERE,
                         (now, s.user, s.device, s.method, s.key))
 
     def _store(self, s: Scope, answer: dict[str, Any], now: float) -> None:
-        self.db.execute("UPDATE claims SET state='stored', answer=?, stored_at=? WHERE user=? "
-                        "AND device=? AND method=? AND key=?",
+        if self.fail_next_store:
+            self.fail_next_store = False
+            raise sqlite3.OperationalError("database or disk is full")
+        self.db.execute("UPDATE claims SET state='stored', answer=?, stored_at=? " + self._WHERE,
                         (json.dumps(answer, ensure_ascii=False), now, s.user, s.device, s.method,
                          s.key))
 
-    def store(self, s: Scope, answer: dict[str, Any], now: float) -> dict[str, Any]:
-        """Store the answer for replay; returns what the caller must send: the answer, or an
-        ambiguous one if it is too large to store (never a success without a replay entry)."""
+    def store(self, s: Scope, answer: dict[str, Any], now: float) -> tuple[dict[str, Any], bool]:
+        """Store the answer for replay.  Returns what the caller must send and whether it was
+        stored: an answer over 256 KiB is stored (and sent) as ambiguous; if the store fails
+        the row stays ``running`` and the answer is ambiguous, never a success without a
+        replay entry."""
         text = json.dumps(answer, ensure_ascii=False)
         if len(text.encode("utf-8")) > MAX_ANSWER:
             answer = AMBIGUOUS
         try:
             self._store(s, answer, now)
         except sqlite3.Error:
-            return AMBIGUOUS
-        return answer
+            return AMBIGUOUS, False
+        return answer, True
+
+    # time ----------------------------------------------------------------------------------
+    def timers(self) -> list[tuple[float, str, Scope]]:
+        """(deadline, "lease" or "retention", scope) of every row, from its own timestamps."""
+        out = []
+        for u, d, m, k, state, claimed, stored, over in self.db.execute(
+                "SELECT user, device, method, key, state, claimed_at, stored_at, lease_over "
+                "FROM claims ORDER BY user, device, method, key"):
+            if state == "running" and not over:
+                out.append((claimed + LEASE, "lease", Scope(u, d, m, k)))
+            elif state == "stored":
+                out.append((stored + RETENTION, "retention", Scope(u, d, m, k)))
+        return sorted(out, key=lambda t: (t[0], t[1], t[2].user, t[2].device, t[2].method,
+                                          t[2].key))
+
+    def end_lease(self, s: Scope, now: float) -> bool:
+        row = self.row(s)
+        if row is None or row.state != "running" or row.lease_over or now < row.claimed_at + LEASE:
+            return False
+        self.db.execute("UPDATE claims SET lease_over=1 " + self._WHERE,
+                        (s.user, s.device, s.method, s.key))
+        return True
+
+    def forget(self, s: Scope, now: float) -> bool:
+        """48 h after its answer was stored the row is deleted: the key is forgotten."""
+        row = self.row(s)
+        if row is None or row.stored_at is None or now < row.stored_at + RETENTION:
+            return False
+        self.db.execute("DELETE FROM claims " + self._WHERE, (s.user, s.device, s.method, s.key))
+        return True
+
+    def tick(self, now: float) -> int:
+        """Fire every due lease and retention timer; returns how many fired."""
+        n = 0
+        for deadline, kind, s in self.timers():
+            if deadline <= now:
+                n += self.end_lease(s, now) if kind == "lease" else self.forget(s, now)
+        return n
+
+
+@dataclass
+class MemClaim:
+    state: str = "none"  # none (dropped, waiters still parked), running, done
+    answer: dict[str, Any] | None = None
+    waiters: int = 0
+
+
+class MemoryClaims:
+    """Process-local claims: a retry joins a running copy (up to 32 waiters per key); the
+    last 512 completed results are replayed; at most 64 claims run at once."""
+
+    def __init__(self, waiters: int = MAX_WAITERS, completed: int = MAX_COMPLETED,
+                 running: int = MAX_RUNNING, off_by_one: bool = False):
+        self.max_waiters, self.max_completed, self.max_running = waiters, completed, running
+        self.off_by_one = off_by_one
+        self.claims: OrderedDict[Scope, MemClaim] = OrderedDict()
+
+    def state(self, s: Scope) -> str:
+        c = self.claims.get(s)
+        return c.state if c else "none"
+
+    def get(self, s: Scope) -> MemClaim:
+        return self.claims.get(s) or MemClaim()
+
+    def running(self) -> int:
+        return sum(1 for c in self.claims.values() if c.state == "running")
+
+    def full(self, s: Scope) -> bool:
+        """No room for one more waiter on this key."""
+        n = self.get(s).waiters
+        return n > self.max_waiters if self.off_by_one else n >= self.max_waiters
+
+    def start(self, s: Scope) -> None:
+        c = self.claims.setdefault(s, MemClaim())
+        c.state, c.answer = "running", None
+        self.claims.move_to_end(s)
+
+    def join(self, s: Scope) -> None:
+        self.claims[s].waiters += 1
+
+    def leave(self, s: Scope) -> None:
+        c = self.claims.get(s)
+        if c is not None:
+            c.waiters = max(0, c.waiters - 1)
+            if c.state == "none" and not c.waiters:
+                del self.claims[s]
+
+    def complete(self, s: Scope, answer: dict[str, Any]) -> None:
+        c = self.claims.setdefault(s, MemClaim())
+        c.state, c.answer = "done", answer
+        self.claims.move_to_end(s)
+        done = [k for k, v in self.claims.items() if v.state == "done" and v.waiters == 0]
+        for k in done[: max(0, len(done) - self.max_completed)]:
+            del self.claims[k]
+
+    def drop(self, s: Scope) -> None:
+        """The owner was cut at the dispatch limit: the claim is gone; parked waiters find
+        no claim and time out."""
+        c = self.claims.get(s)
+        if c is not None:
+            c.state, c.answer = "none", None
+            if not c.waiters:
+                del self.claims[s]

@@ -1,0 +1,262 @@
+"""The desktop router as a sans-I/O core: slots, the three stages, two-layer idempotency.
+
+A forwarded request becomes a :class:`Call` waiting for a slot (8 light, 2 heavy).
+Its claim decides (:meth:`DesktopRouter.start`): run the handler (only with a free
+slot), join the running copy of the same scope key, or answer at once (a replay, a
+conflict, busy, ambiguous, capacity).  The shell runs the handler and reports its
+result (:meth:`DesktopRouter.finish`); the answer is then enqueued and sent
+(:meth:`DesktopRouter.take_answer`).  Deadlines are timers the shell fires:
+8 s for a slot (-32603 ``Desktop is busy; retry the request shortly.``), 45 s of
+dispatch, 95 s for the two timeline loads (-32603 ``Desktop request timed out.``),
+5 s to enqueue the answer (then no answer at all), and the durable rows' lease and
+retention.
+
+>>> import relay.wire.envelope as env
+>>> d = DesktopRouter(":memory:", "user-1")
+>>> fwd = env.request("r-1", "session.rename", {"sessionId": "s", "name": "n"}, key="k-12345678")
+>>> fwd["payload"].update(clientId="phone-1::desk-1", userId="user-1")
+>>> call = d.receive(fwd, now=0.0)
+>>> d.start(call, now=0.0)
+'run'
+>>> d.finish(call, {"result": {"renamed": True}}, now=1.0)
+>>> d.take_answer(call)["payload"]["result"]
+{'renamed': True}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .envelope import MANIFEST, params_problem, snake_keys
+from .errors import busy, desktop_error, timed_out
+from .idempotency import MAX_COMPLETED, MAX_ROWS, MAX_RUNNING, MAX_WAITERS, DurableClaims, \
+    MemoryClaims, Scope
+
+LIGHT_SLOTS = 8
+HEAVY_SLOTS = 2
+SLOT_WAIT = 8.0
+DISPATCH = 45.0
+DISPATCH_LOADS = 95.0
+ENQUEUE = 5.0
+LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
+#: implementation mutants of the desktop (router, claims, app)
+MUTANTS = ("memory-only-claims", "scope-key-without-method", "rerun-after-lease",
+           "fingerprint-ignores-params", "success-without-store", "limit-off-by-one",
+           "outbox-without-operation-ledger")
+
+
+@dataclass
+class Call:
+    cid: int
+    client_id: str
+    rid: str
+    method: str
+    params: dict[str, Any]
+    key: str | None
+    traceparent: str | None
+    heavy: bool
+    stage: str  # slot_wait, dispatch, joined, enqueue
+    deadline: float | None
+    scope: Scope | None = None
+    answer: dict[str, Any] | None = None
+
+
+class DesktopRouter:
+    def __init__(self, claims_path: str | Path, user: str, *, light: int = LIGHT_SLOTS,
+                 heavy: int = HEAVY_SLOTS, waiters: int = MAX_WAITERS,
+                 completed: int = MAX_COMPLETED, running: int = MAX_RUNNING,
+                 max_rows: int = MAX_ROWS, mutant: str | None = None):
+        self.user = user
+        self.slots = {False: light, True: heavy}
+        self.mutant = mutant if mutant in MUTANTS else None
+        off = self.mutant == "limit-off-by-one"
+        self.memory = MemoryClaims(waiters, completed, running, off_by_one=off)
+        self.durable = self.mutant != "memory-only-claims"
+        self._claims_args = (claims_path, max_rows)
+        self._claims_flags = dict(ignore_params=self.mutant == "fingerprint-ignores-params",
+                                  rerun_after_lease=self.mutant == "rerun-after-lease",
+                                  off_by_one=off)
+        self.claims = DurableClaims(*self._claims_args, **self._claims_flags)
+        self.calls: dict[int, Call] = {}
+        self._next_id = 0
+
+    def close(self) -> None:
+        self.claims.close()
+
+    def reopen_claims(self) -> None:
+        """Close the claims database and open it again (a storage crash between two steps);
+        an in-memory database is carried over, as a file would be."""
+        data = self.claims.db.serialize() if self._claims_args[0] == ":memory:" else None
+        self.claims.close()
+        self.claims = DurableClaims(*self._claims_args, **self._claims_flags)
+        if data is not None:
+            self.claims.db.deserialize(data)
+
+    # requests in -----------------------------------------------------------------------
+    def receive(self, frame: dict[str, Any], now: float) -> Call:
+        """A forwarded request arrives: it waits for a slot, or is answered at once when its
+        user, method or params are refused."""
+        p = frame["payload"]
+        method, params, key = p["method"], p.get("params", {}), p.get("idempotencyKey")
+        heavy = MANIFEST.get(method, (False, False))[1]
+        self._next_id += 1
+        call = Call(self._next_id, p["clientId"], p["id"], method, params, key,
+                    p.get("traceparent"), heavy, "slot_wait", now + SLOT_WAIT)
+        self.calls[call.cid] = call
+        if p.get("userId") != self.user:
+            self._enqueue(call, desktop_error("forbidden", "signed in as another user"), now)
+        elif method not in MANIFEST:
+            self._enqueue(call, desktop_error("method_not_found"), now)
+        else:
+            why = params_problem(method, params, key)
+            if why:
+                self._enqueue(call, desktop_error("invalid_params", why), now)
+            elif MANIFEST[method][0]:
+                m = "" if self.mutant == "scope-key-without-method" else method
+                call.scope = Scope(self.user, call.client_id, m, key)  # type: ignore[arg-type]
+        return call
+
+    def _enqueue(self, call: Call, answer: dict[str, Any], now: float) -> None:
+        call.stage, call.answer, call.deadline = "enqueue", answer, now + ENQUEUE
+
+    # the claim ---------------------------------------------------------------------------
+    def _decide(self, call: Call, now: float, commit: bool) -> tuple[str, dict | None]:
+        s = call.scope
+        if s is None:
+            return "run", None
+        if self.durable and self.claims.conflicts(s, call.params):
+            return "answer", desktop_error("conflict", "idempotency key reused with other params")
+        mem = self.memory.state(s)
+        if mem == "running":
+            if self.memory.full(s):
+                return "answer", desktop_error("busy", "too many retries are waiting")
+            return "join", None
+        if mem == "done":
+            return "answer", self.memory.get(s).answer
+        if not self.durable:
+            return "run", None
+        db = self.claims.db
+        db.execute("SAVEPOINT claim")
+        try:
+            d = self.claims.claim(s, call.params, now)
+        finally:
+            if not commit:
+                db.execute("ROLLBACK TO claim")
+            db.execute("RELEASE claim")
+        return ("run", None) if d.kind == "run" else ("answer", d.answer)
+
+    def _slot_free(self, call: Call) -> bool:
+        busy_slots = sum(1 for c in self.calls.values()
+                         if c.stage == "dispatch" and c.heavy == call.heavy)
+        return busy_slots < self.slots[call.heavy] and self.memory.running() < \
+            self.memory.max_running
+
+    def can_start(self, call: Call, now: float = 0.0) -> bool:
+        """Whether the claim step can be taken now (running needs a free slot)."""
+        if call.stage != "slot_wait":
+            return False
+        kind, _ = self._decide(call, now, commit=False)
+        return kind != "run" or self._slot_free(call)
+
+    def start(self, call: Call, now: float) -> str:
+        """Take the claim: ``run`` (the shell runs the handler, then calls :meth:`finish`),
+        ``join`` (wait for the running copy: :meth:`resume`) or ``answer``."""
+        if not self.can_start(call, now):
+            raise RuntimeError(f"call {call.cid} cannot start now")
+        kind, answer = self._decide(call, now, commit=True)
+        if kind == "run":
+            if call.scope is not None:
+                self.memory.start(call.scope)
+            call.stage = "dispatch"
+            call.deadline = now + (DISPATCH_LOADS if call.method in LOADS else DISPATCH)
+        elif kind == "join":
+            self.memory.join(call.scope)  # type: ignore[arg-type]
+            call.stage, call.deadline = "joined", None
+        else:
+            self._enqueue(call, answer or desktop_error("internal"), now)
+        return kind
+
+    def finish(self, call: Call, result: dict[str, Any], now: float) -> None:
+        """The handler returned ``result``: stored for replay, then enqueued."""
+        if call.stage != "dispatch":
+            raise RuntimeError(f"call {call.cid} is not running")
+        sent = result
+        if call.scope is not None:
+            if self.durable:
+                sent, stored = self.claims.store(call.scope, result, now)
+                if not stored and self.mutant == "success-without-store":
+                    sent = result
+            self.memory.complete(call.scope, sent)
+        self._enqueue(call, sent, now)
+
+    def resume(self, call: Call, now: float) -> bool:
+        """A joined copy wakes: the claim completed (its answer) or was dropped (timed out)."""
+        if call.stage != "joined" or call.scope is None:
+            return False
+        mem = self.memory.state(call.scope)
+        if mem == "running":
+            return False
+        answer = self.memory.get(call.scope).answer if mem == "done" else timed_out()
+        self.memory.leave(call.scope)
+        self._enqueue(call, answer or timed_out(), now)
+        return True
+
+    def can_resume(self, call: Call) -> bool:
+        return call.stage == "joined" and call.scope is not None and \
+            self.memory.state(call.scope) != "running"
+
+    # answers out ---------------------------------------------------------------------------
+    def take_answer(self, call: Call) -> dict[str, Any]:
+        """The response frame to send on the current socket; the call is done."""
+        if call.stage != "enqueue" or call.answer is None:
+            raise RuntimeError(f"call {call.cid} has no answer to send")
+        del self.calls[call.cid]
+        answer = call.answer
+        if "result" in answer and snake_keys(answer["result"]):
+            answer = desktop_error("validation", f"snake_case key in result: "
+                                   f"{snake_keys(answer['result'])[0]}")
+        payload = {"clientId": call.client_id, "id": call.rid, **answer, "isFinal": True}
+        if call.traceparent:
+            payload["traceparent"] = call.traceparent
+        return {"type": "rpc.response", "payload": payload}
+
+    # time ------------------------------------------------------------------------------------
+    def timers(self) -> list[tuple[float, str, Any]]:
+        """Every pending deadline: (time, kind, call id or scope), earliest first."""
+        out: list[tuple[float, str, Any]] = [(c.deadline, c.stage, c.cid)
+                                            for c in self.calls.values() if c.deadline is not None]
+        for t, kind, s in self.claims.timers():
+            if kind == "lease" and self.memory.state(s) == "running":
+                continue  # a live handler: the lease outlives it (B10)
+            out.append((t, kind, s))
+        return sorted(out, key=lambda x: (x[0], x[1], str(x[2])))
+
+    def fire(self, kind: str, ref: Any, now: float) -> bool:
+        """One timer: a call's stage deadline, or a durable row's lease or retention."""
+        if kind == "lease":
+            return self.memory.state(ref) != "running" and self.claims.end_lease(ref, now)
+        if kind == "retention":
+            return self.claims.forget(ref, now)
+        call = self.calls.get(ref)
+        if call is None or call.stage != kind or call.deadline is None or now < call.deadline:
+            return False
+        if kind == "slot_wait":
+            self._enqueue(call, busy(), now)
+        elif kind == "dispatch":
+            # the handler's future is dropped; its durable claim stays `running`
+            if call.scope is not None:
+                self.memory.drop(call.scope)
+            self._enqueue(call, timed_out(), now)
+        else:  # enqueue: no answer; the relay's pending entry decides
+            del self.calls[call.cid]
+        return True
+
+    def tick(self, now: float) -> list[tuple[str, Any]]:
+        """Fire every due timer, earliest first; returns the ones that fired."""
+        fired = []
+        for t, kind, ref in self.timers():
+            if t <= now and self.fire(kind, ref, now):
+                fired.append((kind, ref))
+        return fired

@@ -1,0 +1,106 @@
+"""Error answers of the wire protocol: the relay's numeric codes and the desktop's classes.
+
+The relay's codes are the spec's (-32010 … -32028).  The desktop's idempotency and
+handler errors are named by class in the spec, not by number; their ``data.kind``
+says which, and ``data.retryable`` whether the phone may send the same request again.
+
+>>> kind_of(relay_error(-32011))
+'reconnecting'
+>>> kind_of({"result": {"ok": True}})
+'success'
+>>> kind_of(desktop_error("conflict"))
+'conflict'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: relay decisions: code -> (kind, message, retryable)
+RELAY = {
+    -32010: ("offline", "Desktop is offline.", True),
+    -32011: ("reconnecting", "Desktop is reconnecting.", True),
+    -32012: ("relay_timeout", "Relay timed out waiting for the desktop.", True),
+    -32020: ("limit", "Too many pending requests.", True),
+    -32021: ("duplicate", "A request with this id is already pending.", None),
+    -32022: ("id_conflict", "A different request with this id is already pending.", None),
+    -32023: ("gen_changed", "Desktop connection changed; retry the request.", True),
+    -32024: ("switching", "Routing authority is switching; retry the request.", True),
+    -32026: ("key_required", "This mutation needs an idempotency key.", False),
+    -32027: ("scope_missing", "The API key lacks a required scope.", False),
+    -32028: ("rate_limited", "Too many requests on this connection.", True),
+    -32601: ("method_not_found", "Method not found.", False),
+    -32600: ("invalid_request", "Invalid request.", False),
+}
+CODE = {kind: code for code, (kind, _, _) in RELAY.items()}
+
+BUSY_MESSAGE = "Desktop is busy; retry the request shortly."
+TIMEOUT_MESSAGE = "Desktop request timed out."
+INTERNAL = -32603
+INVALID_PARAMS = -32602
+
+#: the desktop's answer classes (wire-relay.md, "Error classes"), with a JSON-RPC code each
+DESKTOP = {
+    "invalid_request": -32600, "method_not_found": -32601, "invalid_params": -32602,
+    "unauthorized": -32001, "forbidden": -32003, "not_found": -32004, "conflict": -32009,
+    "validation": -32005, "billing": -32006, "payment_required": -32007,
+    "not_implemented": -32008, "capacity": -32030, "busy": -32031, "ambiguous": -32032,
+    "internal": -32603, "database": -32033, "foreign_service": -32034, "parse_error": -32700,
+    "unavailable": -32035,
+}
+FINAL = frozenset({"invalid_request", "method_not_found", "invalid_params", "unauthorized",
+                   "forbidden", "not_found", "conflict", "validation", "billing",
+                   "payment_required", "not_implemented"})
+RETRYABLE_KINDS = frozenset({"capacity", "busy", "unavailable"})
+
+
+def relay_error(code: int, **data: Any) -> dict[str, Any]:
+    kind, message, retryable = RELAY[code]
+    err: dict[str, Any] = {"code": code, "message": message, "data": {"kind": kind, **data}}
+    if retryable is not None:
+        err["data"]["retryable"] = retryable
+    return {"error": err}
+
+
+def desktop_error(kind: str, message: str | None = None, *, retryable: bool | None = None,
+                  **data: Any) -> dict[str, Any]:
+    if retryable is None:
+        retryable = kind in RETRYABLE_KINDS
+    return {"error": {"code": DESKTOP[kind], "message": message or kind.replace("_", " "),
+                      "data": {"kind": kind, "retryable": retryable, **data}}}
+
+
+def busy() -> dict[str, Any]:
+    """The slot wait ran out.  No retryable flag: it is not proof that nothing ran."""
+    return {"error": {"code": INTERNAL, "message": BUSY_MESSAGE}}
+
+
+def timed_out() -> dict[str, Any]:
+    """The dispatch limit cut the handler.  No retryable flag either."""
+    return {"error": {"code": INTERNAL, "message": TIMEOUT_MESSAGE}}
+
+
+def kind_of(answer: dict[str, Any]) -> str:
+    """What an answer is: ``success``, a relay kind, ``busy`` / ``timed_out`` (the two -32603
+    answers), or the desktop class in ``data.kind``."""
+    err = answer.get("error")
+    if err is None:
+        return "success"
+    if err.get("code") == INTERNAL and err.get("message") == BUSY_MESSAGE:
+        return "busy"
+    if err.get("code") == INTERNAL and err.get("message") == TIMEOUT_MESSAGE:
+        return "timed_out"
+    data = err.get("data") or {}
+    return str(data.get("kind", "internal"))
+
+
+def answer_class(answer: dict[str, Any]) -> str:
+    """final, retryable or ambiguous (a success is final)."""
+    err = answer.get("error")
+    if err is None:
+        return "final"
+    data = err.get("data") or {}
+    kind = data.get("kind", err.get("code"))
+    if data.get("retryable") or err.get("retryable") or kind == "parse_error":
+        return "retryable"
+    return "final" if kind in FINAL else "ambiguous"

@@ -1,0 +1,258 @@
+"""The relay router as a sans-I/O core: admission, pending entries, generations, delivery.
+
+The relay reads phones' ``rpc.request`` frames, admits them (rate limit, validation,
+allow-list, key, pending limits, duplicates), forwards each to the desktop connection
+it was admitted for, and delivers a desktop's ``rpc.response`` only to a pending entry
+of the *same* desktop connection (generation).  Every method returns the messages to
+send (:class:`ToPhone`, :class:`ToDesktop`); the shell carries them.  Time is given,
+never read: deadlines are timers the shell fires (:meth:`RelayRouter.timers`,
+:meth:`RelayRouter.expire`, :meth:`RelayRouter.tick`).
+
+>>> r = RelayRouter()
+>>> phone = Client("user-1", "phone-1", "desk-1")
+>>> gen = r.connect_desktop("user-1", "desk-1")
+>>> r.on_request(phone, request("r-1", "system.ping", {}), now=0.0)
+[]
+>>> [type(m).__name__ for m in r.route(("user-1", "desk-1", "r-1"))]
+['ToDesktop']
+>>> out = r.on_response("user-1", "desk-1", gen, {"type": "rpc.response", "payload": {
+...     "clientId": "phone-1::desk-1", "id": "r-1", "result": {"pong": True}, "isFinal": True}})
+>>> out[0].frame["payload"]["result"]
+{'pong': True}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from .envelope import MANIFEST, FrameError, id_ok, request, trace_ok, validate_request
+from .errors import relay_error
+from .ratelimit import BURST, RATE, TokenBucket
+
+__all__ = ["Client", "Entry", "RelayRouter", "ToDesktop", "ToPhone", "request"]
+
+LIMITS = {"process": 4_096, "user": 512, "desktop": 128, "client": 64}
+KEEP_PENDING = 90.0
+KEEP_LOADS = 120.0
+KEEP_OUTBOX = 31 * 60.0
+LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
+#: implementation mutants of the relay
+MUTANTS = ("no-generation-check", "pending-kept-after-final", "disconnect-leaves-pending",
+           "limit-off-by-one")
+
+
+def keep_pending(method: str) -> float:
+    """How long the relay keeps a request pending (wire-relay.md, deadlines)."""
+    if method == "run.chatOutboxSubmit":
+        return KEEP_OUTBOX
+    return KEEP_LOADS if method in LOADS else KEEP_PENDING
+
+
+@dataclass(frozen=True)
+class Client:
+    """An authenticated phone socket: its user, device and registered target desktop."""
+
+    user: str
+    device: str
+    desktop: str
+    api_key_scopes: tuple[str, ...] | None = None  # None: a JWT, which always carries rpc
+
+    @property
+    def client_id(self) -> str:
+        return f"{self.device}::{self.desktop}"
+
+
+@dataclass(frozen=True)
+class ToPhone:
+    client_id: str
+    frame: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToDesktop:
+    user: str
+    desktop: str
+    gen: int
+    frame: dict[str, Any]
+
+
+Out = Union[ToPhone, ToDesktop]
+Key = tuple[str, str, str]  # (user, desktop, request id)
+
+
+@dataclass
+class Entry:
+    client: Client
+    rid: str
+    method: str
+    fingerprint: str
+    gen: int
+    deadline: float
+    state: str = "admitted"  # admitted -> forwarded
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DesktopConn:
+    gen: int
+    online: bool
+
+
+def response(rid: str, answer: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "rpc.response", "payload": {"id": rid, **answer, "isFinal": True}}
+
+
+class RelayRouter:
+    def __init__(self, *, limits: dict[str, int] | None = None, burst: int = BURST,
+                 rate: float = RATE, mutant: str | None = None):
+        self.limits = {**LIMITS, **(limits or {})}
+        self.burst, self.rate = burst, rate
+        self.mutant = mutant if mutant in MUTANTS else None
+        self.desktops: dict[tuple[str, str], DesktopConn] = {}
+        self.pending: dict[Key, Entry] = {}
+        self.buckets: dict[str, TokenBucket] = {}
+        self.switching = False
+        self.draining = False
+        self._gens = 0
+
+    # desktop connections --------------------------------------------------------------
+    def connect_desktop(self, user: str, desktop: str) -> int:
+        """A desktop registers a socket: a new generation (connection id)."""
+        old = self.desktops.get((user, desktop))
+        gen = old.gen + 1 if old else 0
+        self.desktops[(user, desktop)] = DesktopConn(gen, True)
+        return gen
+
+    def disconnect_desktop(self, user: str, desktop: str) -> list[Out]:
+        """The desktop's socket closed: every forwarded request of that generation is answered
+        -32011 at once (an admitted one meets -32023 when it takes the routing lock)."""
+        conn = self.desktops.get((user, desktop))
+        if conn is None or not conn.online:
+            return []
+        conn.online = False
+        if self.mutant == "disconnect-leaves-pending":
+            return []
+        out: list[Out] = []
+        for key, e in list(self.pending.items()):
+            if key[:2] == (user, desktop) and e.state == "forwarded" and e.gen == conn.gen:
+                del self.pending[key]
+                out.append(ToPhone(e.client.client_id, response(e.rid, relay_error(-32011))))
+        return out
+
+    # phones' requests --------------------------------------------------------------------
+    def _count(self, scope: str, c: Client) -> int:
+        def hit(k: Key, e: Entry) -> bool:
+            if scope == "client":
+                return e.client.client_id == c.client_id and k[0] == c.user
+            if scope == "desktop":
+                return k[:2] == (c.user, c.desktop)
+            if scope == "user":
+                return k[0] == c.user
+            return True
+        return sum(1 for k, e in self.pending.items() if hit(k, e))
+
+    def _over(self, current: int, limit: int) -> bool:
+        return current > limit if self.mutant == "limit-off-by-one" else current >= limit
+
+    def on_request(self, c: Client, frame: Any, now: float) -> list[Out]:
+        """Read one frame from a phone.  Returns the refusal to send back, or nothing (the
+        request is pending: :meth:`route` forwards it; or the frame was dropped silently)."""
+        payload = frame.get("payload") if isinstance(frame, dict) else None
+        answerable = id_ok(payload) and trace_ok(payload)
+        rid = payload["id"].strip() if answerable else ""
+
+        def refuse(code: int, **data: Any) -> list[Out]:
+            return [ToPhone(c.client_id, response(rid, relay_error(code, **data)))]
+
+        bucket = self.buckets.setdefault(c.client_id, TokenBucket(self.burst, self.rate))
+        if not bucket.take(now):  # before any validation; nothing is forwarded
+            return refuse(-32028) if answerable else []
+        try:
+            p = validate_request(frame)
+        except FrameError as e:
+            return refuse(-32600, reason=str(e)) if answerable else []
+        method, params = p["method"], p["params"]
+        if method not in MANIFEST:
+            return refuse(-32601)
+        if c.api_key_scopes is not None and "rpc" not in c.api_key_scopes:
+            return refuse(-32027, requiredScopes=["rpc"])
+        if MANIFEST[method][0] and not p.get("idempotencyKey"):
+            return refuse(-32026, reason="protocolUpdateRequired")
+        if method == "session.syncHistoryState" and not isinstance(params.get("sessionId"), str):
+            return refuse(-32600, reason="malformed session.syncHistoryState params")
+        conn = self.desktops.get((c.user, c.desktop))
+        if self.draining or conn is None or not conn.online:
+            return refuse(-32010)
+        if self.switching:
+            return refuse(-32024)
+        key = (c.user, c.desktop, p["id"])
+        fp = json.dumps([c.client_id, method, params, p.get("idempotencyKey")], sort_keys=True)
+        old = self.pending.get(key)
+        if old is not None:
+            return refuse(-32021 if old.fingerprint == fp else -32022)
+        for scope in ("process", "user", "desktop", "client"):
+            current = self._count(scope, c)
+            if self._over(current, self.limits[scope]):
+                return refuse(-32020, scope=scope, limit=self.limits[scope], current=current)
+        fwd = {**p, "clientId": c.client_id, "userId": c.user}
+        self.pending[key] = Entry(c, p["id"], method, fp, conn.gen, now + keep_pending(method),
+                                  payload=fwd)
+        return []
+
+    def route(self, key: Key) -> list[Out]:
+        """An admitted entry takes the routing lock: forwarded to the generation it was
+        admitted for, or -32023 if that generation is gone; nothing while the desktop is
+        offline and has not reconnected."""
+        e = self.pending.get(key)
+        if e is None or e.state != "admitted":
+            return []
+        conn = self.desktops[key[:2]]
+        if conn.gen != e.gen:
+            del self.pending[key]
+            return [ToPhone(e.client.client_id, response(e.rid, relay_error(-32023)))]
+        if not conn.online:
+            return []
+        e.state = "forwarded"
+        return [ToDesktop(key[0], key[1], e.gen, {"type": "rpc.request", "payload": e.payload})]
+
+    # desktops' responses -------------------------------------------------------------------
+    def on_response(self, user: str, desktop: str, gen: int, frame: Any) -> list[Out]:
+        """A response read from the desktop socket of generation ``gen``: delivered only to a
+        forwarded entry of that generation with the same id and clientId."""
+        p = frame.get("payload") if isinstance(frame, dict) else None
+        if not isinstance(p, dict) or not isinstance(p.get("id"), str):
+            return []
+        key = (user, desktop, p["id"].strip())
+        e = self.pending.get(key)
+        if e is None or e.state != "forwarded" or e.client.client_id != p.get("clientId"):
+            return []
+        if e.gen != gen and self.mutant != "no-generation-check":
+            return []
+        final = p.get("isFinal", True)
+        if final and self.mutant != "pending-kept-after-final":
+            del self.pending[key]  # before the phone sees the answer
+        answer = {k: p[k] for k in ("result", "error") if k in p}
+        return [ToPhone(e.client.client_id, {"type": "rpc.response",
+                                             "payload": {"id": e.rid, **answer, "isFinal": final}})]
+
+    # time ------------------------------------------------------------------------------------
+    def timers(self) -> list[tuple[float, Key]]:
+        return sorted((e.deadline, k) for k, e in self.pending.items())
+
+    def expire(self, key: Key, now: float) -> list[Out]:
+        """The entry's deadline passed: -32012 to the phone."""
+        e = self.pending.get(key)
+        if e is None or now < e.deadline:
+            return []
+        del self.pending[key]
+        return [ToPhone(e.client.client_id, response(e.rid, relay_error(-32012)))]
+
+    def tick(self, now: float) -> list[Out]:
+        """Fire every timer due at ``now``, earliest first (what a real event loop does)."""
+        out: list[Out] = []
+        for deadline, key in self.timers():
+            if deadline <= now:
+                out.extend(self.expire(key, now))
+        return out

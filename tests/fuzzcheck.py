@@ -1,0 +1,20 @@
+"""Shared by the fuzz tests: a failure the fuzzer found must render and reproduce."""
+
+from __future__ import annotations
+
+from fuzz.driver import FuzzReport, model_for, path_trace, replay
+from traces import render as rnd
+
+
+def assert_reproduces(rep: FuzzReport) -> None:
+    """The failure's trace renders; replayed on the same implementation mutant it fails at
+    its last step; the correct implementation follows every step of it."""
+    assert rep.failure is not None
+    m = model_for(rep.model, rep.mutant)
+    tr = path_trace(m, rep.path, message=rep.failure, mutant=rep.mutant, seed=0)
+    assert len(tr["steps"]) == len(rep.path) + 1
+    assert "sequenceDiagram" in rnd.mermaid_sequence(tr) and rnd.text(tr)
+    bad = replay(tr, mutant=rep.mutant)
+    assert [s.ok for s in bad] == [True] * (len(rep.path) - 1) + [False], bad[-1].note
+    good = replay(tr, mutant=None)
+    assert all(s.ok for s in good) and len(good) == len(rep.path)

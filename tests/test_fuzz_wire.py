@@ -1,0 +1,124 @@
+"""Fuzzing the wire implementation against the wire-relay model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from fuzz.driver import TOUR_DEPTH, hypothesis_run, tour
+from fuzz.wire_harness import IMPL_MUTANTS
+from fuzzcheck import assert_reproduces
+from osf_check.cli import main
+from relay.wire.idempotency import DurableClaims, Scope
+
+
+def test_the_tour_covers_every_state_and_transition_within_depth_8():
+    rep = tour("wire-relay", depth=8)
+    assert rep.failure is None, rep.failure
+    assert (rep.states_covered, rep.states_total) == (18_055, 18_055)
+    assert (rep.edges_covered, rep.edges_total) == (35_791, 35_791)
+
+
+def test_hypothesis_finds_nothing_on_the_correct_implementation():
+    rep = hypothesis_run("wire-relay", examples=60, steps=40, profile="ci")
+    assert rep.failure is None, rep.failure
+    assert rep.hypothesis_examples >= 60 and len(rep.visited) > 50
+
+
+@pytest.mark.parametrize("mutant", sorted(IMPL_MUTANTS))
+def test_the_fuzzer_catches_each_implementation_mutant(mutant):
+    rep = tour("wire-relay", mutant=mutant, depth=TOUR_DEPTH["wire-relay"])
+    assert rep.failure is not None
+    assert 2 <= len(rep.path) <= TOUR_DEPTH["wire-relay"]
+    assert_reproduces(rep)
+
+
+def test_a_property_names_the_bug():
+    rep = tour("wire-relay", mutant="disconnect-leaves-pending", depth=4)
+    assert rep.failure == "property B6 violated by the implementation on disconnect"
+    rep = tour("wire-relay", mutant="success-without-store", depth=4)
+    assert "property B7 violated" in rep.failure
+
+
+def test_fuzz_cli_trace_renders_and_replays_on_the_mutant_only(tmp_path):
+    res = CliRunner().invoke(main, ["fuzz", "--mutant", "disconnect-leaves-pending", "--out",
+                                    str(tmp_path), "--json"])
+    assert res.exit_code == 12, res.output
+    [run] = json.loads(res.stdout)["runs"]
+    assert run["model"] == "wire-relay" and "B6" in run["failure"]
+    tr = tmp_path / "wire-relay-disconnect-leaves-pending-fuzz.trace.json"
+    assert CliRunner().invoke(main, ["render", str(tr), "--format", "mermaid"]).exit_code == 0
+    bad = CliRunner().invoke(main, ["replay", str(tr)])
+    assert bad.exit_code == 12 and "property B6 violated" in bad.stdout
+    ok = CliRunner().invoke(main, ["replay", str(tr), "--mutant", "none"])
+    assert ok.exit_code == 0 and "followed all 3 steps" in ok.stdout
+
+
+def test_explore_counterexample_reproduces_on_the_implementation_mutant(tmp_path):
+    CliRunner().invoke(main, ["explore", "--model", "wire-relay", "--mutant",
+                              "success-without-store", "--out", str(tmp_path)])
+    [tr] = tmp_path.glob("wire-relay-success-without-store-B7*.trace.json")
+    bad = CliRunner().invoke(main, ["replay", str(tr)])
+    assert bad.exit_code == 12 and "property B7 violated by the implementation" in bad.stdout
+    good = CliRunner().invoke(main, ["replay", str(tr), "--mutant", "none"])
+    assert good.exit_code == 12 and "differs from the trace" in good.stdout
+
+
+def test_fuzz_cli_on_both_systems(tmp_path):
+    res = CliRunner().invoke(main, ["fuzz", "--examples", "5", "--tour-depth", "3", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert [r["model"] for r in doc["runs"]] == ["graph-relay", "wire-relay"]
+    for r in doc["runs"]:
+        assert r["tour"]["states"][0] == r["tour"]["states"][1] > 0
+        assert r["hypothesis"]["examples"] >= 5 and r["failure"] is None
+
+
+# crashes between steps --------------------------------------------------------------------
+CHILD = r"""
+import sys
+from relay.wire.idempotency import DurableClaims, Scope
+reg = DurableClaims(sys.argv[1])
+done, running = Scope("u", "p::d", "session.rename", "k-done"), Scope("u", "p::d", "session.rename", "k-run")
+reg.claim(done, {"n": 1}, 0.0); reg.store(done, {"result": {"ok": True}}, 1.0)
+reg.claim(running, {"n": 2}, 2.0)
+print("written", flush=True)
+import time; time.sleep(60)
+"""
+
+
+def test_a_killed_desktop_loses_no_durable_claim(tmp_path):
+    path = str(tmp_path / "claims.sqlite")
+    p = subprocess.Popen([sys.executable, "-c", CHILD, path], stdout=subprocess.PIPE, text=True,
+                         env={**os.environ})
+    assert p.stdout.readline().strip() == "written"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    reg = DurableClaims(path)
+    done = Scope("u", "p::d", "session.rename", "k-done")
+    d = reg.claim(done, {"n": 1}, 10.0)
+    assert (d.kind, d.answer) == ("replay", {"result": {"ok": True}})
+    # the claim whose handler died with the process: busy, never run again
+    assert reg.claim(Scope("u", "p::d", "session.rename", "k-run"), {"n": 2}, 10.0).kind == "busy"
+
+
+def test_reopening_the_claims_between_every_step_changes_nothing(tmp_path):
+    from fuzz.driver import Checker, make_harness, model_for
+    m = model_for("wire-relay", None)
+    chk = Checker(m)
+    h = make_harness(m, None, str(tmp_path))
+    s = h.abstract()
+    labels = {i.label: i.index for i in m.instances}
+    for label in ["send(o=0)", "forward(o=0, a=0)", "claim(o=0, a=0)",
+                  "execute(o=0, a=0, out=success, stored=1)", "send_answer(o=0, a=0)",
+                  "restart", "reconnect", "drop_response(o=0, a=0)", "send(o=0)"]:
+        s = chk.check(h, labels[label], s)
+        h.reopen()
+        assert h.abstract() == s
+    h.close()

@@ -1,0 +1,269 @@
+"""The wire reference implementation (relay.wire): envelopes, relay router, desktop router."""
+
+from __future__ import annotations
+
+import pytest
+
+from relay.wire import envelope as env
+from relay.wire.app import DesktopApp
+from relay.wire.desktop_router import (DISPATCH, DISPATCH_LOADS, ENQUEUE, SLOT_WAIT,
+                                       DesktopRouter)
+from relay.wire.errors import BUSY_MESSAGE, TIMEOUT_MESSAGE, kind_of
+from relay.wire.idempotency import LEASE
+from relay.wire.relay_router import (KEEP_LOADS, KEEP_OUTBOX, KEEP_PENDING, Client,
+                                     RelayRouter, ToDesktop, ToPhone)
+
+USER, DESK = "user-1", "desk-1"
+PHONE = Client(USER, "phone-1", DESK)
+RENAME = {"sessionId": "s-1", "name": "n"}
+
+
+def req(rid: str = "r-1", method: str = "system.ping", params: dict | None = None,
+        key: str | None = None) -> dict:
+    return env.request(rid, method, params if params is not None else {}, key=key)
+
+
+def code(out: list) -> int:
+    assert len(out) == 1 and isinstance(out[0], ToPhone)
+    return out[0].frame["payload"]["error"]["code"]
+
+
+# envelopes --------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad, why", [
+    ({"userId": "u"}, "unknown field"), ({"target_desktop": "d"}, "unknown field"),
+    ({"traceparent": None}, "traceparent"), ({"traceparent": "00-xyz"}, "traceparent"),
+    ({"id": "x" * 129}, "128 bytes"), ({"id": "é" * 65}, "128 bytes"), ({"id": ""}, "id"),
+    ({"params": [1]}, "params"),
+])
+def test_a_malformed_request_fails_as_a_whole(bad, why):
+    frame = req()
+    frame["payload"].update(bad)
+    with pytest.raises(env.FrameError, match=why):
+        env.validate_request(frame)
+
+
+def test_valid_requests_and_the_id_limit_in_bytes():
+    assert env.validate_request(req("x" * 128))["id"] == "x" * 128
+    assert env.validate_request(req("  r-1 "))["id"] == "r-1"  # trimmed
+    assert env.snake_keys({"entries": [{"queueId": 1, "queue_id": 2}]}) == ["entries[0].queue_id"]
+
+
+def test_desktop_params_rules():
+    assert env.params_problem("session.rename", RENAME, None)
+    assert env.params_problem("session.rename", RENAME, "k" * 257)
+    assert env.params_problem("session.rename", RENAME, "k" * 256) is None
+    assert "snake_case" in env.params_problem("session.rename", {"session_id": "s"}, "k")
+    p = env.outbox_params("s", "op")
+    assert env.params_problem("run.chatOutboxSubmit", p, "k") is None
+    assert env.params_problem("run.chatOutboxSubmit", {**p, "threadId": "t"}, "k") is None
+    assert "unknown" in env.params_problem("run.chatOutboxSubmit", {**p, "userId": "u"}, "k")
+
+
+# the relay ----------------------------------------------------------------------------------
+def online_relay(**kw) -> RelayRouter:
+    r = RelayRouter(**kw)
+    r.connect_desktop(USER, DESK)
+    return r
+
+
+def test_relay_refusals_in_order():
+    r = RelayRouter()
+    assert code(r.on_request(PHONE, req(), 0)) == -32010  # no desktop
+    r.connect_desktop(USER, DESK)
+    assert code(r.on_request(PHONE, req(method="system.nope"), 0)) == -32601
+    assert code(r.on_request(PHONE, req(method="session.rename", params=RENAME), 0)) == -32026
+    api = Client(USER, "bot", DESK, api_key_scopes=("read",))
+    out = r.on_request(api, req(), 0)
+    assert code(out) == -32027 and out[0].frame["payload"]["error"]["data"]["requiredScopes"]
+    bad = req()
+    bad["payload"]["userId"] = "someone"
+    assert code(r.on_request(PHONE, bad, 0)) == -32600
+    assert code(r.on_request(PHONE, req(method="session.syncHistoryState"), 0)) == -32600
+    r.switching = True
+    assert code(r.on_request(PHONE, req(), 0)) == -32024
+
+
+def test_duplicate_and_conflicting_request_ids():
+    r = online_relay()
+    assert r.on_request(PHONE, req("r-1", "session.rename", RENAME, "k-1"), 0) == []
+    assert code(r.on_request(PHONE, req("r-1", "session.rename", RENAME, "k-1"), 1)) == -32021
+    assert code(r.on_request(PHONE, req("r-1", "session.rename", RENAME, "k-2"), 1)) == -32022
+    other = Client(USER, "phone-2", DESK)  # ids are unique per user and desktop
+    assert code(r.on_request(other, req("r-1"), 1)) == -32022
+
+
+@pytest.mark.parametrize("scope, limits", [
+    ("client", {"client": 2}), ("desktop", {"desktop": 2}), ("user", {"user": 2}),
+    ("process", {"process": 2})])
+def test_each_pending_limit_refuses_with_its_scope(scope, limits):
+    r = online_relay(limits=limits)
+    assert r.on_request(PHONE, req("a"), 0) == [] and r.on_request(PHONE, req("b"), 0) == []
+    out = r.on_request(PHONE, req("c"), 0)
+    assert code(out) == -32020
+    data = out[0].frame["payload"]["error"]["data"]
+    assert (data["scope"], data["limit"], data["current"]) == (scope, 2, 2)
+
+
+def test_real_limits_are_the_defaults():
+    assert RelayRouter().limits == {"process": 4096, "user": 512, "desktop": 128, "client": 64}
+    r = online_relay()
+    for i in range(64):
+        assert r.on_request(PHONE, req(f"r{i}"), 0) == []
+    assert r.on_request(PHONE, req("r64"), 0)[0].frame["payload"]["error"]["data"]["scope"] == \
+        "client"
+
+
+def test_token_bucket_drops_before_validation_and_forwards_nothing():
+    r = online_relay()
+    for i in range(300):  # the burst (beyond 64 pending, the client limit answers)
+        out = r.on_request(PHONE, req(f"r{i}"), 0.0)
+        assert out == [] if i < 64 else code(out) == -32020
+    assert code(r.on_request(PHONE, req("over"), 0.0)) == -32028
+    junk = req("over-2")
+    junk["payload"]["traceparent"] = "bad"
+    assert r.on_request(PHONE, junk, 0.0) == []  # no usable trace context: dropped silently
+    assert r.on_request(PHONE, {"type": "rpc.request", "payload": {"id": "x" * 200}}, 0.0) == []
+    assert ("user-1", DESK, "over") not in r.pending
+    # 150 tokens per second come back
+    assert code(r.on_request(PHONE, req("later"), 1 / 150)) != -32028
+
+
+def test_routing_generations_disconnect_and_expiry():
+    r = online_relay()
+    r.on_request(PHONE, req("a"), 0)
+    r.on_request(PHONE, req("b"), 0)
+    [fwd] = r.route((USER, DESK, "a"))
+    assert isinstance(fwd, ToDesktop) and fwd.frame["payload"]["clientId"] == "phone-1::desk-1"
+    assert fwd.frame["payload"]["userId"] == USER
+    out = r.disconnect_desktop(USER, DESK)  # the forwarded one: -32011 at once
+    assert [code([m]) for m in out] == [-32011]
+    r.connect_desktop(USER, DESK)
+    assert code(r.route((USER, DESK, "b"))) == -32023  # admitted for the old generation
+    # a late answer from the old socket finds no entry of its generation
+    r.on_request(PHONE, req("a"), 1)
+    r.route((USER, DESK, "a"))
+    late = {"type": "rpc.response", "payload": {"clientId": PHONE.client_id, "id": "a",
+                                                  "result": {}, "isFinal": True}}
+    assert r.on_response(USER, DESK, 0, late) == []
+    assert r.on_response(USER, DESK, 1, late) != []
+    assert r.on_response(USER, DESK, 1, late) == []  # the final answer removed the entry
+
+
+def test_relay_keeps_each_request_pending_for_its_deadline():
+    r = online_relay()
+    r.on_request(PHONE, req("p"), 0)
+    r.on_request(PHONE, req("l", "run.chatLoad"), 0)
+    r.on_request(PHONE, req("o", "run.chatOutboxSubmit", env.outbox_params("s", "op"), "k"), 0)
+    assert [t for t, _ in r.timers()] == [KEEP_PENDING, KEEP_LOADS, KEEP_OUTBOX]
+    assert (KEEP_PENDING, KEEP_LOADS, KEEP_OUTBOX) == (90, 120, 31 * 60)
+    assert r.expire((USER, DESK, "p"), 89.9) == []
+    assert [code([m]) for m in r.tick(120)] == [-32012, -32012]
+    assert list(r.pending) == [(USER, DESK, "o")]
+
+
+# the desktop ----------------------------------------------------------------------------------
+def forwarded(rid: str, method: str = "session.rename", params: dict | None = None,
+              key: str | None = "key-0001", user: str = USER) -> dict:
+    f = req(rid, method, RENAME if params is None else params, key)
+    f["payload"].update(clientId=PHONE.client_id, userId=user)
+    return f
+
+
+def test_desktop_refusals_go_straight_to_enqueue():
+    d = DesktopRouter(":memory:", USER)
+    assert kind_of(d.receive(forwarded("a", user="other"), 0).answer) == "forbidden"
+    assert kind_of(d.receive(forwarded("b", key=None), 0).answer) == "invalid_params"
+    c = d.receive(forwarded("c", params={"session_id": "s"}), 0)
+    assert c.stage == "enqueue" and kind_of(c.answer) == "invalid_params"
+
+
+def test_slots_and_the_three_deadlines_with_their_exact_answers():
+    d = DesktopRouter(":memory:", USER)
+    heavy = [d.receive(forwarded(f"h{i}", "files.readRaw", {}, None), 0) for i in range(3)]
+    assert [d.can_start(c) for c in heavy] == [True, True, True]
+    d.start(heavy[0], 0), d.start(heavy[1], 0)
+    assert not d.can_start(heavy[2])  # two heavy slots
+    ping = d.receive(forwarded("p", "system.ping", {}, None), 0)
+    assert d.start(ping, 0) == "run"  # a slow media read never blocks system.ping
+    assert d.tick(SLOT_WAIT - 0.1) == []
+    d.tick(SLOT_WAIT)
+    assert heavy[2].answer["error"] == {"code": -32603, "message": BUSY_MESSAGE}
+    d.tick(DISPATCH)  # ping's dispatch limit
+    assert ping.answer["error"] == {"code": -32603, "message": TIMEOUT_MESSAGE}
+    assert "retryable" not in str(ping.answer)  # not proof that nothing ran
+    d.tick(SLOT_WAIT + ENQUEUE)  # heavy[2] never sent its answer: dropped, no answer
+    assert heavy[2].cid not in d.calls
+    load = d.receive(forwarded("L", "run.chatLoad", {}, None), 100)
+    d.start(load, 100)  # the heavy slots were freed at their dispatch limit
+    assert load.deadline == 100 + DISPATCH_LOADS
+
+
+def test_eight_light_slots():
+    d = DesktopRouter(":memory:", USER)
+    calls = [d.receive(forwarded(f"p{i}", "system.ping", {}, None), 0) for i in range(9)]
+    for c in calls[:8]:
+        d.start(c, 0)
+    assert not d.can_start(calls[8])
+
+
+def test_snake_case_result_becomes_a_validation_error():
+    d = DesktopRouter(":memory:", USER)
+    c = d.receive(forwarded("a"), 0)
+    d.start(c, 0)
+    d.finish(c, {"result": {"session_id": "s"}}, 1)
+    assert kind_of(d.take_answer(c)["payload"]) == "validation"
+
+
+def test_retry_joins_the_running_copy_and_gets_its_answer():
+    d = DesktopRouter(":memory:", USER)
+    first, retry = d.receive(forwarded("a"), 0), d.receive(forwarded("b"), 1)
+    assert (d.start(first, 0), d.start(retry, 1)) == ("run", "join")
+    assert not d.resume(retry, 2)  # still running
+    d.finish(first, {"result": {"ok": True}}, 3)
+    assert d.resume(retry, 3) and retry.answer == {"result": {"ok": True}}
+
+
+def test_waiter_limit_then_busy():
+    d = DesktopRouter(":memory:", USER, waiters=32)
+    d.start(d.receive(forwarded("a"), 0), 0)
+    kinds = [d.start(d.receive(forwarded(f"r{i}"), 0), 0) for i in range(33)]
+    assert kinds[:32] == ["join"] * 32 and kinds[32] == "answer"
+
+
+def test_dropped_handler_leaves_the_durable_claim_running_then_busy_then_ambiguous():
+    d = DesktopRouter(":memory:", USER)
+    first = d.receive(forwarded("a"), 0)
+    d.start(first, 0)
+    d.tick(DISPATCH)
+    assert d.claims.row(first.scope).state == "running"
+    again = d.receive(forwarded("b"), 60)
+    d.start(again, 60)
+    assert kind_of(again.answer) == "busy"
+    d.tick(LEASE)
+    late = d.receive(forwarded("c"), LEASE + 1)
+    d.start(late, LEASE + 1)
+    assert kind_of(late.answer) == "ambiguous"
+
+
+def test_memory_limits_of_completed_and_running_claims():
+    d = DesktopRouter(":memory:", USER, completed=2, running=2)
+    calls = [d.receive(forwarded(f"r{i}", key=f"key-{i:04d}"), 0) for i in range(3)]
+    d.start(calls[0], 0), d.start(calls[1], 0)
+    assert not d.can_start(calls[2])  # 64 running claims in the real router
+    for c in calls[:2]:
+        d.finish(c, {"result": {}}, 1)
+    d.start(calls[2], 1)
+    d.finish(calls[2], {"result": {}}, 2)
+    assert len(d.memory.claims) == 2  # the oldest completed result was let go
+
+
+def test_outbox_ledger():
+    app = DesktopApp()
+    p = env.outbox_params("s", "op-1")
+    app.handle("run.chatOutboxSubmit", p)
+    app.handle("run.chatOutboxSubmit", p)
+    assert app.messages("s", "op-1") == 1
+    bad = DesktopApp(mutant="outbox-without-operation-ledger")
+    bad.handle("run.chatOutboxSubmit", p)
+    bad.handle("run.chatOutboxSubmit", p)
+    assert bad.messages("s", "op-1") == 2
