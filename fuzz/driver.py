@@ -27,6 +27,7 @@ from models.dsl import Model
 from models.expr import evaluate
 from properties import catalogue
 
+from . import profiles  # noqa: F401  (registers the Hypothesis profiles)
 from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
 from .graph_harness import Divergence, GraphHarness
 from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
@@ -60,6 +61,10 @@ class FuzzReport:
     hypothesis_steps: int = 0
     hypothesis_examples: int = 0
     visited: set[tuple] = field(default_factory=set)
+    #: the explored map Hypothesis starts from (states within its depth) and how many of
+    #: them its walks went through
+    map_states: int = 0
+    map_visited: int = 0
 
     @property
     def state_coverage(self) -> float:
@@ -383,6 +388,8 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
         if short is not None:
             rep.path, rep.failure = short
     rep.seconds += time.perf_counter() - t0
+    rep.map_states = len(mapped)
+    rep.map_visited = len(rep.visited & mapped)
     return rep
 
 

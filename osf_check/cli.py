@@ -439,8 +439,6 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
 def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int, seed: int,
          profile: str | None, tour_depth: int | None, as_json: bool, out: Path | None) -> None:
     """Fuzz the reference implementation against the model (tour, then Hypothesis)."""
-    import os as _os
-
     from fuzz.driver import IMPL_MUTANTS, SYSTEMS, TOUR_DEPTH, hypothesis_run, model_for, \
         path_trace, tour
     try:
@@ -461,8 +459,9 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
     except (BadInput, LookupError) as e:
         _fail(str(e))
     systems = [model] if model else list(SYSTEMS)
-    prof = profile or ("ci" if _os.environ.get("CI") else "dev")
-    n_ex = examples if examples is not None else {"ci": 300, "dev": 300, "nightly": 10_000}[prof]
+    from fuzz.profiles import FUZZ_EXAMPLES, current
+    prof = profile or current()
+    n_ex = examples if examples is not None else FUZZ_EXAMPLES[prof]
     say = (lambda s: click.echo(f"osf-check: {s}", err=True))
     runs: list[dict[str, Any]] = []
     code = 0
@@ -489,7 +488,10 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                            "seconds": round(t_hyp, 2),
                            "examples_per_second": round(rep.hypothesis_examples / t_hyp, 1)
                            if t_hyp > 0 and rep.hypothesis_examples else None,
-                           "distinct_model_states": len(rep.visited)},
+                           "distinct_model_states": len(rep.visited),
+                           "map_depth": min(depth, 8), "map_states": rep.map_states,
+                           "map_states_visited": rep.map_visited,
+                           "states_beyond_map": len(rep.visited) - rep.map_visited},
             "failure": rep.failure}
         if rep.failure:
             code = 12
@@ -517,6 +519,11 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
         click.echo(f"  hypothesis: {hy['examples']:,} examples, {hy['steps']:,} steps in "
                    f"{hy['seconds']:.1f} s{rate}, {hy['distinct_model_states']:,} distinct model "
                    f"states")
+        if hy["map_states"]:
+            click.echo(f"    of the {hy['map_states']:,} states within depth {hy['map_depth']}: "
+                       f"{hy['map_states_visited']:,} "
+                       f"({100 * hy['map_states_visited'] / hy['map_states']:.1f}%); "
+                       f"{hy['states_beyond_map']:,} states beyond that depth")
         if run["failure"]:
             click.echo(f"FAILURE: {run['failure']}")
             click.echo(rnd.text(run["trace"]))

@@ -1,7 +1,7 @@
-"""Shared fixtures and Hypothesis profiles.
+"""Shared fixtures; the Hypothesis profiles come from :mod:`fuzz.profiles`.
 
 Hypothesis loads its built-in ``ci`` profile by itself when CI=true (derandomized,
-no example database); we only add ``dev`` (the default elsewhere) and ``nightly``.
+no example database); elsewhere ``dev`` is loaded, or the one HYPOTHESIS_PROFILE names.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import os
 import pytest
 from hypothesis import settings
 
-settings.register_profile("dev", max_examples=60)
-settings.register_profile("nightly", max_examples=5_000, deadline=None)
+import fuzz.profiles  # noqa: F401  (registers dev and nightly)
+
 if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 elif not os.environ.get("CI"):
