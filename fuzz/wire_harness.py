@@ -14,13 +14,14 @@ import copy
 from typing import Any
 
 from models.dsl import ActionInstance, Model
-from models.wire_relay.vocab import ANS, MEM, OUTBOX, PH, PST, RETRY_OK, ROW, STAGE
+from models.wire_relay.vocab import ANS, MEM, OUTBOX, PH, PST, ROW, STAGE
 from relay.clock import ManualClock
 from relay.wire.app import DesktopApp
 from relay.wire.desktop_router import DesktopRouter
-from relay.wire.envelope import outbox_params, request
+from relay.wire.envelope import outbox_params
 from relay.wire.errors import answer_class, desktop_error, kind_of
 from relay.wire.idempotency import LEASE, RETENTION, Scope, fingerprint
+from relay.wire.phone import Phone
 from relay.wire.relay_router import Client, RelayRouter, ToDesktop, ToPhone
 
 from .graph_harness import Divergence
@@ -35,7 +36,6 @@ IMPL_MUTANTS = {
     "success-without-store": "desktop", "outbox-without-operation-ledger": "desktop",
     "retry-mints-new-key": "phone",
 }
-RETRY_NAMES = {ANS.names[a] for a in RETRY_OK}
 
 
 def ans_of(answer: dict[str, Any] | None) -> str:
@@ -67,6 +67,9 @@ class WireHarness:
         self.app = DesktopApp(mutant=self.desktop_mutant)
         self.clock = ManualClock()
         self.relay.connect_desktop(USER, DESK)
+        # the phone's mutant (a new key per attempt) lives in relay.wire.phone
+        self.phones = {p: Phone(f"phone-{p}", mutant=mutant if where == "phone" else None)
+                       for p in sorted({op.phone for op in c.ops})}
         n = len(c.ops)
         self.ph, self.tries = ["idle"] * n, [0] * n
         self.ans, self.nfinal = ["none"] * n, [0] * n
@@ -135,10 +138,9 @@ class WireHarness:
             if not isinstance(m, ToPhone):
                 raise Divergence(f"the relay sent {type(m).__name__} where a phone answer was due")
             o = self.op_of(m.client_id, m.frame["payload"]["id"])
-            kind = ans_of(m.frame["payload"])
-            self.ans[o] = kind
+            self.ans[o] = ans_of(m.frame["payload"])
             self.nfinal[o] = min(2, self.nfinal[o] + 1)
-            self.ph[o] = "retry" if kind in RETRY_NAMES else "done"
+            self.ph[o] = "retry" if Phone.retries_after(m.frame["payload"]) else "done"
 
     def _call(self, o: int, a: int):
         cid = self.copy_call.get(self.c.q(o, a))
@@ -169,16 +171,15 @@ class WireHarness:
         key = (USER, DESK, self.rid(o)) if "o" in a else None
         now = self.clock.now()
         if name == "send":
-            # the phone keeps the operation's key on a retry (the mutant mints a new one)
-            k = self.tries[o] if self.mutant == "retry-mints-new-key" else 0
-            frame = request(self.rid(o), self.c.ops[o].method, self.params(o),
-                            key=self.keystr(self.c.ops[o].key, k))
+            op = self.c.ops[o]
+            frame = self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
+                                                  f"op-key-{op.key}")
             self.tries[o] += 1
             out = self.relay.on_request(self.client(o), frame, now)
             if out:
-                kind = ans_of(out[0].frame["payload"])  # type: ignore[union-attr]
-                self.ans[o] = kind
-                self.ph[o] = "retry" if kind in RETRY_NAMES else "done"
+                answer = out[0].frame["payload"]  # type: ignore[union-attr]
+                self.ans[o] = ans_of(answer)
+                self.ph[o] = "retry" if Phone.retries_after(answer) else "done"
             else:
                 self.ph[o], self.nfinal[o] = "waiting", 0
         elif name == "give_up":

@@ -51,7 +51,8 @@ DESKTOP = {
 FINAL = frozenset({"invalid_request", "method_not_found", "invalid_params", "unauthorized",
                    "forbidden", "not_found", "conflict", "validation", "billing",
                    "payment_required", "not_implemented"})
-RETRYABLE_KINDS = frozenset({"capacity", "busy", "unavailable"})
+#: retryable desktop classes (capacity is not: it clears only when rows expire, 48 h on)
+RETRYABLE_KINDS = frozenset({"busy", "unavailable"})
 
 
 def relay_error(code: int, **data: Any) -> dict[str, Any]:

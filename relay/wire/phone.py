@@ -1,0 +1,63 @@
+"""The phone's side of the wire protocol: requests, how long it waits, when it retries.
+
+A retry carries the same operation and the same idempotency key: a phone never mints
+a new key (or ``operationId``) because a request timed out.  ``retry-mints-new-key``
+is that bug.
+
+>>> p = Phone("phone-1", "ios")
+>>> f1 = p.request("r-1", "session.rename", {"sessionId": "s", "name": "n"}, "op-1")
+>>> f2 = p.request("r-1", "session.rename", {"sessionId": "s", "name": "n"}, "op-1")
+>>> f1["payload"]["idempotencyKey"] == f2["payload"]["idempotencyKey"]
+True
+>>> p.waits("run.chatOutboxSubmit"), Phone("p", "android").waits("run.chatOutboxSubmit")
+(20.0, 60.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .envelope import request
+from .errors import kind_of
+
+#: answers after which the phone sends the same request again (same key, same operation)
+RETRY_KINDS = frozenset({"retryable_error", "busy", "timed_out", "offline", "reconnecting",
+                         "relay_timeout", "limit", "duplicate", "gen_changed", "switching",
+                         "rate_limited", "unavailable"})
+LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
+
+
+@dataclass
+class Phone:
+    device: str
+    platform: str = "ios"  # ios or android
+    mutant: str | None = None
+    attempts: dict[str, int] = field(default_factory=dict)  # per operation key
+
+    def waits(self, method: str) -> float:
+        """How long the phone waits for an answer (wire-relay.md, deadlines)."""
+        if method == "run.chatOutboxSubmit":
+            return 20.0 if self.platform == "ios" else 60.0
+        return 115.0 if method in LOADS else 60.0
+
+    def key(self, operation_key: str) -> str:
+        """The idempotency key of the next attempt of this operation."""
+        n = self.attempts.get(operation_key, 0)
+        return f"{operation_key}-try-{n}" if self.mutant == "retry-mints-new-key" else \
+            operation_key
+
+    def request(self, rid: str, method: str, params: dict[str, Any],
+                operation_key: str | None) -> dict[str, Any]:
+        """The ``rpc.request`` frame of the next attempt (a mutation carries its key)."""
+        key = self.key(operation_key) if operation_key is not None else None
+        if operation_key is not None:
+            self.attempts[operation_key] = self.attempts.get(operation_key, 0) + 1
+        return request(rid, method, params, key=key)
+
+    @staticmethod
+    def retries_after(answer: dict[str, Any]) -> bool:
+        """Whether this answer lets the phone send the same request again.  The two -32603
+        answers do, but never as proof that nothing ran: the retry keeps the key."""
+        return kind_of(answer) in RETRY_KINDS or bool(
+            (answer.get("error") or {}).get("data", {}).get("retryable"))
