@@ -267,3 +267,106 @@ def test_outbox_ledger():
     bad.handle("run.chatOutboxSubmit", p)
     bad.handle("run.chatOutboxSubmit", p)
     assert bad.messages("s", "op-1") == 2
+
+
+# registration and the version gate ------------------------------------------------------------
+from relay.wire.registration import (Device, RegistrationError, VersionGate,  # noqa: E402
+                                     precheck_allows, register)
+
+DESK_ID = "6f1c2a7e-0000-4000-8000-000000000001"
+PHONE_ID = "6f1c2a7e-0000-4000-8000-000000000002"
+DEVICES = {DESK_ID: Device(DESK_ID, "desktop"), PHONE_ID: Device(PHONE_ID, "mobile")}
+
+
+def reg(payload: dict, role: str = "desktop", gate: VersionGate | None = None,
+        devices: dict | None = None) -> str:
+    try:
+        register(payload, role, DEVICES if devices is None else devices,
+                 gate or VersionGate(lambda: []), 0.0)
+        return "ok"
+    except RegistrationError as e:
+        return e.reason
+
+
+@pytest.mark.parametrize("payload, reason", [
+    ({"deviceId": DESK_ID, "relayProtocolVersion": "1.7"}, "ok"),
+    ({"deviceId": DESK_ID, "relayProtocolVersion": "2.0", "deviceName": "Mac"}, "ok"),
+    ({"deviceId": DESK_ID}, "protocolUpdateRequired"),
+    ({"deviceId": DESK_ID, "relayProtocolVersion": "1.6"}, "protocolUpdateRequired"),
+    ({"deviceId": DESK_ID, "relayProtocolVersion": "v1.7"}, "invalidRelayProtocolVersion"),
+    ({"deviceId": DESK_ID, "relayProtocolVersion": "1.7", "userId": "u"}, "invalidRegistration"),
+    ({"deviceId": "not-a-uuid", "relayProtocolVersion": "1.7"}, "invalidRegistration"),
+    ({"deviceId": PHONE_ID, "relayProtocolVersion": "1.7"}, "forbidden"),  # wrong role
+])
+def test_registration(payload, reason):
+    assert reg(payload) == reason
+
+
+def test_forgotten_or_unknown_devices_and_permission():
+    p = {"deviceId": DESK_ID, "relayProtocolVersion": "1.7"}
+    assert reg(p, devices={DESK_ID: Device(DESK_ID, "desktop", forgotten=True)}) == "unknownDevice"
+    assert reg(p, devices={}) == "unknownDevice"
+    assert reg(p, devices={DESK_ID: Device(DESK_ID, "desktop", relay_permission=False)}) == "forbidden"
+    assert reg({"deviceId": PHONE_ID, "relayProtocolVersion": "1.7",
+                "targetDesktopDeviceId": DESK_ID}, role="mobile") == "ok"
+
+
+def test_version_gate_takes_the_highest_rule_and_caches_it_60_seconds():
+    rules = [["1.5", "1.8"]]
+    gate = VersionGate(lambda: rules[0])
+    assert gate.required(0.0) == (1, 8)
+    rules[0] = ["1.9"]
+    assert gate.required(59.9) == (1, 8)  # cached
+    assert gate.required(60.0) == (1, 9)
+    assert VersionGate(lambda: []).required(0.0) == (1, 7)  # 1.7 is the floor
+
+
+def test_unreadable_or_unparsable_rules_make_the_policy_unavailable():
+    def broken() -> list:
+        raise OSError("database down")
+    p = {"deviceId": DESK_ID, "relayProtocolVersion": "1.7"}
+    assert reg(p, gate=VersionGate(broken)) == "relayProtocolPolicyUnavailable"
+    assert reg(p, gate=VersionGate(lambda: ["1.x"])) == "relayProtocolPolicyUnavailable"
+
+
+def test_the_precheck_fails_open():
+    assert precheck_allows(None) and precheck_allows("<html>") and precheck_allows({})
+    assert precheck_allows({"compatible": True})
+    assert not precheck_allows({"compatible": False})
+
+
+# the implementation's deadlines are the ones B9 and B10 are proved with -----------------------
+def test_implementation_deadlines_match_the_timing_analysis():
+    from explorer.timing import DEADLINES, analyse
+    from relay.wire.idempotency import RETENTION
+    from relay.wire.phone import Phone
+    from relay.wire.relay_router import keep_pending
+    impl = {
+        "slot": SLOT_WAIT, "dispatch": DISPATCH, "dispatch_load": DISPATCH_LOADS,
+        "enqueue": ENQUEUE, "lease": LEASE, "retention": RETENTION,
+        "relay_older_page": keep_pending("run.chatLoadPageBefore"),
+        "relay_first_load": keep_pending("run.chatLoad"),
+        "relay_outbox": keep_pending("run.chatOutboxSubmit"),
+        "relay_other": keep_pending("session.rename"),
+        "phone_older_page": Phone("p").waits("run.chatLoadPageBefore"),
+        "phone_first_load": Phone("p").waits("run.chatLoadThread"),
+        "phone_outbox_ios": Phone("p", "ios").waits("run.chatOutboxSubmit"),
+        "phone_outbox_android": Phone("p", "android").waits("run.chatOutboxSubmit"),
+        "phone_other": Phone("p").waits("system.ping"),
+    }
+    assert impl == DEADLINES
+    assert analyse(impl).ok
+
+
+def test_the_relay_routes_a_phone_to_the_desktop_its_registration_names():
+    r = RelayRouter()
+    gate = VersionGate(lambda: [])
+    assert r.register(USER, {"deviceId": DESK_ID, "relayProtocolVersion": "1.7"}, "desktop",
+                      DEVICES, gate, 0.0) == 0
+    phone = r.register(USER, {"deviceId": PHONE_ID, "relayProtocolVersion": "1.7",
+                              "targetDesktopDeviceId": DESK_ID}, "mobile", DEVICES, gate, 0.0)
+    assert phone == Client(USER, PHONE_ID, DESK_ID)
+    assert r.on_request(phone, req("r-1"), 0.0) == []  # the desktop is online: admitted
+    with pytest.raises(RegistrationError, match="target"):
+        r.register(USER, {"deviceId": PHONE_ID, "relayProtocolVersion": "1.7"}, "mobile",
+                   DEVICES, gate, 0.0)

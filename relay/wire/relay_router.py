@@ -30,6 +30,7 @@ from typing import Any, Union
 from .envelope import MANIFEST, FrameError, id_ok, request, trace_ok, validate_request
 from .errors import relay_error
 from .ratelimit import BURST, RATE, TokenBucket
+from .registration import Device, RegistrationError, VersionGate, register
 
 __all__ = ["Client", "Entry", "RelayRouter", "ToDesktop", "ToPhone", "request"]
 
@@ -140,6 +141,18 @@ class RelayRouter:
                 del self.pending[key]
                 out.append(ToPhone(e.client.client_id, response(e.rid, relay_error(-32011))))
         return out
+
+    def register(self, user: str, payload: Any, role: str, devices: dict[str, Device],
+                 gate: VersionGate, now: float) -> Client | int:
+        """A socket registers: a desktop gets a new generation, a phone a :class:`Client`
+        routed to the desktop its registration names (never one a request names).  Raises
+        :class:`RegistrationError`."""
+        r = register(payload, role, devices, gate, now)
+        if role == "desktop":
+            return self.connect_desktop(user, r.device)
+        if r.target is None:
+            raise RegistrationError("invalidRegistration", "a phone names its target desktop")
+        return Client(user, r.device, r.target)
 
     # phones' requests --------------------------------------------------------------------
     def _count(self, scope: str, c: Client) -> int:
