@@ -29,7 +29,8 @@ from properties import catalogue
 
 from . import profiles  # noqa: F401  (registers the Hypothesis profiles)
 from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
-from .graph_harness import Divergence, GraphHarness
+from .graph_harness import GraphHarness
+from .harness import Divergence
 from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
 from .wire_harness import WireHarness
 
@@ -207,43 +208,39 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
     chk = Checker(model)
     result_for = result_for or tour_result
     covered_states = {0}
-    if True:
-        h = make_harness(model, mutant, None, seed, result_for)
-        if h.abstract() != model.initial_states[0]:
-            raise Divergence("the implementation's initial state is not the model's")
-        path: list[int] = []
-        stack = [(0, iter(out.get(0, [])), None)]
-        snaps = {0: h.snapshot()}
-        try:
-            while stack:
-                u, it, _ = stack[-1]
-                nxt = next(it, None)
-                if nxt is None:
-                    stack.pop()
-                    snaps.pop(u, None)
-                    if path:
-                        path.pop()
-                    if stack:
-                        h.restore(snaps[stack[-1][0]])
-                    continue
-                v, a = nxt
-                h.restore(snaps[u])
-                before = ex.state(u)
-                path.append(a)
-                chk.check(h, a, before)
-                rep.steps += 1
-                rep.edges_covered += 1
-                covered_states.add(v)
-                if ex.parent[v] == u and ex.via[v] == a and depth_of[v] < depth:
-                    snaps[v] = h.snapshot()
-                    stack.append((v, iter(out.get(v, [])), a))
-                else:
+    h = make_harness(model, mutant, None, seed, result_for)
+    if h.abstract() != model.initial_states[0]:
+        raise Divergence("the implementation's initial state is not the model's")
+    path: list[int] = []
+    stack = [(0, iter(out.get(0, [])))]
+    snaps = {0: h.snapshot()}
+    try:
+        while stack:
+            u, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                snaps.pop(u, None)
+                if path:
                     path.pop()
-        except Divergence as e:
-            rep.failure = str(e)
-            rep.path = list(path)
-        finally:
-            h.close()
+                continue
+            v, a = nxt
+            h.restore(snaps[u])  # every transition is tried from its source's snapshot
+            path.append(a)
+            chk.check(h, a, ex.state(u))
+            rep.steps += 1
+            rep.edges_covered += 1
+            covered_states.add(v)
+            if ex.parent[v] == u and ex.via[v] == a and depth_of[v] < depth:
+                snaps[v] = h.snapshot()
+                stack.append((v, iter(out.get(v, []))))
+            else:
+                path.pop()
+    except Divergence as e:
+        rep.failure = str(e)
+        rep.path = list(path)
+    finally:
+        h.close()
     rep.states_covered = len(covered_states)
     rep.seconds = time.perf_counter() - t0
     if log:

@@ -9,7 +9,6 @@ step, that the implementation moved to exactly the model's successor.
 
 from __future__ import annotations
 
-import copy
 import uuid
 from typing import Any, Callable
 
@@ -18,6 +17,10 @@ from models.graph_relay.vocab import CALL, EXEC, OUTCOME, PHASE, POST, STATUS
 from relay.graph.desktop import DesktopRelay
 from relay.graph.payload import bounded, whole
 from relay.graph.server import NOT_FOUND, GraphServer, ToolError
+
+from .harness import Divergence, HarnessBase
+
+__all__ = ["Divergence", "GraphHarness", "IMPL_MUTANTS"]
 
 SESSION = "gs_" + "ab" * 16
 #: where each implementation mutant lives (client mutants live in this harness)
@@ -31,11 +34,8 @@ IMPL_MUTANTS = {
 }
 
 
-class Divergence(AssertionError):
-    """The implementation did not follow the model (or broke a property)."""
-
-
-class GraphHarness:
+class GraphHarness(HarnessBase):
+    STORE = "outbox"
     #: the model actions that are the desktop's own decisions (checked against offers())
     DECIDES = ("start_graph", "refuse", "tick")
 
@@ -228,11 +228,7 @@ class GraphHarness:
             st["outbox"].append(int(run is not None and run.command_id in self.desktop.outbox))
             net = self.net.get(run.command_id) if run else None
             st["post"].append(POST.names.index(net[0]) if net else POST.none)
-        flat: list[int] = []
-        for v in m.variables:
-            x = st[v.name]
-            flat.extend(x if isinstance(x, list) else [x])
-        return tuple(flat)
+        return self.flatten(st)
 
     def reopen(self) -> None:
         """Close the outbox database and open it again (a crash of the storage)."""
@@ -247,24 +243,3 @@ class GraphHarness:
     def due(self) -> list[str]:
         """The desktop's timers are model actions it decides itself (tick, control poll)."""
         return []
-
-    # snapshots (for the transition tour) ---------------------------------------------
-    def snapshot(self) -> Any:
-        ob = self.desktop.outbox
-        saved_db = ob.db.serialize()
-        ob_ref, self.desktop.outbox = self.desktop.outbox, None  # type: ignore[assignment]
-        try:
-            state = copy.deepcopy(self.__dict__ | {"model": None})
-        finally:
-            self.desktop.outbox = ob_ref
-        return state, saved_db
-
-    def restore(self, snap: Any) -> None:
-        state, saved_db = snap
-        ob = self.desktop.outbox
-        model = self.model
-        self.__dict__.update(copy.deepcopy(state))
-        self.model = model
-        self.desktop.outbox = ob
-        ob.db.deserialize(saved_db)
-

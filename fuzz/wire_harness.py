@@ -10,7 +10,6 @@ at its own deadline.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from models.dsl import ActionInstance, Model
@@ -24,7 +23,7 @@ from relay.wire.idempotency import LEASE, RETENTION, Scope, fingerprint
 from relay.wire.phone import Phone
 from relay.wire.relay_router import Client, RelayRouter, ToDesktop, ToPhone
 
-from .graph_harness import Divergence
+from .harness import Divergence, HarnessBase
 
 USER, DESK, SESSION = "user-1", "desk-1", "s-1"
 #: where each implementation mutant lives (the phone's mutant lives in this harness)
@@ -49,7 +48,8 @@ def ans_of(answer: dict[str, Any] | None) -> str:
                                                                         "ambiguous")
 
 
-class WireHarness:
+class WireHarness(HarnessBase):
+    STORE = "claims"
     #: the model actions that are the desktop's own decisions (checked against offers())
     DECIDES = ("claim", "join_answer", "join_orphaned")
 
@@ -85,13 +85,10 @@ class WireHarness:
         self.fp_index = {fingerprint(self.params(o)): op.params for o, op in enumerate(c.ops)}
 
     # the world around the cores --------------------------------------------------------
-    def _open_desktop(self, data: bytes | None = None) -> DesktopRouter:
+    def _open_desktop(self) -> DesktopRouter:
         c = self.c
-        d = DesktopRouter(self.path, USER, light=c.light_slots, waiters=c.waiters,
-                          max_rows=c.row_cap, mutant=self.desktop_mutant)
-        if data is not None:  # an in-memory database stands for the file across a restart
-            d.claims.db.deserialize(data)
-        return d
+        return DesktopRouter(self.path, USER, light=c.light_slots, waiters=c.waiters,
+                             max_rows=c.row_cap, mutant=self.desktop_mutant)
 
     def reopen(self) -> None:
         """Close the claims database and open it again (a crash of the storage)."""
@@ -109,13 +106,10 @@ class WireHarness:
     def rid(self, o: int) -> str:
         return f"req-{self.c.ops[o].rid}"
 
-    def keystr(self, key: int, k: int) -> str:
-        return f"op-key-{key}-try-{k}" if self.mutant == "retry-mints-new-key" else f"op-key-{key}"
-
     def _scope(self, s: tuple) -> Scope:
         phone, *method, (key, k) = s
         return Scope(USER, f"phone-{phone}::{DESK}", method[0] if method else "",
-                     self.keystr(key, k))
+                     self.phones[phone].key(f"op-key-{key}", attempt=k))
 
     def params(self, o: int) -> dict[str, Any]:
         op = self.c.ops[o]
@@ -204,9 +198,7 @@ class WireHarness:
         elif name == "restart":
             # the desktop process dies: memory and running handlers are gone, the file stays
             self._phone_answer(self.relay.disconnect_desktop(USER, DESK))
-            data = self.desktop.claims.db.serialize() if self.path == ":memory:" else None
-            self.desktop.close()
-            self.desktop = self._open_desktop(data)
+            self.desktop = self.desktop.restarted()
             self.copy_call.clear()  # the calls died with the process
             self.restarts += 1
         elif name == "claim":
@@ -308,7 +300,7 @@ class WireHarness:
 
     # the abstraction function ------------------------------------------------------------
     def abstract(self) -> tuple:
-        c, m, cache = self.c, self.model, self.cache
+        c, cache = self.c, self.cache
         st: dict[str, Any] = {
             "ph": [PH.names.index(x) for x in self.ph], "tries": list(self.tries),
             "ans": [ANS.names.index(x) for x in self.ans], "nfinal": list(self.nfinal),
@@ -365,28 +357,4 @@ class WireHarness:
             st["msgs"].append(min(2, self.app.messages(SESSION, f"op-{phone}-{key}"))
                               if method == OUTBOX else 0)
         st["forgotten"] = [int(x) for x in self.forgotten]
-        flat: list[int] = []
-        for v in m.variables:
-            x = st[v.name]
-            flat.extend(x if isinstance(x, list) else [x])
-        return tuple(flat)
-
-    # snapshots (for the transition tour) -----------------------------------------------------
-    def snapshot(self) -> Any:
-        claims = self.desktop.claims
-        data = claims.db.serialize()
-        self.desktop.claims = None  # type: ignore[assignment]
-        try:
-            state = copy.deepcopy(self.__dict__ | {"model": None})
-        finally:
-            self.desktop.claims = claims
-        return state, data
-
-    def restore(self, snap: Any) -> None:
-        state, data = snap
-        claims = self.desktop.claims
-        model = self.model
-        self.__dict__.update(copy.deepcopy(state))
-        self.model = model
-        self.desktop.claims = claims
-        claims.db.deserialize(data)
+        return self.flatten(st)

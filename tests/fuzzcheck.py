@@ -18,3 +18,17 @@ def assert_reproduces(rep: FuzzReport) -> None:
     assert [s.ok for s in bad] == [True] * (len(rep.path) - 1) + [False], bad[-1].note
     good = replay(tr, mutant=None)
     assert all(s.ok for s in good) and len(good) == len(rep.path)
+
+
+def run_then_kill(child: str, path: str) -> None:
+    """Run ``child`` (Python source taking ``path`` as argv[1]) until it prints "written",
+    then SIGKILL it: whatever it wrote must be on disk."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-c", child, path], stdout=subprocess.PIPE, text=True,
+                         env={**os.environ})
+    assert p.stdout is not None and p.stdout.readline().strip() == "written"
+    p.send_signal(signal.SIGKILL)
+    p.wait()

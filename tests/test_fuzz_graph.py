@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 
@@ -12,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from fuzz.driver import hypothesis_run, tour
-from fuzzcheck import assert_reproduces
+from fuzzcheck import assert_reproduces, run_then_kill
 from fuzz.graph_harness import IMPL_MUTANTS
 from osf_check.cli import main
 from relay.graph.desktop import DesktopRelay
@@ -190,11 +189,7 @@ import time; time.sleep(60)
 
 def test_a_killed_process_loses_no_completion(tmp_path):
     path = str(tmp_path / "outbox.sqlite")
-    p = subprocess.Popen([sys.executable, "-c", CHILD, path], stdout=subprocess.PIPE, text=True,
-                         env={**os.environ})
-    assert p.stdout.readline().strip() == "written"
-    p.send_signal(signal.SIGKILL)
-    p.wait()
+    run_then_kill(CHILD, path)
     d = DesktopRelay(path, session_id=SID)
     assert [(e, x["status"]) for e, x in d.outbox.entries()] == [("c1", "failed")]
 

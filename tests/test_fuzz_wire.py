@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
 
 from fuzz.driver import TOUR_DEPTH, hypothesis_run, tour
 from fuzz.wire_harness import IMPL_MUTANTS
-from fuzzcheck import assert_reproduces
+from fuzzcheck import assert_reproduces, run_then_kill
 from osf_check.cli import main
 from relay.wire.idempotency import DurableClaims, Scope
 
@@ -95,11 +91,7 @@ import time; time.sleep(60)
 
 def test_a_killed_desktop_loses_no_durable_claim(tmp_path):
     path = str(tmp_path / "claims.sqlite")
-    p = subprocess.Popen([sys.executable, "-c", CHILD, path], stdout=subprocess.PIPE, text=True,
-                         env={**os.environ})
-    assert p.stdout.readline().strip() == "written"
-    p.send_signal(signal.SIGKILL)
-    p.wait()
+    run_then_kill(CHILD, path)
     reg = DurableClaims(path)
     done = Scope("u", "p::d", "session.rename", "k-done")
     d = reg.claim(done, {"n": 1}, 10.0)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .envelope import MANIFEST, params_problem, snake_keys
 from .errors import busy, desktop_error, timed_out
@@ -68,6 +68,9 @@ class DesktopRouter:
                  heavy: int = HEAVY_SLOTS, waiters: int = MAX_WAITERS,
                  completed: int = MAX_COMPLETED, running: int = MAX_RUNNING,
                  max_rows: int = MAX_ROWS, mutant: str | None = None):
+        self._init = dict(claims_path=claims_path, user=user, light=light, heavy=heavy,
+                          waiters=waiters, completed=completed, running=running,
+                          max_rows=max_rows, mutant=mutant)
         self.user = user
         self.slots = {False: light, True: heavy}
         self.mutant = mutant if mutant in MUTANTS else None
@@ -85,14 +88,30 @@ class DesktopRouter:
     def close(self) -> None:
         self.claims.close()
 
-    def reopen_claims(self) -> None:
-        """Close the claims database and open it again (a storage crash between two steps);
-        an in-memory database is carried over, as a file would be."""
+    def _close_claims(self) -> bytes | None:
+        """Close the claims database; an in-memory one is kept as bytes, as a file would
+        keep it."""
         data = self.claims.db.serialize() if self._claims_args[0] == ":memory:" else None
         self.claims.close()
-        self.claims = DurableClaims(*self._claims_args, **self._claims_flags)
+        return data
+
+    def _carry(self, claims: DurableClaims, data: bytes | None) -> DurableClaims:
         if data is not None:
-            self.claims.db.deserialize(data)
+            claims.db.deserialize(data)
+        return claims
+
+    def reopen_claims(self) -> None:
+        """Close the claims database and open it again (a storage crash between two steps)."""
+        data = self._close_claims()
+        self.claims = self._carry(DurableClaims(*self._claims_args, **self._claims_flags), data)
+
+    def restarted(self) -> DesktopRouter:
+        """The process restarts: a new router on the same claims file; in-memory claims
+        and running calls are gone."""
+        data = self._close_claims()
+        new = DesktopRouter(**self._init)  # type: ignore[arg-type]
+        new._carry(new.claims, data)
+        return new
 
     # requests in -----------------------------------------------------------------------
     def receive(self, frame: dict[str, Any], now: float) -> Call:
@@ -122,7 +141,10 @@ class DesktopRouter:
         call.stage, call.answer, call.deadline = "enqueue", answer, now + ENQUEUE
 
     # the claim ---------------------------------------------------------------------------
-    def _decide(self, call: Call, now: float, commit: bool) -> tuple[str, dict | None]:
+    def _decide(self, call: Call, now: float, keep: Callable[[str], bool]
+                ) -> tuple[str, dict | None]:
+        """What the claim decides; the durable claim it takes is kept only if ``keep`` says so
+        of that decision (it runs in an SQLite savepoint)."""
         s = call.scope
         if s is None:
             return "run", None
@@ -141,11 +163,12 @@ class DesktopRouter:
         db.execute("SAVEPOINT claim")
         try:
             d = self.claims.claim(s, call.params, now)
+            kind = "run" if d.kind == "run" else "answer"
         finally:
-            if not commit:
+            if not keep(kind):
                 db.execute("ROLLBACK TO claim")
             db.execute("RELEASE claim")
-        return ("run", None) if d.kind == "run" else ("answer", d.answer)
+        return kind, d.answer
 
     def _slot_free(self, call: Call) -> bool:
         busy_slots = sum(1 for c in self.calls.values()
@@ -157,15 +180,18 @@ class DesktopRouter:
         """Whether the claim step can be taken now (running needs a free slot)."""
         if call.stage != "slot_wait":
             return False
-        kind, _ = self._decide(call, now, commit=False)
+        kind, _ = self._decide(call, now, keep=lambda k: False)
         return kind != "run" or self._slot_free(call)
 
     def start(self, call: Call, now: float) -> str:
         """Take the claim: ``run`` (the shell runs the handler, then calls :meth:`finish`),
         ``join`` (wait for the running copy: :meth:`resume`) or ``answer``."""
-        if not self.can_start(call, now):
-            raise RuntimeError(f"call {call.cid} cannot start now")
-        kind, answer = self._decide(call, now, commit=True)
+        if call.stage != "slot_wait":
+            raise RuntimeError(f"call {call.cid} is not waiting for a slot")
+        free = self._slot_free(call)
+        kind, answer = self._decide(call, now, keep=lambda k: k != "run" or free)
+        if kind == "run" and not free:
+            raise RuntimeError(f"call {call.cid} needs a slot and none is free")
         if kind == "run":
             if call.scope is not None:
                 self.memory.start(call.scope)

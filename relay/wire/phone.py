@@ -41,9 +41,9 @@ class Phone:
             return 20.0 if self.platform == "ios" else 60.0
         return 115.0 if method in LOADS else 60.0
 
-    def key(self, operation_key: str) -> str:
-        """The idempotency key of the next attempt of this operation."""
-        n = self.attempts.get(operation_key, 0)
+    def key(self, operation_key: str, attempt: int | None = None) -> str:
+        """The idempotency key of an attempt of this operation (default: the next one)."""
+        n = self.attempts.get(operation_key, 0) if attempt is None else attempt
         return f"{operation_key}-try-{n}" if self.mutant == "retry-mints-new-key" else \
             operation_key
 

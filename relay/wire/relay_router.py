@@ -113,6 +113,7 @@ class RelayRouter:
         self.mutant = mutant if mutant in MUTANTS else None
         self.desktops: dict[tuple[str, str], DesktopConn] = {}
         self.pending: dict[Key, Entry] = {}
+        self.counts: dict[tuple[str, tuple], int] = {}  # pending entries per limit's scope
         self.buckets: dict[str, TokenBucket] = {}
         self.switching = False
         self.draining = False
@@ -138,7 +139,7 @@ class RelayRouter:
         out: list[Out] = []
         for key, e in list(self.pending.items()):
             if key[:2] == (user, desktop) and e.state == "forwarded" and e.gen == conn.gen:
-                del self.pending[key]
+                self._remove(key)
                 out.append(ToPhone(e.client.client_id, response(e.rid, relay_error(-32011))))
         return out
 
@@ -155,16 +156,22 @@ class RelayRouter:
         return Client(user, r.device, r.target)
 
     # phones' requests --------------------------------------------------------------------
-    def _count(self, scope: str, c: Client) -> int:
-        def hit(k: Key, e: Entry) -> bool:
-            if scope == "client":
-                return e.client.client_id == c.client_id and k[0] == c.user
-            if scope == "desktop":
-                return k[:2] == (c.user, c.desktop)
-            if scope == "user":
-                return k[0] == c.user
-            return True
-        return sum(1 for k, e in self.pending.items() if hit(k, e))
+    @staticmethod
+    def _scopes(c: Client) -> dict[str, tuple]:
+        """The counter of each pending limit that an entry of this client counts in."""
+        return {"process": (), "user": (c.user,), "desktop": (c.user, c.desktop),
+                "client": (c.user, c.client_id)}
+
+    def _add(self, key: Key, e: Entry) -> None:
+        self.pending[key] = e
+        for scope, k in self._scopes(e.client).items():
+            self.counts[scope, k] = self.counts.get((scope, k), 0) + 1
+
+    def _remove(self, key: Key) -> Entry:
+        e = self.pending.pop(key)
+        for scope, k in self._scopes(e.client).items():
+            self.counts[scope, k] -= 1
+        return e
 
     def _over(self, current: int, limit: int) -> bool:
         return current > limit if self.mutant == "limit-off-by-one" else current >= limit
@@ -205,13 +212,13 @@ class RelayRouter:
         old = self.pending.get(key)
         if old is not None:
             return refuse(-32021 if old.fingerprint == fp else -32022)
-        for scope in ("process", "user", "desktop", "client"):
-            current = self._count(scope, c)
+        for scope, k in self._scopes(c).items():
+            current = self.counts.get((scope, k), 0)
             if self._over(current, self.limits[scope]):
                 return refuse(-32020, scope=scope, limit=self.limits[scope], current=current)
         fwd = {**p, "clientId": c.client_id, "userId": c.user}
-        self.pending[key] = Entry(c, p["id"], method, fp, conn.gen, now + keep_pending(method),
-                                  payload=fwd)
+        self._add(key, Entry(c, p["id"], method, fp, conn.gen, now + keep_pending(method),
+                             payload=fwd))
         return []
 
     def route(self, key: Key) -> list[Out]:
@@ -223,7 +230,7 @@ class RelayRouter:
             return []
         conn = self.desktops[key[:2]]
         if conn.gen != e.gen:
-            del self.pending[key]
+            self._remove(key)
             return [ToPhone(e.client.client_id, response(e.rid, relay_error(-32023)))]
         if not conn.online:
             return []
@@ -245,7 +252,7 @@ class RelayRouter:
             return []
         final = p.get("isFinal", True)
         if final and self.mutant != "pending-kept-after-final":
-            del self.pending[key]  # before the phone sees the answer
+            self._remove(key)  # before the phone sees the answer
         answer = {k: p[k] for k in ("result", "error") if k in p}
         return [ToPhone(e.client.client_id, {"type": "rpc.response",
                                              "payload": {"id": e.rid, **answer, "isFinal": final}})]
@@ -259,7 +266,7 @@ class RelayRouter:
         e = self.pending.get(key)
         if e is None or now < e.deadline:
             return []
-        del self.pending[key]
+        self._remove(key)
         return [ToPhone(e.client.client_id, response(e.rid, relay_error(-32012)))]
 
     def tick(self, now: float) -> list[Out]:
