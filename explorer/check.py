@@ -20,6 +20,7 @@ from properties.base import Property
 
 from .explicit import Exploration, Progress, Violation, bfs
 from .graph import GraphReport, check_graph
+from models.errors import BadValue
 
 __all__ = ["ModelResult", "check", "prepare", "EXIT", "verdict_exit"]
 
@@ -63,9 +64,9 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     m, chosen, from_mutant = prepare(model, params=params, mutant=mutant, props=props, drop=drop)
     want_graph = any(c.kind in ("reach", "fair") for p in chosen for c in p.checks)
     if engine not in ("auto", "explicit", "vector"):
-        raise ValueError(f"unknown engine {engine!r} (explicit, vector or auto)")
+        raise BadValue(f"unknown engine {engine!r} (explicit, vector or auto)")
     if engine == "explicit" and (checkpoint or resume):
-        raise ValueError("--checkpoint and --resume need the vector engine")
+        raise BadValue("--checkpoint and --resume need the vector engine")
     if engine == "explicit":
         ex = bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
                  check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,

@@ -187,8 +187,12 @@ class BmcResult:
 
 
 def bmc(model: Model, checks: PropertyChecks, k: int, *, timeout_ms: int | None = None,
-        sym: Symbolic | None = None) -> BmcResult:
-    """The smallest depth ≤ k at which an invariant or transition check can fail."""
+        sym: Symbolic | None = None, start: int = 0) -> BmcResult:
+    """The smallest depth ≤ k at which an invariant or transition check can fail.
+
+    With ``start`` > 0 the depths below it are not queried: the caller knows the
+    checks hold there (an exhaustive BFS checked them), so they are asserted on the
+    prefix instead, which keeps the deeper queries small."""
     sym = sym or Symbolic(model)
     solver = z3.Solver()
     if timeout_ms:
@@ -202,7 +206,7 @@ def bmc(model: Model, checks: PropertyChecks, k: int, *, timeout_ms: int | None 
             bad.append(z3.Not(z3.And(*[sym.pred(e, d) for e in checks.invs])))
         if d > 0 and checks.trans:
             bad.append(z3.Not(sym.trans_ok(checks.trans, d - 1)))
-        if bad:
+        if bad and d >= start:
             solver.push()
             solver.add(z3.Or(*bad))
             r = solver.check()
@@ -233,11 +237,17 @@ class InductionResult:
     seconds: list[float] = field(default_factory=list)
 
 
-def k_induction(model: Model, checks: PropertyChecks, k: int, *, assume: Sequence[Expr] = (),
+def k_induction(model: Model, checks: PropertyChecks, k: int, *, proven: Sequence[Expr] = (),
                 timeout_ms: int | None = None) -> InductionResult:
     """Try induction with k = 1..k steps (states distinct along the path, so that a
-    finite model is eventually proved).  ``assume`` are invariants taken as given in
-    every state of the induction path (they must be proved separately)."""
+    finite model is eventually proved).
+
+    The step case assumes ``checks`` on the states (and transitions) before the last
+    one and asks for them on the last; the caller must establish the base case (BMC
+    to depth k).  ``proven`` are invariants **already proved** to hold on every
+    reachable state (Houdini's output): they are asserted on every state of the
+    path, the checked one included, which would be unsound for anything unproved.
+    To assume an unproved property, add it to ``checks``: then it is proved along."""
     seconds = []
     last_cti = None
     for kk in range(1, k + 1):
@@ -248,7 +258,7 @@ def k_induction(model: Model, checks: PropertyChecks, k: int, *, assume: Sequenc
             s.set("timeout", timeout_ms)
         for j in range(kk + 1):
             s.add(sym.domain(j))
-            for e in assume:
+            for e in proven:
                 s.add(sym.pred(e, j))
         for j in range(kk):
             s.add(sym.step(j))

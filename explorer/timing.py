@@ -29,6 +29,7 @@ from fractions import Fraction
 from typing import Mapping
 
 import z3
+from models.errors import BadValue
 
 __all__ = ["DEADLINES", "CLASSES", "analyse", "TimingReport", "ClassReport", "Schedule"]
 
@@ -141,9 +142,9 @@ def analyse(overrides: Mapping[str, float] | None = None, seed: int = 0) -> Timi
     dl = dict(DEADLINES)
     for k, v in (overrides or {}).items():
         if k not in dl:
-            raise ValueError(f"unknown deadline {k!r} (known: {', '.join(dl)})")
+            raise BadValue(f"unknown deadline {k!r} (known: {', '.join(dl)})")
         if not v >= 0:
-            raise ValueError(f"deadline {k} must be a non-negative number of seconds, got {v}")
+            raise BadValue(f"deadline {k} must be a non-negative number of seconds, got {v}")
         dl[k] = float(v)
     w, d, e, r = z3.Real("w"), z3.Real("d"), z3.Real("e"), z3.Real("r")
     names = ("w", "d", "e", "r")

@@ -22,15 +22,19 @@ word) and compared as fixed-size byte strings.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import os
 import time
 from array import array
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from models.dsl import Model, ModelError
+from models.errors import BadValue
 from models.expr import Slot
 from properties.base import Property
 
@@ -210,8 +214,10 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     violations: list[Violation] = []
     frontier_lo, frontier_hi = 0, len(keys)
     level = 0
+    ident = run_identity(model, props, keep_graph=keep_graph, check_deadlock=check_deadlock)
     if resume is not None:
-        st = _load(Path(resume))
+        st = _load(Path(resume), ident)
+        meta = st["meta"]
         keys, parent, via = st["keys"], st["parent"], st["via"]
         sorted_keys, sorted_ids = lay.sortable(st["sorted_keys"]), st["sorted_ids"]
         level_start = st["level_start"].tolist()
@@ -220,6 +226,14 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         frontier_lo, frontier_hi = int(st["frontier"][0]), int(st["frontier"][1])
         level = int(st["level"])
         t0 -= float(st["seconds"])
+        # everything the run had learnt, not only the states: the verdicts so far, the
+        # coverage of the checks, and the edges the graph checks need
+        failed.update(meta["failed"])
+        violations.extend(Violation(**v) for v in meta["violations"])
+        ex.witness_seen.update(meta["witness_seen"])
+        ex.trans_applied.update(meta["trans_applied"])
+        if keep_graph:
+            src_e, dst_e, act_e = [st["src_e"]], [st["dst_e"]], [st["act_e"]]
     last_cp = time.perf_counter()
 
     def check_states(cols: list[np.ndarray], ids: np.ndarray) -> None:
@@ -409,12 +423,20 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             ex.stopped = "max-states"
             break
         if checkpoint is not None and time.perf_counter() - last_cp >= checkpoint_every:
+            meta = {"identity": ident, "failed": sorted(failed),
+                    "violations": [dataclasses.asdict(v) for v in violations],
+                    "witness_seen": ex.witness_seen, "trans_applied": ex.trans_applied}
+            cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64))
+            if keep_graph:  # one array each, so that the next save does not copy pieces
+                src_e, dst_e, act_e = [cat(src_e)], [cat(dst_e)], [cat(act_e)]
             _save(Path(checkpoint), keys=keys, parent=parent, via=via,
                   sorted_keys=np.ascontiguousarray(sorted_keys).view(np.uint64).reshape(
                       -1, lay.words), sorted_ids=sorted_ids,
                   level_start=np.array(level_start), generated=generated, fired=fired,
                   frontier=np.array([frontier_lo, frontier_hi]), level=level,
-                  seconds=time.perf_counter() - t0)
+                  seconds=time.perf_counter() - t0, meta=np.array(json.dumps(meta)),
+                  **({"src_e": src_e[0], "dst_e": dst_e[0], "act_e": act_e[0]}
+                     if keep_graph else {}))
             last_cp = time.perf_counter()
     ex.keys, ex.parent, ex.via = keys, parent, via  # type: ignore[attr-defined]
     ex.sorted_keys, ex.sorted_ids = sorted_keys, sorted_ids  # type: ignore[attr-defined]
@@ -505,10 +527,43 @@ def _save(d: Path, **arrays: object) -> None:
     os.replace(tmp, d / "state.npz")
 
 
-def _load(d: Path) -> dict[str, np.ndarray]:
+def run_identity(model: Model, props: Sequence[Property], *, keep_graph: bool,
+                 check_deadlock: bool) -> dict[str, Any]:
+    """What a checkpoint belongs to: resuming it under anything else would mix two runs.
+    ``structure`` is a digest of every guard and update, so a mutant, a dropped
+    assumption or an edited model changes it even where the names stay the same."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        tool = version("osf-check")
+    except PackageNotFoundError:
+        tool = "unknown"
+    h = hashlib.sha256()
+    for v in model.variables:
+        h.update(repr((v.name, [str(model.slot_domains[i]) for i in v.slots])).encode())
+    for inst in model.instances:
+        h.update(repr((inst.label, inst.guard, sorted(inst.updates.items()))).encode())
+    return {"tool": f"osf-check {tool}", "engine": "vector", "model": model.name,
+            "params": dict(model.params), "mutant": model.mutant,
+            "properties": [p.id for p in props], "graph": keep_graph,
+            "deadlock": check_deadlock, "structure": h.hexdigest()[:16]}
+
+
+def _load(d: Path, ident: dict[str, Any]) -> dict[str, Any]:
     p = d / "state.npz"
     if not p.exists():
-        raise FileNotFoundError(f"{d}: no checkpoint (state.npz) to resume from")
-    with np.load(p) as z:
-        return {k: z[k] for k in z.files}
+        raise BadValue(f"--resume {d}: no checkpoint there (state.npz)")
+    try:
+        with np.load(p) as z:
+            st = {k: z[k] for k in z.files}
+        meta = json.loads(str(st["meta"]))
+    except (OSError, ValueError, KeyError, EOFError) as e:
+        raise BadValue(f"--resume {d}: not a checkpoint of this osf-check "
+                       f"({type(e).__name__})") from None
+    theirs = meta.get("identity", {})
+    for k, mine in ident.items():
+        if theirs.get(k) != mine:
+            raise BadValue(f"--resume {d}: the checkpoint belongs to another run: {k} is "
+                           f"{theirs.get(k)!r} there and {mine!r} here")
+    st["meta"] = meta
+    return st
 

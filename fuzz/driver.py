@@ -22,17 +22,19 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from explorer.explicit import bfs
-from explorer.pycompile import compile_pred, compile_steps, compile_trans
+from explorer.pycompile import compile_pack, compile_pred, compile_steps, compile_trans
 from models.dsl import Model
 from models.expr import evaluate
 from properties import catalogue
 
+from . import mutants
 from . import profiles  # noqa: F401  (registers the Hypothesis profiles)
 from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
 from .graph_harness import GraphHarness
 from .harness import Divergence
 from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
 from .wire_harness import WireHarness
+from models.errors import BadValue
 
 #: the systems with an implementation, their mutants, and the tour's default depth (deep
 #: enough to reach each system's shortest known bug: graph-relay 8 steps, wire-relay 9)
@@ -66,6 +68,8 @@ class FuzzReport:
     #: them its walks went through
     map_states: int = 0
     map_visited: int = 0
+    #: transitions the tour could not try: the harness did not return to their source
+    unreached: int = 0
 
     @property
     def state_coverage(self) -> float:
@@ -141,7 +145,7 @@ def make_harness(model: Model, mutant: str | None, tmpdir: str | None, seed: int
         path = os.path.join(tmpdir, "claims.sqlite") if tmpdir else ":memory:"
         return WireHarness(model, path, mutant=mutant, seed=seed)
     if model.name != "graph-relay":
-        raise ValueError(f"no implementation of {model.name} to drive; the fuzzer knows "
+        raise BadValue(f"no implementation of {model.name} to drive; the fuzzer knows "
                          f"graph-relay and wire-relay")
     path = os.path.join(tmpdir, "outbox.sqlite") if tmpdir else ":memory:"
     return GraphHarness(model, path, mutant=mutant, seed=seed, result_for=result_for)
@@ -153,18 +157,19 @@ def model_for(name: str, mutant: str | None, params: dict | None = None) -> Mode
     at the parameters the paired model mutant needs to show the bug."""
     from explorer.check import prepare
     merged = dict(params or {})
-    if mutant is not None:
-        try:
-            merged = {**catalogue.mutant(name, mutant).params, **merged}
-        except LookupError:
-            pass  # an implementation-only mutant (truncate-by-bytes, half-result)
+    if name in SYSTEMS:
+        mutants.lookup(name, mutant)  # an unknown name is refused, never run as the correct code
+    paired = [m for m in catalogue.MUTANTS if m.model == name and m.name == mutant]
+    if paired:  # implementation-only mutants (truncate-by-bytes, …) need no parameters
+        merged = {**paired[0].params, **merged}
     m, _, _ = prepare(name, params=merged)
     return m
 
 
-#: results the tour's Graphs produce: Japanese that fits in 100,000 characters but not in
-#: 100,000 bytes, and an ASCII text that does not fit at all
-TOUR_RESULTS = ("日本語の結果です。" * 4_000, "x" * 100_050)
+#: results the tour's Graphs produce: Japanese whose completion fits in 100,000 UTF-16
+#: code units but not in 100,000 UTF-8 bytes, and emoji that fit when code points are
+#: counted (about 50,000) but not in UTF-16 code units (about 100,000 + the envelope)
+TOUR_RESULTS = ("日本語の結果です。" * 4_000, "😀" * 49_990)
 
 
 def tour_result(r: int) -> str:
@@ -173,16 +178,22 @@ def tour_result(r: int) -> str:
 
 def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
          params: dict | None = None, result_for: Callable[[int], Any] | None = None,
-         log: Callable[[str], None] | None = None) -> FuzzReport:
+         log: Callable[[str], None] | None = None,
+         harness: Callable[..., Harness] | None = None) -> FuzzReport:
     """Drive the implementation through every state and transition within ``depth``; a
     failure is then looked for again at smaller depths, so that the path it comes back
-    with is a shortest one."""
+    with is a shortest one.
+
+    Coverage counts what the implementation was *observed* to do: an edge is covered
+    when the abstraction of the implementation was the edge's source before the step
+    and its target after it.  ``harness`` builds the harness (default
+    :func:`make_harness`), for implementations driven some other way."""
     rep = _tour(name, mutant=mutant, depth=depth, seed=seed, params=params,
-                result_for=result_for, log=log)
+                result_for=result_for, log=log, harness=harness)
     if rep.failure:
         for d in range(1, len(rep.path)):
             short = _tour(name, mutant=mutant, depth=d, seed=seed, params=params,
-                          result_for=result_for)
+                          result_for=result_for, harness=harness)
             if short.failure:
                 rep.failure, rep.path = short.failure, short.path
                 break
@@ -191,7 +202,8 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
 
 def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
           params: dict | None = None, result_for: Callable[[int], Any] | None = None,
-          log: Callable[[str], None] | None = None) -> FuzzReport:
+          log: Callable[[str], None] | None = None,
+          harness: Callable[..., Harness] | None = None) -> FuzzReport:
     t0 = time.perf_counter()
     model = model_for(name, mutant, params)
     ex = bfs(model, [], depth=depth, keep_graph=True, check_deadlock=False)
@@ -204,13 +216,16 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
     out: dict[int, list[tuple[int, int]]] = {}
     for u, v, a in zip(src, dst, act):
         out.setdefault(u, []).append((v, a))
-    rep = FuzzReport(name, mutant, states_total=ex.distinct, edges_total=len(src))
+    graph_edges = set(zip(src, act, dst))
+    rep = FuzzReport(name, mutant, states_total=ex.distinct, edges_total=len(graph_edges))
     chk = Checker(model)
+    pack = compile_pack(model)
     result_for = result_for or tour_result
-    covered_states = {0}
-    h = make_harness(model, mutant, None, seed, result_for)
+    h = (harness or make_harness)(model, mutant, None, seed, result_for)
     if h.abstract() != model.initial_states[0]:
         raise Divergence("the implementation's initial state is not the model's")
+    covered_states = {0}
+    observed: set[tuple[int, int, int]] = set()  # (source, action, target) seen done
     path: list[int] = []
     stack = [(0, iter(out.get(0, [])))]
     snaps = {0: h.snapshot()}
@@ -226,11 +241,17 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
                 continue
             v, a = nxt
             h.restore(snaps[u])  # every transition is tried from its source's snapshot
+            before = h.abstract()
+            if before != ex.state(u):
+                rep.unreached += 1  # the harness did not get back to u: not covered
+                continue
             path.append(a)
-            chk.check(h, a, ex.state(u))
+            after = chk.check(h, a, before)
             rep.steps += 1
-            rep.edges_covered += 1
-            covered_states.add(v)
+            target = ex.ids.get(pack(after))
+            if target is not None:
+                observed.add((u, a, target))
+                covered_states.add(target)
             if ex.parent[v] == u and ex.via[v] == a and depth_of[v] < depth:
                 snaps[v] = h.snapshot()
                 stack.append((v, iter(out.get(v, []))))
@@ -241,6 +262,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
         rep.path = list(path)
     finally:
         h.close()
+    rep.edges_covered = len(observed & graph_edges)
     rep.states_covered = len(covered_states)
     rep.seconds = time.perf_counter() - t0
     if log:
@@ -252,8 +274,12 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
 def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
                    steps: int = 40, seed: int = 0, profile: str | None = None,
                    params: dict | None = None, rep: FuzzReport | None = None,
-                   start_depth: int = 8, hypothesis_shrink: bool = False) -> FuzzReport:
+                   start_depth: int = 8, hypothesis_shrink: bool = False,
+                   db: str | None = None) -> FuzzReport:
     """Random walks chosen by Hypothesis among the actions the model enables.
+
+    No example database is used unless ``db`` names a directory: then failures found
+    before are replayed first (a run is then reproducible only with the same database).
 
     Each example starts from a state of the explorer's graph within ``start_depth``
     (reached by its shortest path, checked step by step like the rest), so the random
@@ -372,8 +398,10 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
         phases = tuple(p for p in phases if p.name != "shrink")
     # --seed drives Hypothesis too (the same examples wherever it runs); derandomize would
     # seed from a digest of the machine instead
+    from hypothesis.database import DirectoryBasedExampleDatabase
     s = settings(base, max_examples=examples, stateful_step_count=steps, phases=phases,
-                 suppress_health_check=list(HealthCheck), deadline=None, derandomize=False)
+                 suppress_health_check=list(HealthCheck), deadline=None, derandomize=False,
+                 database=DirectoryBasedExampleDatabase(db) if db else None)
     hypothesis.seed(seed)(Machine)
     t0 = time.perf_counter()
     try:

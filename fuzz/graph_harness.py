@@ -15,23 +15,19 @@ from typing import Any, Callable
 from models.dsl import ActionInstance, Model
 from models.graph_relay.vocab import CALL, EXEC, OUTCOME, PHASE, POST, STATUS
 from relay.graph.desktop import DesktopRelay
-from relay.graph.payload import bounded, whole
-from relay.graph.server import NOT_FOUND, GraphServer, ToolError
+from relay.graph.payload import whole
+from relay.graph.server import GraphServer, ToolError
 
+from . import mutants
 from .harness import Divergence, HarnessBase
+from .oracles import bounded
 
 __all__ = ["Divergence", "GraphHarness", "IMPL_MUTANTS"]
 
 SESSION = "gs_" + "ab" * 16
-#: where each implementation mutant lives (client mutants live in this harness)
-IMPL_MUTANTS = {
-    "fresh-key-on-retry": "agent", "server-ignores-key": "server", "outbox-off": "desktop",
-    "outbox-drop-before-ack": "desktop", "complete-overwrites-cancel": "both",
-    "no-consent-recheck": "desktop", "recheck-ignores-slug": "desktop",
-    "parallel-relay": "desktop", "queued-cancel-ignored": "server", "leaky-not-found": "server",
-    "requeue-on-retry": "server", "queue-on-desktop": "server",
-    "truncate-by-bytes": "desktop", "half-result": "desktop",
-}
+#: the answer graph-relay.md gives for an unknown, empty or foreign run id
+NOT_FOUND = "Graph run not found or access removed"
+IMPL_MUTANTS = mutants.names("graph-relay")
 
 
 class GraphHarness(HarnessBase):
@@ -44,10 +40,12 @@ class GraphHarness(HarnessBase):
         self.model = model
         self.c = model.constants["ctx"]
         self.mutant = mutant
-        where = IMPL_MUTANTS.get(mutant or "", "")
-        self.server = GraphServer(seed=seed, mutant=mutant if where in ("server", "both") else None)
-        self.desktop = DesktopRelay(outbox_path, session_id=SESSION,
-                                    mutant=mutant if where in ("desktop", "both") else None)
+        mu = mutants.lookup("graph-relay", mutant)
+        self.agent = mutants.build(mu, "agent", mutants.GraphAgent)
+        self.server = mutants.build(mu, "server", GraphServer, seed=seed)
+        self.desktop = mutants.build(mu, "desktop", DesktopRelay, outbox_path, session_id=SESSION)
+        if mu is not None and mu.wire is not None:
+            mu.wire(self)
         self.slugs = [f"slug-{k}" for k in range(self.c.slugs)]
         self.desktop.slug = self.slugs[0]
         self.server.sessions = {SESSION: {"slug": self.slugs[0]}}
@@ -56,6 +54,9 @@ class GraphHarness(HarnessBase):
         self.attempts = [0] * n
         self.ticket = [0] * n
         self.net: dict[str, tuple[str, dict[str, Any]]] = {}  # command id -> (sent|acked, payload)
+        # history the properties read, kept from what the harness saw (A6: cancelled
+        # while its status was queued)
+        self.qcancel = [0] * self.c.runs
         self.result_for = result_for or (lambda r: "done")
         self.violations: list[str] = []  # A8 failures seen on posted payloads
 
@@ -65,16 +66,10 @@ class GraphHarness(HarnessBase):
         return runs[r].command_id if r < len(runs) else None
 
     def key(self, i: int) -> str:
-        if self.mutant == "fresh-key-on-retry":
-            return f"intent-{i}-attempt-{self.attempts[i]}"
-        return f"intent-{i}-key"
+        return self.agent.key(i, self.attempts[i])
 
     def _key_index(self, key: str) -> int:
-        parts = key.split("-")
-        i = int(parts[1])
-        if self.mutant == "fresh-key-on-retry":
-            return i * (self.c.retries + 1) + int(parts[3])
-        return i
+        return self.agent.key_index(key, self.c.retries)
 
     def _post(self, payload: dict[str, Any] | None, full: dict[str, Any] | None = None) -> None:
         if payload is None:
@@ -93,7 +88,6 @@ class GraphHarness(HarnessBase):
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
         """Perform ``inst``; returns its outputs (answers), as the model names them."""
         name, a = inst.name, inst.args
-        self.server.desktop_online = self.desktop.online
         out: dict[str, Any] = {}
         if name == "run_graph_session":
             i = a["i"]
@@ -108,7 +102,11 @@ class GraphHarness(HarnessBase):
         elif name == "answer_ticket":
             self.call[a["i"]] = "done"
         elif name == "cancel_graph_run" and "i" in a:
-            self.server.cancel_graph_run(0, self.cid(a["r"]))
+            run = self.server.runs[a["r"]]
+            was_queued = run.status == "queued"
+            self.server.cancel_graph_run(0, run.command_id)
+            if was_queued:
+                self.qcancel[a["r"]] = 1
         elif name in ("get_graph_run", "cancel_graph_run"):
             target = self.cid(a["r"]) or str(uuid.UUID(int=a["r"] + 1))
             call = self.server.get_graph_run if name == "get_graph_run" else \
@@ -172,7 +170,6 @@ class GraphHarness(HarnessBase):
             self.server.sessions = {SESSION: {"slug": self.desktop.slug}}
         else:
             raise Divergence(f"the harness does not know action {name}")
-        self.server.desktop_online = self.desktop.online
         return out
 
     def offers(self) -> set[str]:
@@ -190,7 +187,7 @@ class GraphHarness(HarnessBase):
 
     # the abstraction function ------------------------------------------------------
     def abstract(self) -> tuple:
-        c, m = self.c, self.model
+        c = self.c
         runs = self.server.runs
         st: dict[str, Any] = {
             "call": [CALL.names.index(x) for x in self.call],
@@ -203,8 +200,6 @@ class GraphHarness(HarnessBase):
             "enabled": int(self.desktop.enabled), "shared": int(self.desktop.shared),
             "cur_slug": self.slugs.index(self.desktop.slug),
         }
-        if "lost" in m.var_by_name:
-            st["lost"] = []
         if len(runs) > c.runs:
             raise Divergence(f"the implementation holds {len(runs)} runs where the model allows "
                              f"{c.runs}: more than one run for an idempotency key (A1)")
@@ -218,9 +213,7 @@ class GraphHarness(HarnessBase):
             st["key"].append(k)
             st["slug"].append(self.slugs.index(run.slug) if run and run.slug in self.slugs else 0)
             st["flag"].append(int(run.cancel_flag) if run else 0)
-            st["qcancel"].append(int(run.cancelled_while_queued) if run else 0)
-            if "lost" in st:
-                st["lost"].append(int(run.lost) if run else 0)
+            st["qcancel"].append(self.qcancel[r])
             cmd = self.desktop.commands.get(run.command_id) if run else None
             st["exec"].append(EXEC.names.index(cmd.state) if cmd else EXEC.none)
             st["outcome"].append(OUTCOME.names.index(cmd.outcome) if cmd and cmd.outcome

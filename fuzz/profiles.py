@@ -1,9 +1,11 @@
 """Hypothesis profiles of osf-check, registered on import (the CLI and the tests use them).
 
 Hypothesis loads its built-in ``ci`` profile by itself when CI=true (derandomized, no
-example database).  We add ``dev``, the default elsewhere (an example database in
-``.hypothesis/``, so a failure found once is replayed first next time), and ``nightly``
-(many examples, Hypothesis's own shrinking too).  The fuzzer's example counts per
+example database).  We add ``dev``, the default elsewhere, and ``nightly`` (many
+examples, Hypothesis's own shrinking too).  None of them keeps an example database:
+the same command and seed give the same run wherever it is started, whatever an
+earlier run left in the current directory.  A database is used only when asked for
+(``osf-check fuzz --db DIR``; the nightly workflow passes one).  The fuzzer's example counts per
 profile are in :data:`FUZZ_EXAMPLES`; the test suite's property tests use the
 profile's ``max_examples``.
 
@@ -16,8 +18,8 @@ from __future__ import annotations
 
 from hypothesis import settings
 
-settings.register_profile("dev", max_examples=60)
-settings.register_profile("nightly", max_examples=5_000, deadline=None)
+settings.register_profile("dev", max_examples=60, database=None)
+settings.register_profile("nightly", max_examples=5_000, deadline=None, database=None)
 
 #: Hypothesis examples per system that ``osf-check fuzz`` runs under each profile
 FUZZ_EXAMPLES = {"ci": 300, "dev": 300, "nightly": 10_000}

@@ -10,6 +10,7 @@ at its own deadline.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from models.dsl import ActionInstance, Model
@@ -18,34 +19,35 @@ from relay.clock import ManualClock
 from relay.wire.app import DesktopApp
 from relay.wire.desktop_router import DesktopRouter
 from relay.wire.envelope import outbox_params
-from relay.wire.errors import answer_class, desktop_error, kind_of
-from relay.wire.idempotency import LEASE, RETENTION, Scope, fingerprint
+from relay.wire.idempotency import Scope
 from relay.wire.phone import Phone
 from relay.wire.relay_router import Client, RelayRouter, ToDesktop, ToPhone
 
+from . import mutants
 from .harness import Divergence, HarnessBase
+from .oracles import wire_answer
 
 USER, DESK, SESSION = "user-1", "desk-1", "s-1"
-#: where each implementation mutant lives (the phone's mutant lives in this harness)
-IMPL_MUTANTS = {
-    "no-generation-check": "relay", "pending-kept-after-final": "relay",
-    "disconnect-leaves-pending": "relay", "limit-off-by-one": "both",
-    "memory-only-claims": "desktop", "scope-key-without-method": "desktop",
-    "rerun-after-lease": "desktop", "fingerprint-ignores-params": "desktop",
-    "success-without-store": "desktop", "outbox-without-operation-ledger": "desktop",
-    "retry-mints-new-key": "phone",
-}
+IMPL_MUTANTS = mutants.names("wire-relay")
+#: wire-relay.md: the durable claim's lease (never extended) and the rows' retention
+LEASE, RETENTION = 5 * 60.0, 48 * 3600.0
 
 
 def ans_of(answer: dict[str, Any] | None) -> str:
-    """An answer as the model's ANS value."""
-    if answer is None:
-        return "none"
-    k = kind_of(answer)
-    if k in ANS.names and k not in ("final_error", "retryable_error", "none"):
-        return k
-    return {"final": "final_error", "retryable": "retryable_error"}.get(answer_class(answer),
-                                                                        "ambiguous")
+    """An answer as the model's ANS value (decoded from the spec, :mod:`fuzz.oracles`)."""
+    return wire_answer(answer)
+
+
+def handler_error(kind: str, retryable: bool) -> dict[str, Any]:
+    """An error a handler returns, in the shape of wire-relay.md's error classes."""
+    return {"error": {"code": -32004 if kind == "not_found" else -32035, "message": kind,
+                      "data": {"kind": kind, "retryable": retryable}}}
+
+
+def _deny_writes(action: int, *args: Any) -> int:
+    """An SQLite authorizer that refuses every write: the disk is full."""
+    return sqlite3.SQLITE_DENY if action in (sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_INSERT,
+                                             sqlite3.SQLITE_DELETE) else sqlite3.SQLITE_OK
 
 
 class WireHarness(HarnessBase):
@@ -57,18 +59,16 @@ class WireHarness(HarnessBase):
         self.model = model
         self.c = c = model.constants["ctx"]
         self.mutant = mutant
-        where = IMPL_MUTANTS.get(mutant or "", "")
-        self.desktop_mutant = mutant if where in ("desktop", "both") else None
-        self.relay = RelayRouter(limits={"client": c.lim_client, "desktop": c.lim_desktop,
-                                         "user": c.lim_user, "process": c.lim_process},
-                                 mutant=mutant if where in ("relay", "both") else None)
+        self.mu = mu = mutants.lookup("wire-relay", mutant)
+        self.relay = mutants.build(mu, "relay", RelayRouter, limits={
+            "client": c.lim_client, "desktop": c.lim_desktop, "user": c.lim_user,
+            "process": c.lim_process})
         self.path = claims_path
         self.desktop = self._open_desktop()
-        self.app = DesktopApp(mutant=self.desktop_mutant)
+        self.app = mutants.build(mu, "app", DesktopApp)
         self.clock = ManualClock()
         self.relay.connect_desktop(USER, DESK)
-        # the phone's mutant (a new key per attempt) lives in relay.wire.phone
-        self.phones = {p: Phone(f"phone-{p}", mutant=mutant if where == "phone" else None)
+        self.phones = {p: mutants.build(mu, "phone", Phone, f"phone-{p}")
                        for p in sorted({op.phone for op in c.ops})}
         n = len(c.ops)
         self.ph, self.tries = ["idle"] * n, [0] * n
@@ -82,13 +82,14 @@ class WireHarness(HarnessBase):
         self.forgotten = [False] * len(c.true_scopes)
         self.violations: list[str] = []
         self.scopes = [self._scope(s) for s in c.impl_scopes]
-        self.fp_index = {fingerprint(self.params(o)): op.params for o, op in enumerate(c.ops)}
+        # a row's fingerprint is opaque: learnt from the claim that wrote it
+        self.fp_index: dict[str, int] = {}
 
     # the world around the cores --------------------------------------------------------
     def _open_desktop(self) -> DesktopRouter:
         c = self.c
-        return DesktopRouter(self.path, USER, light=c.light_slots, waiters=c.waiters,
-                             max_rows=c.row_cap, mutant=self.desktop_mutant)
+        return mutants.build(self.mu, "desktop", DesktopRouter, self.path, USER,
+                             light=c.light_slots, waiters=c.waiters, max_rows=c.row_cap)
 
     def reopen(self) -> None:
         """Close the claims database and open it again (a crash of the storage)."""
@@ -202,7 +203,11 @@ class WireHarness(HarnessBase):
             self.copy_call.clear()  # the calls died with the process
             self.restarts += 1
         elif name == "claim":
-            self.desktop.start(self._call(o, a["a"]), now)
+            call = self._call(o, a["a"])
+            self.desktop.start(call, now)
+            row = self.desktop.claims.row(call.scope) if call.scope is not None else None
+            if row is not None and row.state == "running" and row.claimed_at == now:
+                self.fp_index.setdefault(row.fp, self.c.ops[o].params)
         elif name == "slot_timeout":
             call = self._call(o, a["a"])
             self.desktop.fire("slot_wait", call.cid, self._to(call.deadline))
@@ -212,14 +217,16 @@ class WireHarness(HarnessBase):
             if outcome == "success":
                 result = self._effect(o)
             elif outcome == "final_error":
-                result = desktop_error("not_found", "session not found")
+                result = handler_error("not_found", retryable=False)
             else:
-                result = desktop_error("unavailable", "the agent is unavailable", retryable=True)
-            self.desktop.claims.fail_next_store = not a["stored"]
+                result = handler_error("unavailable", retryable=True)
+            db = self.desktop.claims.db
+            if not a["stored"]:  # the disk refuses the store (fault injected from outside)
+                db.set_authorizer(_deny_writes)
             try:
                 self.desktop.finish(call, result, now)
             finally:
-                self.desktop.claims.fail_next_store = False
+                db.set_authorizer(None)
         elif name == "dispatch_timeout":
             call = self._call(o, a["a"])
             if a["ran"]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .expr import Expr, If, Not, Select, Slot, as_expr  # noqa: F401  (Not: doctest)
+from .errors import BadValue
 
 __all__ = [
     "Domain", "Bool", "Enum", "Int", "Var", "Param", "ActionInstance", "Model",
@@ -92,14 +93,14 @@ class Domain:
         if self.kind == "bool":
             if isinstance(x, bool):
                 return int(x)
-            raise ValueError(f"expected true/false, got {x!r}")
+            raise BadValue(f"expected true/false, got {x!r}")
         if self.kind == "enum":
             if isinstance(x, str) and x in self.names:
                 return self.names.index(x)
-            raise ValueError(f"expected one of {', '.join(self.names)}, got {x!r}")
+            raise BadValue(f"expected one of {', '.join(self.names)}, got {x!r}")
         if isinstance(x, int) and not isinstance(x, bool) and self.lo <= x <= self.hi:
             return x
-        raise ValueError(f"expected an integer in {self.lo}..{self.hi}, got {x!r}")
+        raise BadValue(f"expected an integer in {self.lo}..{self.hi}, got {x!r}")
 
     def describe(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind}
@@ -159,7 +160,7 @@ class Var:
         if self.length is None:
             return [self.domain.parse(x)]
         if not isinstance(x, list) or len(x) != self.length:
-            raise ValueError(f"expected a list of {self.length} values")
+            raise BadValue(f"expected a list of {self.length} values")
         return [self.domain.parse(v) for v in x]
 
 
@@ -233,11 +234,11 @@ class Param:
             try:
                 value = int(value, 10)
             except ValueError:
-                raise ValueError(f"parameter {self.name} takes an integer, got {value!r}") from None
+                raise BadValue(f"parameter {self.name} takes an integer, got {value!r}") from None
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"parameter {self.name} takes an integer, got {value!r}")
+            raise BadValue(f"parameter {self.name} takes an integer, got {value!r}")
         if not self.lo <= value <= self.hi:
-            raise ValueError(f"parameter {self.name}={value} is outside {self.lo}..{self.hi}")
+            raise BadValue(f"parameter {self.name}={value} is outside {self.lo}..{self.hi}")
         return value
 
 
@@ -327,18 +328,18 @@ class Model:
     def parse_state(self, d: Mapping[str, Any]) -> tuple[int, ...]:
         """The inverse of :meth:`show_state`; ``ValueError`` on anything foreign."""
         if not isinstance(d, Mapping):
-            raise ValueError("a state is an object of variable: value")
+            raise BadValue("a state is an object of variable: value")
         extra = set(d) - {v.name for v in self.variables}
         if extra:
-            raise ValueError(f"unknown variable(s) {', '.join(sorted(extra))}")
+            raise BadValue(f"unknown variable(s) {', '.join(sorted(extra))}")
         out: list[int] = []
         for v in self.variables:
             if v.name not in d:
-                raise ValueError(f"variable {v.name} is missing")
+                raise BadValue(f"variable {v.name} is missing")
             try:
                 out.extend(v.parse(d[v.name]))
             except ValueError as e:
-                raise ValueError(f"variable {v.name}: {e}") from None
+                raise BadValue(f"variable {v.name}: {e}") from None
         return tuple(out)
 
     def changed(self, a: Sequence[int], b: Sequence[int]) -> list[str]:

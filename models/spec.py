@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from .dsl import Model, Param
+from .errors import UnknownName
 
 __all__ = ["ModelSpec"]
 
@@ -35,7 +36,7 @@ class ModelSpec:
         out = {p.name: p.default for p in self.params}
         for k, v in (overrides or {}).items():
             if k not in known:
-                raise ValueError(f"model {self.name} has no parameter {k!r} "
+                raise UnknownName(f"model {self.name} has no parameter {k!r} "
                                  f"(it has: {', '.join(known) or 'none'})")
             out[k] = known[k].check(v)
         return out
@@ -43,11 +44,11 @@ class ModelSpec:
     def build(self, overrides: Mapping[str, Any] | None = None, mutant: str | None = None,
               drop: Iterable[str] = ()) -> Model:
         if mutant is not None and mutant not in self.mutants:
-            raise ValueError(f"model {self.name} has no mutant {mutant!r}")
+            raise UnknownName(f"model {self.name} has no mutant {mutant!r}")
         dropped = frozenset(drop)
         unknown = dropped - set(self.assumptions)
         if unknown:
-            raise ValueError(f"model {self.name} has no assumption {sorted(unknown)[0]!r} "
+            raise UnknownName(f"model {self.name} has no assumption {sorted(unknown)[0]!r} "
                              f"(it has: {', '.join(self.assumptions) or 'none'})")
         if dropped:
             return self.build_fn(self.resolve(overrides), mutant, dropped)

@@ -3,12 +3,14 @@
 Exit codes (TLC's scheme): 0 every checked property holds up to the bound;
 11 deadlock; 12 safety violation; 13 liveness violation; 14 a vacuity warning
 under ``--strict``; 2 bad usage; 150 bad input (unknown model, property,
-mutant, parameter; unreadable trace); 152 a resource bound stopped the run.
+mutant, parameter; unreadable trace); 152 a resource bound stopped the run;
+153 an internal error (a bug in osf-check: one line, the traceback in a file).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,22 +20,69 @@ import click
 
 from explorer.check import EXIT, ModelResult, check, prepare, verdict_exit
 from models.dsl import ModelError
+from models.errors import InputError
 from properties import catalogue
 from traces import render as rnd
-from traces.format import TraceError, atomic_write, dumps, load_trace, to_itf
+from traces.format import atomic_write, dumps, load_trace, to_itf
 
 from . import report
 
 BAD_INPUT = EXIT["bad-input"]
 
 
-class BadInput(Exception):
-    pass
+INTERNAL = 153  # TLC's system-error code
+
+
+class BadInput(InputError):
+    """Bad input found by the command line itself (an option's value)."""
 
 
 def _fail(msg: str) -> NoReturn:
     click.echo(f"osf-check: error: {msg}", err=True)
     sys.exit(BAD_INPUT)
+
+
+def _internal(exc: BaseException) -> NoReturn:
+    """A bug in osf-check: one line, and the traceback in a file whose path is printed."""
+    import tempfile
+    import traceback
+    fd, path = tempfile.mkstemp(prefix="osf-check-crash-", suffix=".txt")
+    with os.fdopen(fd, "w") as f:
+        f.write(f"osf-check {_version()} {' '.join(sys.argv[1:])}\n\n")
+        f.write("".join(traceback.format_exception(exc)))
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    click.echo(f"osf-check: internal error, a bug in osf-check (not in your input): "
+               f"{type(exc).__name__}{': ' + first if first else ''}; traceback in {path} "
+               f"(please report it with that file)", err=True)
+    sys.exit(INTERNAL)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("osf-check")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+class _Group(click.Group):
+    """Every command's errors, sorted once: bad input exits 150, a model that is
+    inconsistent is bad input too (the model is the user's), anything else is a bug
+    in osf-check (153)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit,
+                KeyboardInterrupt):
+            raise
+        except InputError as e:
+            _fail(str(e))
+        except ModelError as e:
+            click.echo(f"osf-check: model error: {e}", err=True)
+            sys.exit(BAD_INPUT)
+        except Exception as e:  # noqa: BLE001 - the last line of defence
+            _internal(e)
 
 
 def _record(doc: dict[str, Any], out: Path | None, name: str, as_json: bool, code: int) -> None:
@@ -70,7 +119,7 @@ def _parse_depth(s: str) -> int | None:
     return d
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="osf-check")
 def main() -> None:
     """osf-check: model checker and fuzzing harness for relay protocols."""
@@ -169,49 +218,44 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
             drop: tuple[str, ...], engine: str, checkpoint: str | None,
             checkpoint_every: float, resume: str | None, workers: int) -> None:
     """Breadth-first exploration to a depth, with shortest counterexamples."""
-    try:
-        bound = _parse_depth(depth)
-        overrides = _parse_params(params)
-        if max_states is not None and max_states < 1:
-            raise BadInput("--max-states must be at least 1")
-        names = list(models) or catalogue.default_models()
-        for n in names:
-            catalogue.spec(n)
-        if mutant is not None and not models:
-            owners = [m.model for m in catalogue.MUTANTS if m.name == mutant]
-            names = owners[:1] or names
-        if drop and not models:
-            owners = [a.model for a in catalogue.ASSUMPTIONS if a.name in drop]
-            names = owners[:1] or names
-        if (params or mutant or props or drop) and len(names) > 1:
-            raise BadInput("--param, --mutant, --property and --drop-assumption need one --model "
-                           f"when several models would run ({', '.join(names)})")
-        if out is not None and out.exists() and not out.is_dir():
-            raise BadInput(f"--out {out} exists and is not a directory")
-        if (checkpoint or resume) and len(names) > 1:
-            raise BadInput("--checkpoint and --resume need one --model")
-        if resume is not None and not (Path(resume) / "state.npz").exists():
-            raise BadInput(f"--resume {resume}: no checkpoint there (state.npz)")
-        for n in names:  # every name and value checked before any work starts
-            prepare(n, params=overrides, mutant=mutant, props=props, drop=drop)
-        results: list[ModelResult] = []
-        for n in names:
-            click.echo(f"osf-check: exploring {n} to depth "
-                       f"{bound if bound is not None else 'unbounded'}", err=True)
-            results.append(check(
-                n, params=overrides, mutant=mutant, props=props, drop=drop, depth=bound,
-                max_states=max_states, check_deadlock=not no_deadlock,
-                stop_on_violation=not go_on, strict=strict, progress=_progress(n),
-                log=lambda s: click.echo(f"osf-check: {s}", err=True), engine=engine,
-                checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-                workers=workers))
-    except BadInput as e:
-        _fail(str(e))
-    except (LookupError, ValueError) as e:
-        _fail(str(e))
-    except ModelError as e:
-        click.echo(f"osf-check: model error: {e}", err=True)
-        sys.exit(BAD_INPUT)
+    bound = _parse_depth(depth)
+    overrides = _parse_params(params)
+    if max_states is not None and max_states < 1:
+        raise BadInput("--max-states must be at least 1")
+    names = list(models) or catalogue.default_models()
+    for n in names:
+        catalogue.spec(n)
+    if mutant is not None and not models:
+        owners = [m.model for m in catalogue.MUTANTS if m.name == mutant]
+        if not owners:
+            raise BadInput(f"unknown mutant {mutant!r} (known: "
+                           f"{', '.join(sorted({m.name for m in catalogue.MUTANTS}))})")
+        names = owners[:1]
+    if drop and not models:
+        owners = [a.model for a in catalogue.ASSUMPTIONS if a.name in drop]
+        names = owners[:1] or names
+    if (params or mutant or props or drop) and len(names) > 1:
+        raise BadInput("--param, --mutant, --property and --drop-assumption need one --model "
+                       f"when several models would run ({', '.join(names)})")
+    if out is not None and out.exists() and not out.is_dir():
+        raise BadInput(f"--out {out} exists and is not a directory")
+    if (checkpoint or resume) and len(names) > 1:
+        raise BadInput("--checkpoint and --resume need one --model")
+    if resume is not None and not (Path(resume) / "state.npz").exists():
+        raise BadInput(f"--resume {resume}: no checkpoint there (state.npz)")
+    for n in names:  # every name and value checked before any work starts
+        prepare(n, params=overrides, mutant=mutant, props=props, drop=drop)
+    results: list[ModelResult] = []
+    for n in names:
+        click.echo(f"osf-check: exploring {n} to depth "
+                   f"{bound if bound is not None else 'unbounded'}", err=True)
+        results.append(check(
+            n, params=overrides, mutant=mutant, props=props, drop=drop, depth=bound,
+            max_states=max_states, check_deadlock=not no_deadlock,
+            stop_on_violation=not go_on, strict=strict, progress=_progress(n),
+            log=lambda s: click.echo(f"osf-check: {s}", err=True), engine=engine,
+            checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
+            workers=workers))
     code = verdict_exit([r.verdict for r in results])
     traces: dict[int, list[dict[str, Any]]] = {
         k: [report.violation_trace(r, v, seed) for v in r.violations] for k, r in enumerate(results)}
@@ -254,34 +298,38 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
                    "(Houdini) and try again.")
 @click.option("--assume", "assume", multiple=True, metavar="ID",
               help="Assume another property's invariants in the induction (it must hold too).")
+@click.option("--sample-depth", type=int, default=12, show_default=True,
+              help="Every reachable state to this depth is checked first (explicit BFS, its "
+                   "shortest counterexample wins), then mined; BMC deepens to it before "
+                   "'unknown'.")
+@click.option("--continue", "go_on", is_flag=True,
+              help="Prove the other properties after one is refuted.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory for traces of refutations and counterexamples to induction.")
 def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params: tuple[str, ...],
-          timeout: float, seed: int, mine: bool, assume: tuple[str, ...], as_json: bool,
-          out: Path | None) -> None:
+          timeout: float, seed: int, mine: bool, assume: tuple[str, ...], sample_depth: int,
+          go_on: bool, as_json: bool, out: Path | None) -> None:
     """z3: bounded model checking and k-induction (proof for every depth)."""
     from explorer.prove import describe
     from explorer.prove import prove as run_prove
-    try:
-        if k < 1:
-            raise BadInput("--k must be at least 1")
-        if timeout <= 0:
-            raise BadInput("--timeout must be positive")
-        overrides = _parse_params(params)
-        _, chosen, _ = prepare(model, params=overrides, mutant=mutant, props=props)
-        provable = [p for p in chosen if any(c.kind in ("inv", "trans") for c in p.checks)]
-        if not provable:
-            raise BadInput(f"{', '.join(p.id for p in chosen)}: reach and fair properties are "
-                           f"checked by explore, not prove")
-        t0 = time.perf_counter()
-        m, results = run_prove(model, params=overrides, mutant=mutant, props=props, k=k,
-                               timeout=timeout, seed=seed, mine=mine, assume=assume,
-                               log=lambda s: click.echo(f"osf-check: {s}", err=True))
-    except BadInput as e:
-        _fail(str(e))
-    except (LookupError, ValueError) as e:
-        _fail(str(e))
+    if k < 1:
+        raise BadInput("--k must be at least 1")
+    if timeout <= 0:
+        raise BadInput("--timeout must be positive")
+    if sample_depth < 0:
+        raise BadInput("--sample-depth must be 0 or more")
+    overrides = _parse_params(params)
+    _, chosen, _ = prepare(model, params=overrides, mutant=mutant, props=props)
+    provable = [p for p in chosen if any(c.kind in ("inv", "trans") for c in p.checks)]
+    if not provable:
+        raise BadInput(f"{', '.join(p.id for p in chosen)}: reach and fair properties are "
+                       f"checked by explore, not prove")
+    t0 = time.perf_counter()
+    m, results = run_prove(model, params=overrides, mutant=mutant, props=props, k=k,
+                           timeout=timeout, seed=seed, mine=mine, assume=assume,
+                           sample_depth=sample_depth, stop_on_refutation=not go_on,
+                           log=lambda s: click.echo(f"osf-check: {s}", err=True))
     from traces.format import make_trace
     docs, written = [], []
     for r in results:
@@ -298,7 +346,7 @@ def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params
             states, acts = data
             tr = make_trace(m, states, [None] + list(acts),
                             prop={"id": r.prop.id, "name": r.prop.name, "kind": label},
-                            message=("counterexample found by bounded model checking"
+                            message=((r.note or "counterexample found by bounded model checking")
                                      if label == "trace" else
                                      "counterexample to induction: the property holds on the "
                                      "first states and fails on the last; its first state may "
@@ -314,11 +362,12 @@ def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params
     code = 12 if "refuted" in statuses else (152 if any(s in ("unknown", "timeout") for s in statuses)
                                              else 0)
     doc = {"schema_version": report.SCHEMA_VERSION, "command": "prove", "model": model,
-           "params": m.params, "mutant": mutant, "seed": seed, "k": k, "exit_code": code,
+           "params": m.params, "mutant": mutant, "seed": seed, "k": k,
+           "sample_depth": sample_depth, "exit_code": code,
            "seconds": round(time.perf_counter() - t0, 3), "properties": docs}
     _record(doc, out, "prove.json", as_json, code)
-    click.echo(f"{model}{' mutant ' + mutant if mutant else ''}: z3 BMC to depth {k} and "
-               f"k-induction k=1..{k}, seed {seed}")
+    click.echo(f"{model}{' mutant ' + mutant if mutant else ''}: BFS over every state to depth "
+               f"{sample_depth}, z3 BMC to depth {k} and k-induction k=1..{k}, seed {seed}")
     for r, d in zip(results, docs):
         line = f"  {r.prop.title:<36} {r.status}"
         if r.status == "proved":
@@ -368,21 +417,16 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
         for k, v in tm.DEADLINES.items():
             click.echo(f"{k}={v:g}")
         return
-    try:
-        overrides: dict[str, float] = {}
-        for it in sets:
-            if "=" not in it:
-                raise BadInput(f"--set takes name=seconds, got {it!r}")
-            k, v = it.split("=", 1)
-            try:
-                overrides[k.strip()] = float(v)
-            except ValueError:
-                raise BadInput(f"--set {k}: {v!r} is not a number of seconds") from None
-        rep = tm.analyse(overrides, seed=seed)
-    except BadInput as e:
-        _fail(str(e))
-    except ValueError as e:
-        _fail(str(e))
+    overrides: dict[str, float] = {}
+    for it in sets:
+        if "=" not in it:
+            raise BadInput(f"--set takes name=seconds, got {it!r}")
+        k, v = it.split("=", 1)
+        try:
+            overrides[k.strip()] = float(v)
+        except ValueError:
+            raise BadInput(f"--set {k}: {v!r} is not a number of seconds") from None
+    rep = tm.analyse(overrides, seed=seed)
     code = 0 if rep.ok else 12
     written: list[Path] = []
     if out is not None:
@@ -431,33 +475,34 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--profile", type=click.Choice(["ci", "dev", "nightly"]), default=None,
               help="Hypothesis profile (CI=true selects ci).")
+@click.option("--db", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep Hypothesis's example database here and replay its failures first "
+                   "(default: none, so the same seed gives the same run anywhere).")
 @click.option("--tour-depth", type=click.IntRange(0, 20), default=None,
               help="Drive the implementation through every state and transition to this depth "
                    "(default: 8 for graph-relay, 9 for wire-relay).")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
 def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int, seed: int,
-         profile: str | None, tour_depth: int | None, as_json: bool, out: Path | None) -> None:
+         profile: str | None, db: Path | None, tour_depth: int | None, as_json: bool,
+         out: Path | None) -> None:
     """Fuzz the reference implementation against the model (tour, then Hypothesis)."""
     from fuzz.driver import IMPL_MUTANTS, SYSTEMS, TOUR_DEPTH, hypothesis_run, model_for, \
         path_trace, tour
-    try:
-        if model is not None:
-            catalogue.spec(model)
-            if model not in SYSTEMS:
-                raise BadInput(f"{model} has no implementation to fuzz (fuzz knows "
-                               f"{' and '.join(SYSTEMS)})")
-        if mutant is not None:
-            owners = [m for m in SYSTEMS if mutant in IMPL_MUTANTS[m]]
-            if model is None and owners:
-                model = owners[0]
-            if model is None or mutant not in IMPL_MUTANTS[model]:
-                where = model or "either implementation"
-                known = IMPL_MUTANTS[model] if model else sorted(
-                    {x for m in SYSTEMS for x in IMPL_MUTANTS[m]})
-                raise BadInput(f"{where} has no mutant {mutant!r} (known: {', '.join(known)})")
-    except (BadInput, LookupError) as e:
-        _fail(str(e))
+    if model is not None:
+        catalogue.spec(model)
+        if model not in SYSTEMS:
+            raise BadInput(f"{model} has no implementation to fuzz (fuzz knows "
+                           f"{' and '.join(SYSTEMS)})")
+    if mutant is not None:
+        owners = [m for m in SYSTEMS if mutant in IMPL_MUTANTS[m]]
+        if model is None and owners:
+            model = owners[0]
+        if model is None or mutant not in IMPL_MUTANTS[model]:
+            where = model or "either implementation"
+            known = IMPL_MUTANTS[model] if model else sorted(
+                {x for m in SYSTEMS for x in IMPL_MUTANTS[m]})
+            raise BadInput(f"{where} has no mutant {mutant!r} (known: {', '.join(known)})")
     systems = [model] if model else list(SYSTEMS)
     from fuzz.profiles import FUZZ_EXAMPLES, current
     prof = profile or current()
@@ -475,6 +520,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
             say(f"{name}: hypothesis, {n_ex} examples of up to {steps} steps, profile {prof}")
             rep = hypothesis_run(name, mutant=mutant, examples=n_ex, steps=steps, seed=seed,
                                  profile=prof, rep=rep, start_depth=min(depth, 8),
+                                 db=str(db) if db else None,
                                  hypothesis_shrink=prof == "nightly")
         elapsed = time.perf_counter() - t0
         t_hyp = elapsed - t_tour
@@ -503,7 +549,8 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                 report.write_outputs(out, tr, stem, report.err)
         runs.append(run)
     doc: dict[str, Any] = {"schema_version": report.SCHEMA_VERSION, "command": "fuzz",
-                           "seed": seed, "profile": prof, "exit_code": code, "runs": runs}
+                           "seed": seed, "profile": prof, "db": str(db) if db else None,
+                           "exit_code": code, "runs": runs}
     _record(doc, out, "fuzz.json", as_json, code)
     for run in runs:
         tr_, hy = run["tour"], run["hypothesis"]
@@ -586,19 +633,16 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None) -> No
     """Run a trace against the implementation and say step by step whether it followed."""
     from fuzz.driver import IMPL_MUTANTS, SYSTEMS
     from fuzz.driver import replay as run_replay
-    try:
-        tr = load_trace(trace_file)
-        if tr["model"] not in SYSTEMS:
-            raise BadInput(f"{tr['model']} has no implementation to replay against (replay "
-                           f"knows {' and '.join(SYSTEMS)})")
-        mu = mutant if mutant is not None else tr.get("mutant")
-        if mu == "none":  # the correct implementation
-            mu = None
-        if mu is not None and mu not in IMPL_MUTANTS[tr["model"]]:
-            raise BadInput(f"the {tr['model']} implementation has no mutant {mu!r}")
-        steps = run_replay(tr, mutant=mu)
-    except (TraceError, BadInput, ValueError, LookupError) as e:
-        _fail(str(e))
+    tr = load_trace(trace_file)
+    if tr["model"] not in SYSTEMS:
+        raise BadInput(f"{tr['model']} has no implementation to replay against (replay "
+                       f"knows {' and '.join(SYSTEMS)})")
+    mu = mutant if mutant is not None else tr.get("mutant")
+    if mu == "none":  # the correct implementation
+        mu = None
+    if mu is not None and mu not in IMPL_MUTANTS[tr["model"]]:
+        raise BadInput(f"the {tr['model']} implementation has no mutant {mu!r}")
+    steps = run_replay(tr, mutant=mu)
     if emit_pytest is not None:
         atomic_write(emit_pytest, _regression_test(tr, mu, steps, trace_file.name))
         click.echo(f"written {emit_pytest}", err=True)
@@ -642,10 +686,7 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
               help="Write here (default: stdout; for svg/png next to the trace).")
 def render(trace_file: Path, fmt: str, view: str, output: Path | None) -> None:
     """Draw a trace (from explore, prove or fuzz)."""
-    try:
-        tr = load_trace(trace_file)
-    except TraceError as e:
-        _fail(str(e))
+    tr = load_trace(trace_file)
     if fmt == "text":
         data: str | bytes = rnd.text(tr)
     elif fmt == "mermaid":

@@ -18,6 +18,7 @@ from . import graph_relay as a_props
 from . import two_phase as t_props
 from . import wire_relay as b_props
 from .base import Assumption, Mutant, Property
+from models.errors import UnknownName
 
 __all__ = ["MODELS", "PROPERTIES", "MUTANTS", "ASSUMPTIONS", "spec", "properties_of",
            "mutant", "select_properties", "default_models"]
@@ -37,7 +38,7 @@ def spec(name: str) -> ModelSpec:
     try:
         return MODELS[name]
     except KeyError:
-        raise LookupError(f"unknown model {name!r} (known: {', '.join(MODELS)})") from None
+        raise UnknownName(f"unknown model {name!r} (known: {', '.join(MODELS)})") from None
 
 
 def properties_of(model: str) -> list[Property]:
@@ -53,7 +54,7 @@ def select_properties(model: str, wanted: list[str] | tuple[str, ...] = ()) -> l
     for w in wanted:
         hit = [p for p in props if w.upper() == p.id or w == p.name]
         if not hit:
-            raise LookupError(f"model {model} has no property {w!r} "
+            raise UnknownName(f"model {model} has no property {w!r} "
                               f"(it has: {', '.join(p.id for p in props)})")
         out.extend(h for h in hit if h not in out)
     return out
@@ -65,7 +66,7 @@ def mutant(model: str, name: str) -> Mutant:
             return m
     others = [m.model for m in MUTANTS if m.name == name]
     hint = f" (it is a mutant of {others[0]}: add --model {others[0]})" if others else ""
-    raise LookupError(f"model {model} has no mutant {name!r}{hint} "
+    raise UnknownName(f"model {model} has no mutant {name!r}{hint} "
                       f"(it has: {', '.join(m.name for m in MUTANTS if m.model == model)})")
 
 
@@ -73,5 +74,5 @@ def assumption(model: str, name: str) -> Assumption:
     for a in ASSUMPTIONS:
         if a.model == model and a.name == name:
             return a
-    raise LookupError(f"model {model} has no assumption {name!r} (it has: "
+    raise UnknownName(f"model {model} has no assumption {name!r} (it has: "
                       f"{', '.join(a.name for a in ASSUMPTIONS if a.model == model) or 'none'})")

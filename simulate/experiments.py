@@ -20,6 +20,7 @@ import numpy as np
 from relay.graph.desktop import DesktopRelay
 from relay.graph.payload import RESULT_LIMIT, completion_payload
 from relay.graph.server import GraphServer
+from fuzz.mutants import NoOutbox
 
 SID = "gs_" + "5e" * 16
 
@@ -85,14 +86,16 @@ class Relay:
                  outbox: bool = True):
         self.f = facts
         self.server = GraphServer(seed=seed)
-        self.desktop = DesktopRelay(":memory:", session_id=SID,
-                                    mutant=None if outbox else "outbox-off")
+        # without the outbox: the completion lives only in its POST (the outbox-off bug)
+        self.outbox_on = outbox
+        self.desktop = (DesktopRelay if outbox else NoOutbox)(":memory:", session_id=SID)
         self.server.sessions = {SID: {"slug": self.desktop.slug}}
         self.phase = phase
         self.run_times = list(run_times)
         self.started: dict[str, float] = {}
         self.ended: dict[str, float] = {}  # when the server's run became terminal
         self.lose_next_post = False
+        self.cancelled_queued = False  # the run was still queued when it was cancelled
         self.offline_until = 0.0
         self.k = 0  # the next tick's number
 
@@ -114,7 +117,7 @@ class Relay:
         """Nothing left to happen: every run terminal (or stuck for good) and no completion
         waiting in the outbox."""
         pending = any(r.status in ("queued", "running") for r in self.server.runs)
-        stuck = self.desktop.mutant == "outbox-off" and all(
+        stuck = not self.outbox_on and all(
             r.status != "queued" for r in self.server.runs) and not self.desktop.outbox.entries()
         return (not pending or stuck) and not self.desktop.outbox.entries()
 
@@ -127,7 +130,6 @@ class Relay:
                 return
             d = self.desktop
             d.online = t >= self.offline_until
-            self.server.desktop_online = d.online
             if d.online:
                 for p in d.tick():
                     self._post(p, t)
@@ -260,6 +262,7 @@ def cancellation(n: int, seed: int, f: Facts) -> Table:
         def maybe_cancel(t: float) -> None:
             if not fired["done"] and t >= at:
                 fired["done"] = True
+                r.cancelled_queued = r.server.runs[0].status == "queued"
                 r.server.cancel_graph_run(0, cid)
 
         # a cancel before the first tick (or between rounds) meets a queued run
@@ -270,8 +273,7 @@ def cancellation(n: int, seed: int, f: Facts) -> Table:
         r.run_until(10 ** 6, on_time=maybe_cancel)
         if not fired["done"]:  # the Graph had ended before the cancel: not counted
             continue
-        run = r.server.runs[0]
-        if run.cancelled_while_queued:
+        if r.cancelled_queued:
             groups["still queued"].append(0.0)
         else:
             groups["already running"].append(r.ended[cid] - at)
@@ -348,7 +350,7 @@ def lost_post(n: int, seed: int, f: Facts) -> Table:
 
 def result_limits(n: int, seed: int, f: Facts) -> Table:
     rows = []
-    for name, unit in (("ASCII", "a"), ("Japanese", "日")):
+    for name, unit in (("ASCII", "a"), ("Japanese", "日"), ("emoji", "😀")):
         lo, hi = 0, RESULT_LIMIT
         while lo < hi:  # the longest result text whose completion is posted whole
             mid = (lo + hi + 1) // 2
@@ -358,10 +360,12 @@ def result_limits(n: int, seed: int, f: Facts) -> Table:
                 lo = mid
             else:
                 hi = mid - 1
-        rows.append([name, lo, len((unit * lo).encode("utf-8"))])
-    return Table("8. the longest result that is still posted whole", ["text", "characters",
-                                                                      "UTF-8 bytes"], rows, seed,
-                 1, "the limit counts characters of the JSON text, not bytes")
+        text = unit * lo
+        rows.append([name, lo, len(text.encode("utf-16-le")) // 2, len(text.encode("utf-8"))])
+    return Table("8. the longest result that is still posted whole",
+                 ["text", "characters", "UTF-16 units", "UTF-8 bytes"], rows, seed, 1,
+                 "the limit is JSON.stringify's length: UTF-16 code units of compact JSON, "
+                 "not bytes (an emoji counts 2)")
 
 
 EXPERIMENTS = (pickup_wait, queued_together, poll_strategies, cancellation, idempotency, offline,

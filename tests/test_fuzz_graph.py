@@ -15,7 +15,10 @@ from fuzzcheck import assert_reproduces, run_then_kill
 from fuzz.graph_harness import IMPL_MUTANTS
 from osf_check.cli import main
 from relay.graph.desktop import DesktopRelay
-from relay.graph.payload import ERROR_LIMIT, RESULT_LIMIT, bounded, completion_payload, whole
+from fuzz import mutants
+from fuzz.oracles import bounded, utf16_length
+from relay.graph.payload import (ERROR_LIMIT, RESULT_LIMIT, completion_payload,
+                                 stringify_length, whole)
 from relay.graph.server import NOT_FOUND, GraphServer, ToolError
 
 SID = "gs_" + "ab" * 16
@@ -24,6 +27,8 @@ SID = "gs_" + "ab" * 16
 def test_tour_covers_every_state_and_transition_and_finds_nothing():
     rep = tour("graph-relay", depth=6)
     assert rep.failure is None
+    # regression pins: the explorer's graph to this depth (covered = observed, see
+    # test_tour_coverage_drops_when_the_harness_skips_transitions)
     assert rep.states_covered == rep.states_total == 2_930
     assert rep.edges_covered == rep.edges_total == 13_619
 
@@ -87,34 +92,43 @@ def test_fuzz_bad_input():
 
 
 # A8 at the edge ------------------------------------------------------------------------
-def _sized(chars: int, unit: str) -> str:
+def _sized(units: int, unit: str) -> str:
+    """A result whose completion's JSON.stringify length is ``units`` (UTF-16 code units),
+    or as close below as ``unit`` allows."""
     base = whole("e", "completed", "", 1, 0.5)
-    overhead = len(json.dumps(base, ensure_ascii=False))
-    return unit * ((chars - overhead) // len(unit))
+    overhead = utf16_length(json.dumps(base, ensure_ascii=False, separators=(",", ":")))
+    return unit * ((units - overhead) // utf16_length(unit))
 
 
 @pytest.mark.parametrize("unit", ["a", "日", "😀", "𝄞"])
-def test_a_result_that_fits_in_characters_is_posted_whole(unit):
+def test_a_result_at_the_limit_is_posted_whole_and_one_more_unit_is_not(unit):
     text = _sized(RESULT_LIMIT, unit)
     full = whole("e", "completed", text, 1, 0.5)
-    assert len(json.dumps(full, ensure_ascii=False)) <= RESULT_LIMIT
+    assert RESULT_LIMIT - utf16_length(unit) < stringify_length(full) <= RESULT_LIMIT
     p = completion_payload("e", "completed", text, 1, 0.5)
     assert p == full and bounded(p, full) is None
-    over = text + unit * 2
+    over = text + unit
     q = completion_payload("e", "completed", over, 1, 0.5)
     assert q == {"execution_id": "e", "status": "completed", "result_truncated": True}
     assert bounded(q, whole("e", "completed", over, 1, 0.5)) is None
 
 
+def _mutant_payload(name):
+    return mutants.lookup("graph-relay", name).classes["desktop"].payload
+
+
 def test_the_mutants_of_a8_break_it():
     jp = _sized(RESULT_LIMIT, "日")
     full = whole("e", "completed", jp, 1, 0.5)
-    assert bounded(completion_payload("e", "completed", jp, 1, 0.5, mutant="truncate-by-bytes"),
-                   full)
+    assert "not posted whole" in bounded(_mutant_payload("truncate-by-bytes")(
+        "e", "completed", jp, 1, 0.5), full)
     big = "x" * (RESULT_LIMIT + 10)
-    assert "half a result" in bounded(
-        completion_payload("e", "completed", big, 1, 0.5, mutant="half-result"),
-        whole("e", "completed", big, 1, 0.5))
+    assert "half a result" in bounded(_mutant_payload("half-result")(
+        "e", "completed", big, 1, 0.5), whole("e", "completed", big, 1, 0.5))
+    # 60,000 emoji: 60,000 code points (fits when counted so), 120,000 UTF-16 units
+    emoji = "😀" * 60_000
+    assert "over 100,000" in bounded(_mutant_payload("measure-code-points")(
+        "e", "completed", emoji, 1, 0.5), whole("e", "completed", emoji, 1, 0.5))
 
 
 def test_errors_are_cut_to_2000_characters():
@@ -205,3 +219,32 @@ def test_replay_emits_a_standalone_regression_test(tmp_path):
                          env={**os.environ})
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "1 passed" in ran.stdout
+
+
+# coverage is what the implementation was seen to do ------------------------------------------
+def test_tour_coverage_drops_when_the_harness_skips_transitions():
+    from fuzz.driver import make_harness
+
+    class Forgetful:
+        """Every 5th restore does nothing: the transitions tried then start elsewhere."""
+
+        def __init__(self, h):
+            self.h, self.n = h, 0
+
+        def __getattr__(self, name):
+            return getattr(self.h, name)
+
+        def restore(self, snap):
+            self.n += 1
+            if self.n % 5:
+                self.h.restore(snap)
+
+    def forgetful(*args):
+        return Forgetful(make_harness(*args))
+
+    full = tour("graph-relay", depth=4)
+    assert full.edges_covered == full.edges_total and full.unreached == 0
+    cut = tour("graph-relay", depth=4, harness=forgetful)
+    assert cut.failure is None, cut.failure
+    assert 0 < cut.edges_covered < cut.edges_total
+    assert cut.states_covered < cut.states_total and cut.unreached > 0

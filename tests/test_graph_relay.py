@@ -17,6 +17,8 @@ PROPS = catalogue.properties_of("graph-relay")
 
 
 # A changed count is a changed model: update these on purpose, in the same commit.
+# Source: regression pins (osf-check's explicit engine; the vector engine gives the same
+# counts, tests/test_vector.py).  No other tool has this model.
 @pytest.mark.parametrize("params, depth, distinct, generated", [
     ({}, 12, 243_264, 1_569_759),
     ({"intents": 1}, None, 15_216, 126_905),

@@ -57,10 +57,12 @@ def test_without_the_outbox_a_lost_post_leaves_the_run_running():
     assert rows["off"][1:] == ["running", "never"]
 
 
-def test_result_limits_count_characters_not_bytes():
+def test_result_limits_count_utf16_units_not_bytes():
     rows = {r[0]: r for r in result_limits(N, 0, Facts()).rows}
     assert rows["ASCII"][1] == rows["Japanese"][1] > 99_000
-    assert rows["Japanese"][2] == 3 * rows["Japanese"][1] > 100_000
+    assert rows["Japanese"][3] == 3 * rows["Japanese"][1] > 100_000  # bytes do not count
+    # an emoji is two UTF-16 code units: half as many fit
+    assert rows["emoji"][2] == 2 * rows["emoji"][1] == rows["ASCII"][2]
 
 
 def test_cli_writes_tables_and_the_plot(tmp_path):

@@ -12,33 +12,50 @@ from explorer.check import prepare
 from explorer.explicit import bfs
 from explorer.pycompile import compile_steps
 from explorer.symbolic import PropertyChecks, bmc, k_induction, to_z3
-from models.expr import And, If, Select, Slot
+from models.expr import And, If, Or, Select, Slot
 from osf_check.cli import main
 from properties import catalogue
 
-DEPTH = 8
 CASES = [(m, None) for m in ("graph-relay", "wire-relay", "two-phase")] + [
     (mu.model, mu.name) for mu in catalogue.MUTANTS]
+#: where no safety counterexample exists, BFS and BMC are compared to this depth, and a
+#: positive control shows that BMC at that depth does find what is there
+CONTROL_DEPTH = 8
 
 
 def _safety(props):
     return [p for p in props if any(c.kind in ("inv", "trans") for c in p.checks)]
 
 
+def _is_path(m, states, acts):
+    steps = compile_steps(m)
+    return states[0] in m.initial_states and all(
+        steps[a](s) == t for a, s, t in zip(acts, states, states[1:]))
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("model, mutant", CASES, ids=[f"{m}:{u or 'correct'}" for m, u in CASES])
 def test_bfs_and_bmc_agree_on_the_shortest_counterexample(model, mutant):
     m, props, _ = prepare(model, mutant=mutant)
     props = _safety(props)
-    ex = bfs(m, props, depth=DEPTH, check_deadlock=False)
+    # the BFS to depth 12 gives the shortest counterexample; BMC runs to at least its depth
+    ex = bfs(m, props, depth=12, check_deadlock=False)
     bfs_depth = min((len(v.path) - 1 for v in ex.violations), default=None)
-    res = bmc(m, PropertyChecks.of(m, props), DEPTH)
+    depth = bfs_depth if bfs_depth is not None else CONTROL_DEPTH
+    res = bmc(m, PropertyChecks.of(m, props), depth)
     assert res.depth == bfs_depth
     if res.depth is not None:
-        # the BMC trace is a real path of the explicit engine
-        steps = compile_steps(m)
-        assert res.states[0] in m.initial_states
-        for a, s, t in zip(res.acts, res.states, res.states[1:]):
-            assert steps[a](s) == t
+        assert _is_path(m, res.states, res.acts)  # a real path of the explicit engine
+        return
+    # positive control: "not this state" for a state BFS first meets at depth 8 is first
+    # violated at depth 8, so BMC at that depth must see exactly that far
+    deep = bfs(m, [], depth=CONTROL_DEPTH, check_deadlock=False)
+    assert deep.depth_reached == CONTROL_DEPTH
+    target = deep.state(deep.level_start[CONTROL_DEPTH])
+    not_target = Or(*[Slot(i) != v for i, v in enumerate(target)])
+    ctl = bmc(m, PropertyChecks([not_target], []), CONTROL_DEPTH)
+    assert ctl.depth == CONTROL_DEPTH and ctl.states[-1] == target
+    assert _is_path(m, ctl.states, ctl.acts)
 
 
 def test_z3_terms_match_the_reference_interpreter():
@@ -101,3 +118,14 @@ def test_seed_reaches_z3():
     set_seed(7)
     assert z3.get_param("smt.random_seed") == "7"
     set_seed(0)
+
+
+@pytest.mark.slow
+def test_prove_cli_wire_relay_proves_every_safety_property_with_the_b2_lemmas():
+    res = CliRunner().invoke(main, ["prove", "--model", "wire-relay", "--json"])
+    assert res.exit_code == 0, res.output[-3000:]
+    doc = json.loads(res.stdout)
+    st = {p["id"]: p["status"] for p in doc["properties"]}
+    assert st == {b: "proved" for b in ("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8")}, st
+    b2 = next(p for p in doc["properties"] if p["id"] == "B2")
+    assert b2["lemmas"] == {"proved": 4, "given": 4}  # every hand-written lemma survived Houdini

@@ -88,6 +88,7 @@ def test_killed_process_resumes_from_its_checkpoint(tmp_path):
     import json
     doc = json.loads(out.stdout)
     assert doc["exit_code"] == 0 and doc["complete"]
+    # SPIN's counts for TwoPhase N=8 (tests/test_two_phase.py)
     assert doc["models"][0]["distinct_states"] == 1_745_408
     assert doc["models"][0]["generated_states"] == 18_507_778
 

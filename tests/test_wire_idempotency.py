@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from relay.wire.idempotency import (AMBIGUOUS, LEASE, MAX_ANSWER, RETENTION, DurableClaims,
                                     Scope, answer_class)
 from relay.wire.errors import desktop_error
@@ -72,8 +74,10 @@ def test_capacity_and_oversized_answers(tmp_path):
     big = {"result": "x" * (MAX_ANSWER + 1)}
     assert reg.store(Scope("u", "d", "m", "a" * 8), big, 1) == (AMBIGUOUS, True)
     # a failed store leaves the row running and the answer ambiguous, never a bare success
-    reg.fail_next_store = True
+    reg.db.set_authorizer(lambda action, *a: sqlite3.SQLITE_DENY
+                          if action == sqlite3.SQLITE_UPDATE else sqlite3.SQLITE_OK)
     assert reg.store(Scope("u", "d", "m", "b" * 8), OK, 2) == (AMBIGUOUS, False)
+    reg.db.set_authorizer(None)
     assert reg.row(Scope("u", "d", "m", "b" * 8)).state == "running"
 
 

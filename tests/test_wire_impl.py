@@ -263,7 +263,8 @@ def test_outbox_ledger():
     app.handle("run.chatOutboxSubmit", p)
     app.handle("run.chatOutboxSubmit", p)
     assert app.messages("s", "op-1") == 1
-    bad = DesktopApp(mutant="outbox-without-operation-ledger")
+    from fuzz.mutants import OutboxWithoutLedger
+    bad = OutboxWithoutLedger()
     bad.handle("run.chatOutboxSubmit", p)
     bad.handle("run.chatOutboxSubmit", p)
     assert bad.messages("s", "op-1") == 2

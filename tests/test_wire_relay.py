@@ -19,6 +19,8 @@ PROPS = catalogue.properties_of("wire-relay")
 
 
 # A changed count is a changed model: update these on purpose, in the same commit.
+# Source: regression pins (osf-check's explicit engine; the vector engine gives the same
+# counts, tests/test_vector.py).  No other tool has this model.
 @pytest.mark.parametrize("params, depth, distinct, generated", [
     ({}, 12, 476_529, 1_247_442),
     ({"ops": 1}, None, 35_947, 119_103),

@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 import jsonschema
 
 from models.dsl import Model
+from models.errors import BadValue
 
 __all__ = ["TraceError", "FORMAT", "VERSION", "make_trace", "load_trace", "to_itf", "atomic_write",
            "dumps"]
@@ -30,7 +31,7 @@ FORMAT = "osf-check-trace"
 VERSION = 1
 
 
-class TraceError(ValueError):
+class TraceError(BadValue):
     """A trace file that cannot be used; the message says why in one line."""
 
 

@@ -18,11 +18,6 @@ POLL_INTERVAL = 20.0
 CONTROL_POLL = 3.0
 NOT_SHARED = "Graph session is no longer shared with this project"
 
-#: implementation mutants of the desktop
-MUTANTS = ("outbox-off", "outbox-drop-before-ack", "complete-overwrites-cancel",
-           "no-consent-recheck", "recheck-ignores-slug", "parallel-relay", "truncate-by-bytes",
-           "half-result")
-
 
 @dataclass
 class Command:
@@ -39,7 +34,6 @@ class DesktopRelay:
     outbox_path: str
     project_id: str = "proj_1"
     session_id: str = "gs_" + "0" * 32
-    mutant: str | None = None
     clock: ManualClock = field(default_factory=ManualClock)
     online: bool = True
     phase: str = "idle"  # idle, sync, work
@@ -47,8 +41,6 @@ class DesktopRelay:
     shared: bool = True
     slug: str = "s0"
     commands: dict[str, Command] = field(default_factory=dict)
-    in_memory: dict[str, dict[str, Any]] = field(default_factory=dict)  # outbox-off keeps these
-    history: dict[str, dict[str, Any]] = field(default_factory=dict)  # full records
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.outbox_path)
@@ -90,18 +82,14 @@ class DesktopRelay:
         """The next fetched command, in order; None while the worker is busy."""
         if self.phase != "work":
             return None
-        if self.executing() and self.mutant != "parallel-relay":
+        if self.executing():  # one Graph at a time
             return None
         return next((c for c in self.commands.values() if c.state == "fetched"), None)
 
     def consent(self, c: Command) -> bool:
         """Re-checked right before executing: enabled, shared, same slug."""
-        if self.mutant == "no-consent-recheck":
-            return True
-        ok = self.enabled and self.shared and c.session_id == self.session_id
-        if self.mutant == "recheck-ignores-slug":
-            return ok
-        return ok and c.slug == self.slug
+        return self.enabled and self.shared and c.session_id == self.session_id and \
+            c.slug == self.slug
 
     def start_or_refuse(self, c: Command) -> dict[str, Any] | None:
         """Run the command, or close it as cancelled (returned: that completion's POST)."""
@@ -121,26 +109,22 @@ class DesktopRelay:
     def finish(self, c: Command, status: str, result: Any = "", tokens: int = 0,
                cost: float = 0.0, error: str | None = None) -> dict[str, Any]:
         """The Graph ended; after a stop the outcome stays cancelled."""
-        if c.state == "stopping" and self.mutant != "complete-overwrites-cancel":
+        if c.state == "stopping":
             status = "cancelled"
         c.state, c.outcome = "done", status
         return self._complete(c, status, result, tokens, cost, error)
 
     def _complete(self, c: Command, status: str, result: Any, tokens: int = 0,
                   cost: float = 0.0, error: str | None = None) -> dict[str, Any]:
-        payload = completion_payload(c.command_id, status, result, tokens, cost, error,
-                                     mutant=self.mutant)
-        self.history[c.command_id] = {"status": status, "result": result, "error": error}
-        if self.mutant == "outbox-off":
-            self.in_memory[c.command_id] = payload
-        elif self.mutant != "outbox-drop-before-ack":
-            self.outbox.put(c.command_id, payload)  # written first, then posted
+        payload = self.payload(c.command_id, status, result, tokens, cost, error)
+        self.outbox.put(c.command_id, payload)  # written first, then posted
         return payload
+
+    payload = staticmethod(completion_payload)
 
     def acked(self, execution_id: str) -> None:
         """The server answered 2xx: the completion leaves the outbox."""
         self.outbox.remove(execution_id)
-        self.in_memory.pop(execution_id, None)
 
     def round_end(self) -> bool:
         if self.phase == "work" and not self.executing() and not any(

@@ -18,10 +18,6 @@ SESSION_ID = re.compile(r"^gs_[0-9a-f]{32}$")
 RUN_FIELDS = {"graph_session_id", "arguments", "idempotency_key"}
 MAX_SYNC_SESSIONS = 100
 
-#: implementation mutants of the server
-MUTANTS = ("server-ignores-key", "leaky-not-found", "complete-overwrites-cancel",
-           "queued-cancel-ignored", "requeue-on-retry", "queue-on-desktop")
-
 
 class ToolError(Exception):
     """An error answer of a tool (its message is what the agent sees)."""
@@ -37,8 +33,6 @@ class Run:
     arguments: dict[str, Any]
     status: str = "queued"
     cancel_flag: bool = False
-    cancelled_while_queued: bool = False
-    lost: bool = False  # only the queue-on-desktop mutant loses commands
 
 
 @dataclass
@@ -46,11 +40,9 @@ class GraphServer:
     """Runs in creation order; ``seed`` makes command ids reproducible."""
 
     seed: int = 0
-    mutant: str | None = None
     runs: list[Run] = field(default_factory=list)
     by_key: dict[tuple[int, str], str] = field(default_factory=dict)
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)  # last synced metadata
-    desktop_online: bool = True
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
@@ -76,20 +68,19 @@ class GraphServer:
         arguments = args.get("arguments", {})
         if not isinstance(arguments, dict):
             raise ToolError("arguments must be an object")
-        existing = None if self.mutant == "server-ignores-key" else self.by_key.get((agent, key))
-        if existing is not None:
-            run = self._find(existing)
-            assert run is not None
-            if self.mutant == "requeue-on-retry":
-                run.status, run.cancel_flag = "queued", False
-            return self._ticket(run)
+        existing = self._existing(agent, key)
+        if existing is not None:  # a retry: the same run, whatever its status now
+            return self._ticket(existing)
         meta = self.sessions.get(sid, {})
         run = Run(self._new_id(), agent, key, sid, meta.get("slug", ""), arguments)
-        if self.mutant == "queue-on-desktop" and not self.desktop_online:
-            run.lost = True
         self.runs.append(run)
         self.by_key[(agent, key)] = run.command_id
         return self._ticket(run)
+
+    def _existing(self, agent: int, key: str) -> Run | None:
+        """The run this agent already started with this idempotency key."""
+        cid = self.by_key.get((agent, key))
+        return self._find(cid) if cid is not None else None
 
     def _ticket(self, run: Run) -> dict[str, Any]:
         return {"command_id": run.command_id, "status": run.status,
@@ -100,9 +91,7 @@ class GraphServer:
         if run is None:
             raise ToolError(NOT_FOUND)
         if run.agent != agent:
-            if self.mutant == "leaky-not-found":
-                raise ToolError("Access denied: this run belongs to another connection")
-            raise ToolError(NOT_FOUND)
+            raise ToolError(NOT_FOUND)  # the same answer as for an unknown id
         return run
 
     def get_graph_run(self, agent: int, command_id: Any) -> dict[str, Any]:
@@ -112,11 +101,7 @@ class GraphServer:
     def cancel_graph_run(self, agent: int, command_id: Any) -> dict[str, Any]:
         run = self._own(agent, command_id)
         if run.status == "queued":
-            run.cancelled_while_queued = True
-            if self.mutant == "queued-cancel-ignored":
-                run.cancel_flag = True
-            else:  # terminal at once: the desktop never sees it
-                run.status = "cancelled"
+            run.status = "cancelled"  # terminal at once: the desktop never sees it
         elif run.status == "running":
             run.cancel_flag = True  # read by the desktop's next control poll
         return {"command_id": run.command_id, "status": run.status}
@@ -137,7 +122,7 @@ class GraphServer:
                                                   if k != "graph_session_id"} for s in sessions}
         out = []
         for run in self.runs:
-            if run.status == "queued" and not run.lost:
+            if run.status == "queued":
                 run.status = "running"
                 out.append({"command_id": run.command_id, "graph_session_id": run.session_id,
                             "slug": run.slug, "arguments": run.arguments})
@@ -151,8 +136,6 @@ class GraphServer:
     def complete(self, payload: dict[str, Any]) -> None:
         """A completion POST; a run that is already terminal keeps its status."""
         run = self._find(payload.get("execution_id"))
-        if run is None:
-            return
-        if run.status in TERMINAL and self.mutant != "complete-overwrites-cancel":
+        if run is None or run.status in TERMINAL:
             return
         run.status = payload["status"]

@@ -19,7 +19,6 @@ from .errors import desktop_error
 
 @dataclass
 class DesktopApp:
-    mutant: str | None = None
     names: dict[str, str] = field(default_factory=dict)
     renames: int = 0
     outbox: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -31,13 +30,17 @@ class DesktopApp:
             return {"result": {"sessionId": params["sessionId"], "name": params["name"]}}
         if method == "run.chatOutboxSubmit":
             q = self.outbox.setdefault(params["sessionId"], [])
-            seen = any(e["operationId"] == params["operationId"] for e in q)
-            if not seen or self.mutant == "outbox-without-operation-ledger":
+            if not self._seen(q, params["operationId"]):
                 q.append({"queueId": params["queueId"], "operationId": params["operationId"],
                           "text": params["userText"]})
             return {"result": {"entries": list(q), "receipt": {
                 "queueId": params["queueId"], "operationId": params["operationId"]}}}
         return desktop_error("not_implemented")
+
+    @staticmethod
+    def _seen(queue: list[dict[str, Any]], operation: str) -> bool:
+        """The (sessionId, operationId) ledger: this operation is already in the outbox."""
+        return any(e["operationId"] == operation for e in queue)
 
     def messages(self, session: str, operation: str) -> int:
         """Outbox entries for (sessionId, operationId): the ledger keeps this at most 1."""

@@ -41,11 +41,6 @@ DISPATCH = 45.0
 DISPATCH_LOADS = 95.0
 ENQUEUE = 5.0
 LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
-#: implementation mutants of the desktop (router, claims, app)
-MUTANTS = ("memory-only-claims", "scope-key-without-method", "rerun-after-lease",
-           "fingerprint-ignores-params", "success-without-store", "limit-off-by-one",
-           "outbox-without-operation-ledger")
-
 
 @dataclass
 class Call:
@@ -64,24 +59,23 @@ class Call:
 
 
 class DesktopRouter:
+    #: the two claim layers (the durable one survives a restart in its SQLite file)
+    memory_claims = MemoryClaims
+    durable_claims = DurableClaims
+    durable = True
+
     def __init__(self, claims_path: str | Path, user: str, *, light: int = LIGHT_SLOTS,
                  heavy: int = HEAVY_SLOTS, waiters: int = MAX_WAITERS,
                  completed: int = MAX_COMPLETED, running: int = MAX_RUNNING,
-                 max_rows: int = MAX_ROWS, mutant: str | None = None):
+                 max_rows: int = MAX_ROWS):
         self._init = dict(claims_path=claims_path, user=user, light=light, heavy=heavy,
                           waiters=waiters, completed=completed, running=running,
-                          max_rows=max_rows, mutant=mutant)
+                          max_rows=max_rows)
         self.user = user
         self.slots = {False: light, True: heavy}
-        self.mutant = mutant if mutant in MUTANTS else None
-        off = self.mutant == "limit-off-by-one"
-        self.memory = MemoryClaims(waiters, completed, running, off_by_one=off)
-        self.durable = self.mutant != "memory-only-claims"
+        self.memory = self.memory_claims(waiters, completed, running)
         self._claims_args = (claims_path, max_rows)
-        self._claims_flags = dict(ignore_params=self.mutant == "fingerprint-ignores-params",
-                                  rerun_after_lease=self.mutant == "rerun-after-lease",
-                                  off_by_one=off)
-        self.claims = DurableClaims(*self._claims_args, **self._claims_flags)
+        self.claims = self.durable_claims(*self._claims_args)
         self.calls: dict[int, Call] = {}
         self._next_id = 0
 
@@ -103,13 +97,13 @@ class DesktopRouter:
     def reopen_claims(self) -> None:
         """Close the claims database and open it again (a storage crash between two steps)."""
         data = self._close_claims()
-        self.claims = self._carry(DurableClaims(*self._claims_args, **self._claims_flags), data)
+        self.claims = self._carry(self.durable_claims(*self._claims_args), data)
 
     def restarted(self) -> DesktopRouter:
         """The process restarts: a new router on the same claims file; in-memory claims
         and running calls are gone."""
         data = self._close_claims()
-        new = DesktopRouter(**self._init)  # type: ignore[arg-type]
+        new = type(self)(**self._init)  # type: ignore[arg-type]
         new._carry(new.claims, data)
         return new
 
@@ -133,9 +127,12 @@ class DesktopRouter:
             if why:
                 self._enqueue(call, desktop_error("invalid_params", why), now)
             elif MANIFEST[method][0]:
-                m = "" if self.mutant == "scope-key-without-method" else method
-                call.scope = Scope(self.user, call.client_id, m, key)  # type: ignore[arg-type]
+                call.scope = self._scope(call)
         return call
+
+    def _scope(self, call: Call) -> Scope:
+        """A mutation's claim key: (user, device = clientId, method, idempotency key)."""
+        return Scope(self.user, call.client_id, call.method, call.key)  # type: ignore[arg-type]
 
     def _enqueue(self, call: Call, answer: dict[str, Any], now: float) -> None:
         call.stage, call.answer, call.deadline = "enqueue", answer, now + ENQUEUE
@@ -211,11 +208,15 @@ class DesktopRouter:
         sent = result
         if call.scope is not None:
             if self.durable:
-                sent, stored = self.claims.store(call.scope, result, now)
-                if not stored and self.mutant == "success-without-store":
-                    sent = result
+                sent = self._stored(call.scope, result, now)
             self.memory.complete(call.scope, sent)
         self._enqueue(call, sent, now)
+
+    def _stored(self, scope: Scope, result: dict[str, Any], now: float) -> dict[str, Any]:
+        """Store the answer for replay; what may be sent is what was stored (ambiguous if
+        the store failed: never a success that hides a missing replay entry)."""
+        sent, _ = self.claims.store(scope, result, now)
+        return sent
 
     def resume(self, call: Call, now: float) -> bool:
         """A joined copy wakes: the claim completed (its answer) or was dropped (timed out)."""

@@ -86,14 +86,8 @@ class Row:
 class DurableClaims:
     """One SQLite row per scope key; the file survives a restart of the desktop."""
 
-    def __init__(self, path: str | Path, max_rows: int = MAX_ROWS, *,
-                 ignore_params: bool = False, rerun_after_lease: bool = False,
-                 off_by_one: bool = False):
+    def __init__(self, path: str | Path, max_rows: int = MAX_ROWS):
         self.path, self.max_rows = str(path), max_rows
-        # three implementation mutants live here
-        self.ignore_params, self.rerun_after_lease = ignore_params, rerun_after_lease
-        self.off_by_one = off_by_one
-        self.fail_next_store = False  # a test hook: the next store meets a disk error
         self.db = sqlite3.connect(self.path, isolation_level=None)
         self.db.execute("CREATE TABLE IF NOT EXISTS claims (user TEXT, device TEXT, method TEXT, "
                         "key TEXT, fp TEXT NOT NULL, state TEXT NOT NULL, answer TEXT, "
@@ -119,15 +113,14 @@ class DurableClaims:
     # decisions ---------------------------------------------------------------------------
     def conflicts(self, s: Scope, params: Any) -> bool:
         row = self.row(s)
-        return row is not None and row.fp != fingerprint(params) and not self.ignore_params
+        return row is not None and row.fp != fingerprint(params)
 
     def claim(self, s: Scope, params: Any, now: float, owner_alive: bool = False) -> Decision:
         """Decide what a request with this scope key and params meets (``owner_alive``: the
         in-memory layer knows a live copy; then the caller joins it instead)."""
         row = self.row(s)
         if row is None:
-            over = self.rows() > self.max_rows if self.off_by_one else self.rows() >= self.max_rows
-            if over:
+            if self._full(self.rows()):
                 return Decision("capacity", desktop_error("capacity", "too many idempotency keys"))
             self.db.execute("INSERT INTO claims VALUES (?,?,?,?,?,?,?,?,?,0)",
                             (s.user, s.device, s.method, s.key, fingerprint(params), "running",
@@ -145,7 +138,7 @@ class DurableClaims:
         # running: a live copy (the in-memory layer joins it) or an orphan
         if owner_alive:
             return Decision("busy", BUSY)
-        if s.method in REPLAY_SAFE or (row.lease_over and self.rerun_after_lease):
+        if self._may_rerun(s, row):
             self._reclaim(s, now)
             return Decision("run")
         if not row.lease_over:
@@ -153,15 +146,21 @@ class DurableClaims:
         self._store(s, AMBIGUOUS, now)
         return Decision("ambiguous", AMBIGUOUS)
 
+    def _full(self, rows: int) -> bool:
+        """No room for a new key's row."""
+        return rows >= self.max_rows
+
+    @staticmethod
+    def _may_rerun(s: Scope, row: Row) -> bool:
+        """An orphaned running row runs again only for the replay-safe methods."""
+        return s.method in REPLAY_SAFE
+
     def _reclaim(self, s: Scope, now: float) -> None:
         self.db.execute("UPDATE claims SET state='running', answer=NULL, claimed_at=?, "
                         "stored_at=NULL, lease_over=0 " + self._WHERE,
                         (now, s.user, s.device, s.method, s.key))
 
     def _store(self, s: Scope, answer: dict[str, Any], now: float) -> None:
-        if self.fail_next_store:
-            self.fail_next_store = False
-            raise sqlite3.OperationalError("database or disk is full")
         self.db.execute("UPDATE claims SET state='stored', answer=?, stored_at=? " + self._WHERE,
                         (json.dumps(answer, ensure_ascii=False), now, s.user, s.device, s.method,
                          s.key))
@@ -231,9 +230,8 @@ class MemoryClaims:
     last 512 completed results are replayed; at most 64 claims run at once."""
 
     def __init__(self, waiters: int = MAX_WAITERS, completed: int = MAX_COMPLETED,
-                 running: int = MAX_RUNNING, off_by_one: bool = False):
+                 running: int = MAX_RUNNING):
         self.max_waiters, self.max_completed, self.max_running = waiters, completed, running
-        self.off_by_one = off_by_one
         self.claims: OrderedDict[Scope, MemClaim] = OrderedDict()
 
     def state(self, s: Scope) -> str:
@@ -248,8 +246,7 @@ class MemoryClaims:
 
     def full(self, s: Scope) -> bool:
         """No room for one more waiter on this key."""
-        n = self.get(s).waiters
-        return n > self.max_waiters if self.off_by_one else n >= self.max_waiters
+        return self.get(s).waiters >= self.max_waiters
 
     def start(self, s: Scope) -> None:
         c = self.claims.setdefault(s, MemClaim())

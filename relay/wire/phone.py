@@ -32,7 +32,6 @@ LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
 class Phone:
     device: str
     platform: str = "ios"  # ios or android
-    mutant: str | None = None
     attempts: dict[str, int] = field(default_factory=dict)  # per operation key
 
     def waits(self, method: str) -> float:
@@ -43,9 +42,7 @@ class Phone:
 
     def key(self, operation_key: str, attempt: int | None = None) -> str:
         """The idempotency key of an attempt of this operation (default: the next one)."""
-        n = self.attempts.get(operation_key, 0) if attempt is None else attempt
-        return f"{operation_key}-try-{n}" if self.mutant == "retry-mints-new-key" else \
-            operation_key
+        return operation_key  # never a new key for a retry: the same operation, the same key
 
     def request(self, rid: str, method: str, params: dict[str, Any],
                 operation_key: str | None) -> dict[str, Any]:

@@ -39,10 +39,6 @@ KEEP_PENDING = 90.0
 KEEP_LOADS = 120.0
 KEEP_OUTBOX = 31 * 60.0
 LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
-#: implementation mutants of the relay
-MUTANTS = ("no-generation-check", "pending-kept-after-final", "disconnect-leaves-pending",
-           "limit-off-by-one")
-
 
 def keep_pending(method: str) -> float:
     """How long the relay keeps a request pending (wire-relay.md, deadlines)."""
@@ -107,10 +103,9 @@ def response(rid: str, answer: dict[str, Any]) -> dict[str, Any]:
 
 class RelayRouter:
     def __init__(self, *, limits: dict[str, int] | None = None, burst: int = BURST,
-                 rate: float = RATE, mutant: str | None = None):
+                 rate: float = RATE):
         self.limits = {**LIMITS, **(limits or {})}
         self.burst, self.rate = burst, rate
-        self.mutant = mutant if mutant in MUTANTS else None
         self.desktops: dict[tuple[str, str], DesktopConn] = {}
         self.pending: dict[Key, Entry] = {}
         self.counts: dict[tuple[str, tuple], int] = {}  # pending entries per limit's scope
@@ -134,8 +129,6 @@ class RelayRouter:
         if conn is None or not conn.online:
             return []
         conn.online = False
-        if self.mutant == "disconnect-leaves-pending":
-            return []
         out: list[Out] = []
         for key, e in list(self.pending.items()):
             if key[:2] == (user, desktop) and e.state == "forwarded" and e.gen == conn.gen:
@@ -173,8 +166,10 @@ class RelayRouter:
             self.counts[scope, k] -= 1
         return e
 
-    def _over(self, current: int, limit: int) -> bool:
-        return current > limit if self.mutant == "limit-off-by-one" else current >= limit
+    @staticmethod
+    def _over(current: int, limit: int) -> bool:
+        """One more entry would pass the limit."""
+        return current >= limit
 
     def on_request(self, c: Client, frame: Any, now: float) -> list[Out]:
         """Read one frame from a phone.  Returns the refusal to send back, or nothing (the
@@ -248,10 +243,10 @@ class RelayRouter:
         e = self.pending.get(key)
         if e is None or e.state != "forwarded" or e.client.client_id != p.get("clientId"):
             return []
-        if e.gen != gen and self.mutant != "no-generation-check":
+        if e.gen != gen:  # a late answer from an old socket
             return []
         final = p.get("isFinal", True)
-        if final and self.mutant != "pending-kept-after-final":
+        if final:
             self._remove(key)  # before the phone sees the answer
         answer = {k: p[k] for k in ("result", "error") if k in p}
         return [ToPhone(e.client.client_id, {"type": "rpc.response",

@@ -1,0 +1,93 @@
+"""What the harness judges the implementation's outputs by, written from the specs
+(``graph-relay.md``, ``wire-relay.md``), never with the implementation's own helpers:
+an oracle that shares the code it judges shares its bugs.
+
+>>> utf16_length('{"a":"😀"}')
+10
+>>> bounded({"execution_id": "e", "status": "completed", "result_truncated": True},
+...         {"execution_id": "e", "status": "completed", "result": "x" * 100_000,
+...          "total_tokens": 1, "reported_cost": 0.0})
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+#: graph-relay.md: the completion's JSON.stringify length, and the error text
+RESULT_LIMIT = 100_000
+ERROR_LIMIT = 2_000
+
+
+def utf16_length(text: str) -> int:
+    """JavaScript's ``String.length``: UTF-16 code units (2 for a character past U+FFFF)."""
+    return sum(2 if ord(ch) > 0xFFFF else 1 for ch in text)
+
+
+def stringify(value: Any) -> str:
+    """``JSON.stringify(value)`` for the JSON values a completion holds: no spaces."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def bounded(payload: dict[str, Any], full: dict[str, Any]) -> str | None:
+    """A8 on one posted payload, given the whole completion: None if it holds, else why
+    not.  A completion that fits is posted whole (its error cut to 2,000 characters);
+    one that does not is exactly ``{execution_id, status, result_truncated: true}``."""
+    full = dict(full)
+    if isinstance(full.get("error"), str):
+        full["error"] = full["error"][:ERROR_LIMIT]
+    if isinstance(payload.get("error"), str) and len(payload["error"]) > ERROR_LIMIT:
+        return f"error of {len(payload['error'])} characters (limit {ERROR_LIMIT})"
+    size = utf16_length(stringify(full))
+    if size <= RESULT_LIMIT:
+        if payload != full:
+            return (f"a completion of JSON.stringify length {size:,} (at most {RESULT_LIMIT:,}) "
+                    f"was not posted whole")
+        return None
+    want = {"execution_id": full["execution_id"], "status": full["status"],
+            "result_truncated": True}
+    if payload != want:
+        return (f"a completion of JSON.stringify length {size:,} (over {RESULT_LIMIT:,}) was "
+                f"posted as {sorted(payload)}"
+                + (": half a result" if "result" in payload else ""))
+    return None
+
+
+# wire-relay.md, "Relay decisions and codes" and the desktop stages -----------------------
+RELAY_CODES = {-32010: "offline", -32011: "reconnecting", -32012: "relay_timeout",
+               -32020: "limit", -32021: "duplicate", -32022: "id_conflict",
+               -32023: "gen_changed", -32024: "switching",
+               # refusals the model's phones never meet, by their "retryable" column
+               -32026: "final_error", -32027: "final_error", -32028: "retryable_error"}
+BUSY_TEXT = "Desktop is busy; retry the request shortly."
+TIMEOUT_TEXT = "Desktop request timed out."
+#: "Error classes": final ones are replayed as is; retryable: parse errors and anything
+#: flagged retryable; everything else is ambiguous
+FINAL_CLASSES = frozenset({"invalid_request", "method_not_found", "invalid_params",
+                           "unauthorized", "forbidden", "not_found", "conflict", "validation",
+                           "billing", "payment_required", "not_implemented"})
+
+
+def wire_answer(answer: dict[str, Any] | None) -> str:
+    """An answer (a response payload, or what the desktop stored) in the model's words:
+    none, success, a relay decision, busy (the -32603 slot answer, or the desktop's busy
+    class), timed_out, conflict, capacity, ambiguous, final_error or retryable_error."""
+    if answer is None:
+        return "none"
+    err = answer.get("error")
+    if err is None:
+        return "success"
+    code, message = err.get("code"), err.get("message")
+    data = err.get("data") if isinstance(err.get("data"), dict) else {}
+    if code in RELAY_CODES:
+        return RELAY_CODES[code]
+    if code == -32603 and message == BUSY_TEXT:
+        return "busy"
+    if code == -32603 and message == TIMEOUT_TEXT:
+        return "timed_out"
+    kind = data.get("kind")
+    if kind in ("conflict", "capacity", "ambiguous", "busy"):
+        return kind
+    if data.get("retryable") is True or err.get("retryable") is True or kind == "parse_error":
+        return "retryable_error"
+    return "final_error" if kind in FINAL_CLASSES else "ambiguous"

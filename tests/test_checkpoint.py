@@ -1,0 +1,104 @@
+"""A run killed at any level and resumed from its checkpoint gives exactly the
+uninterrupted run's result: counts, histogram, every verdict (inv, trans, reach, fair),
+warnings and shortest counterexamples; a checkpoint of another run is refused."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from explorer.check import check
+from osf_check.cli import main
+
+CHILD = """
+import os, signal, sys
+from explorer.check import check
+cp, level, mutant = sys.argv[1], int(sys.argv[2]), sys.argv[3] or None
+
+def progress(done, distinct, generated, seconds):
+    if done == level + 1:  # the checkpoint of `level` is on disk: die without a word
+        os.kill(os.getpid(), signal.SIGKILL)
+
+check("graph-relay", params={"intents": 1}, mutant=mutant, depth=None, engine="vector",
+      stop_on_violation=False, checkpoint=cp, checkpoint_every=0, progress=progress)
+"""
+
+
+def _summary(r):
+    ex = r.exploration
+    return {"distinct": ex.distinct, "generated": ex.generated, "histogram": ex.histogram(),
+            "fired": list(ex.fired), "complete": ex.complete, "status": r.status,
+            "verdict": r.verdict, "warnings": r.warnings,
+            "violations": sorted((v.prop, v.kind, list(v.path), list(v.actions), v.loop_start)
+                                 for v in r.violations)}
+
+
+@pytest.mark.parametrize("mutant, level", [(None, 2), (None, 6), (None, 11),
+                                           ("outbox-off", 3), ("outbox-off", 8)])
+def test_a_killed_run_resumes_to_exactly_the_uninterrupted_result(tmp_path, mutant, level):
+    cp = tmp_path / "cp"
+    child = subprocess.run([sys.executable, "-c", CHILD, str(cp), str(level), mutant or ""],
+                           cwd=Path(__file__).resolve().parents[1], capture_output=True)
+    assert child.returncode == -9, child.stderr.decode()[-2000:]  # SIGKILLed
+    kw = dict(params={"intents": 1}, mutant=mutant, depth=None, engine="vector",
+              stop_on_violation=False)
+    resumed = check("graph-relay", resume=str(cp), **kw)
+    full = check("graph-relay", **kw)
+    assert _summary(resumed) == _summary(full)
+    assert "holds" in full.status.values() or mutant  # the reach and fair checks ran
+    assert {"A2", "A10"} <= set(full.status)
+
+
+def test_wire_relay_resumes_to_the_same_verdicts(tmp_path):
+    cp = tmp_path / "cp"
+    kw = dict(mutant="disconnect-leaves-pending", depth=7, engine="vector",
+              stop_on_violation=False)
+    from explorer.check import prepare
+    from explorer.vector import vector_bfs
+    m, props, _ = prepare("wire-relay", mutant=kw["mutant"])
+    vector_bfs(m, props, depth=7, stop_on_violation=False, checkpoint=cp, checkpoint_every=0,
+               stop_after_levels=4, keep_graph=any(c.kind in ("reach", "fair")
+                                                  for p in props for c in p.checks))
+    assert _summary(check("wire-relay", resume=str(cp), **kw)) == \
+        _summary(check("wire-relay", **kw))
+
+
+def test_a_checkpoint_of_other_parameters_is_refused(tmp_path):
+    cp = tmp_path / "cp"
+    r = CliRunner().invoke(main, ["explore", "--model", "two-phase", "--param", "rms=4",
+                                  "--depth", "3", "--checkpoint", str(cp),
+                                  "--checkpoint-every", "0"])
+    assert r.exit_code == 0 and (cp / "state.npz").exists()
+    r = CliRunner().invoke(main, ["explore", "--model", "two-phase", "--param", "rms=3",
+                                  "--depth", "unbounded", "--resume", str(cp)])
+    assert r.exit_code == 150, r.output
+    assert "params is {'rms': 4} there and {'rms': 3} here" in r.stderr
+    r = CliRunner().invoke(main, ["explore", "--model", "two-phase", "--param", "rms=4",
+                                  "--mutant", "commit-without-all-prepared",
+                                  "--depth", "unbounded", "--resume", str(cp)])
+    assert r.exit_code == 150 and "mutant is None there" in r.stderr
+
+
+def test_a_corrupt_checkpoint_is_bad_input(tmp_path):
+    cp = tmp_path / "cp"
+    cp.mkdir()
+    (cp / "state.npz").write_bytes(b"not a zip")
+    r = CliRunner().invoke(main, ["explore", "--model", "two-phase", "--resume", str(cp)])
+    assert r.exit_code == 150 and "not a checkpoint" in r.stderr, r.output
+
+
+def test_the_checkpoint_records_what_it_belongs_to(tmp_path):
+    import numpy as np
+    cp = tmp_path / "cp"
+    CliRunner().invoke(main, ["explore", "--model", "two-phase", "--param", "rms=3",
+                              "--depth", "2", "--checkpoint", str(cp), "--checkpoint-every", "0"])
+    with np.load(cp / "state.npz") as z:
+        ident = json.loads(str(z["meta"]))["identity"]
+    assert ident["model"] == "two-phase" and ident["params"] == {"rms": 3}
+    assert ident["engine"] == "vector" and ident["tool"].startswith("osf-check ")
+    assert set(ident) >= {"mutant", "properties", "structure"}

@@ -1,0 +1,91 @@
+"""``prove`` never says "proved" for a broken property and never "unknown" for a bug
+within its sample: each rule has a case that the unsound version got wrong."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from explorer.prove import prove
+from osf_check.cli import main
+from properties import catalogue
+
+SAFETY_MUTANTS = [mu for mu in catalogue.MUTANTS if mu.model in ("graph-relay", "wire-relay")
+                  and any(c.kind in ("inv", "trans")
+                          for p in catalogue.properties_of(mu.model) if p.id in mu.breaks
+                          for c in p.checks)]
+
+
+def test_assuming_the_property_being_proved_is_bad_input():
+    r = CliRunner().invoke(main, ["prove", "--model", "graph-relay", "--mutant",
+                                  "fresh-key-on-retry", "--property", "A1", "--k", "2",
+                                  "--assume", "A1"])
+    assert r.exit_code == 150, r.output
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert "cannot be assumed to prove itself" in r.stderr
+
+
+def test_an_unknown_assumption_is_bad_input():
+    r = CliRunner().invoke(main, ["prove", "--model", "graph-relay", "--assume", "A99"])
+    assert r.exit_code == 150 and "has no property 'A99'" in r.stderr
+
+
+@pytest.fixture
+def a1_copy(monkeypatch):
+    """A second property with A1's invariant under another id: assuming it is, for the
+    old unsound induction, assuming A1 at the very state being checked."""
+    a1 = next(p for p in catalogue.PROPERTIES if p.id == "A1")
+    copy = dataclasses.replace(a1, id="A1X", name="single-run-per-key-again")
+    monkeypatch.setattr(catalogue, "PROPERTIES", catalogue.PROPERTIES + (copy,))
+    return copy
+
+
+def test_an_assumption_is_proved_along_not_taken_on_faith(a1_copy):
+    # fresh-key-on-retry breaks A1 (and so its copy) in 3 steps; BMC to 2 cannot see it.
+    # Asserting A1X on the checked state made the old induction say "proved".
+    _, [res] = prove("graph-relay", mutant="fresh-key-on-retry", props=["A1"], k=2,
+                     assume=["A1X"], mine=False, sample_depth=2)
+    assert res.status == "unknown", (res.status, res.note)
+    # with the sample reaching the bug, it is refuted with the shortest trace
+    _, [res] = prove("graph-relay", mutant="fresh-key-on-retry", props=["A1"], k=2,
+                     assume=["A1X"], mine=False)
+    assert res.status == "refuted" and res.k == 3
+
+
+def test_an_assumption_that_holds_still_helps_prove(a1_copy):
+    _, [res] = prove("graph-relay", props=["A1"], k=2, assume=["A1X"], mine=True)
+    assert res.status == "proved" and res.assumed == ["A1X"]
+
+
+def test_the_sample_refutes_a_bug_deeper_than_the_bmc_bound():
+    # BMC to 2 cannot reach the 3-step bug; the BFS sample to depth 12 contains it
+    _, [res] = prove("graph-relay", mutant="fresh-key-on-retry", props=["A1"], k=2,
+                     mine=False)
+    assert res.status == "refuted" and res.k == 3
+    assert res.trace is not None and len(res.trace[1]) == 3
+
+
+def test_bmc_deepens_before_unknown_when_the_sample_is_cut():
+    # a sample of 50 states covers almost nothing: BMC must deepen to find the bug
+    _, [res] = prove("graph-relay", mutant="outbox-off", props=["A2"], k=2, mine=False,
+                     sample_states=50)
+    assert res.status == "refuted" and res.k == 6
+    assert any(q.startswith("bmc from depth") for q, _ in res.queries)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", SAFETY_MUTANTS, ids=[m.name for m in SAFETY_MUTANTS])
+def test_prove_with_default_flags_refutes_every_safety_mutant(mutant):
+    r = CliRunner().invoke(main, ["prove", "--model", mutant.model, "--mutant", mutant.name,
+                                  "--json"])
+    assert r.exit_code == 12, r.output
+    doc = json.loads(r.stdout)
+    status = {p["id"]: p["status"] for p in doc["properties"]}
+    safety = [pid for pid in mutant.breaks
+              if any(c.kind in ("inv", "trans") for p in catalogue.properties_of(mutant.model)
+                     if p.id == pid for c in p.checks)]
+    assert any(status[pid] == "refuted" for pid in safety), status
+    assert "proved" not in {status[pid] for pid in safety}, status

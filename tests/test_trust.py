@@ -1,0 +1,117 @@
+"""Verdicts a user can bet on: internal errors are not bad input, misspelt mutants are
+refused everywhere, fuzz runs repeat exactly, and relay/ holds only the protocol."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fuzz import mutants
+from fuzz.driver import SYSTEMS, hypothesis_run, make_harness, model_for, replay, tour
+from models.errors import UnknownName
+from osf_check.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# internal errors: exit 153, one line, the traceback in a file ------------------------------
+def test_a_bug_inside_an_engine_is_an_internal_error_not_bad_input(monkeypatch, tmp_path):
+    import explorer.check
+
+    def broken(*args, **kwargs):
+        raise KeyError("internal-bug")
+
+    monkeypatch.setattr(explorer.check, "check_graph", broken)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    r = CliRunner().invoke(main, ["explore", "--model", "graph-relay", "--depth", "3"])
+    assert r.exit_code == 153, r.output
+    lines = [x for x in r.stderr.splitlines() if "internal error" in x]
+    assert len(lines) == 1 and "internal error, a bug in osf-check" in lines[0]
+    assert r.stderr.strip().splitlines()[-1] == lines[0] and "Traceback" not in r.stderr
+    path = Path(re.search(r"traceback in (\S+)", lines[0]).group(1))
+    assert path.parent == tmp_path and "KeyError: 'internal-bug'" in path.read_text()
+
+
+def test_bad_input_still_exits_150():
+    r = CliRunner().invoke(main, ["explore", "--model", "graph-relay", "--param", "agents=99"])
+    assert r.exit_code == 150 and r.stderr.startswith("osf-check: error:")
+
+
+def test_an_unknown_mutant_alone_says_it_is_unknown():
+    r = CliRunner().invoke(main, ["explore", "--mutant", "no-such-bug"])
+    assert r.exit_code == 150
+    assert "unknown mutant 'no-such-bug'" in r.stderr and "fresh-key-on-retry" in r.stderr
+
+
+# misspelt mutants are refused by every API ----------------------------------------------------
+MISSPELT = "disconect-leaves-pending"
+
+
+@pytest.mark.parametrize("call", [
+    lambda: tour("wire-relay", mutant=MISSPELT, depth=2),
+    lambda: hypothesis_run("wire-relay", mutant=MISSPELT, examples=1),
+    lambda: model_for("wire-relay", MISSPELT),
+    lambda: make_harness(model_for("wire-relay", None), MISSPELT, None),
+    lambda: make_harness(model_for("graph-relay", None), "outbox-of", None),
+    lambda: mutants.lookup("graph-relay", "no-generation-check"),
+], ids=["tour", "hypothesis", "model_for", "wire harness", "graph harness", "wrong system"])
+def test_a_misspelt_mutant_is_refused_with_the_known_names(call):
+    with pytest.raises(UnknownName, match="known: "):
+        call()
+
+
+def test_replay_refuses_a_misspelt_mutant():
+    tr = {"model": "graph-relay", "params": {}, "steps": []}
+    with pytest.raises(UnknownName):
+        replay(tr, mutant="outbox-of")
+
+
+def test_every_catalogue_mutant_of_an_implementation_has_its_bug_class():
+    from properties import catalogue
+    impl = {n for s in SYSTEMS for n in mutants.names(s)}
+    model = {m.name for m in catalogue.MUTANTS if m.model in SYSTEMS}
+    # every model mutant of a system with an implementation is applied to it
+    assert model <= impl, model - impl
+    for s in SYSTEMS:
+        for n in mutants.names(s):
+            assert mutants.lookup(s, n).classes, n
+
+
+# the reference implementation carries nothing of the checker -----------------------------
+def test_relay_holds_no_mutant_no_hook_and_no_ghost():
+    text = "\n".join(p.read_text() for p in (ROOT / "relay").rglob("*.py"))
+    for word in ("mutant", "MUTANTS", "fail_next_store", "cancelled_while_queued",
+                 "in_memory", "test hook", "ghost"):
+        assert word not in text, word
+
+
+def test_the_harness_judges_answers_without_the_implementations_helpers():
+    for name in ("graph_harness.py", "wire_harness.py", "oracles.py"):
+        text = (ROOT / "fuzz" / name).read_text()
+        imports = "\n".join(x for x in text.splitlines() if x.startswith(("from ", "import ")))
+        for helper in ("answer_class", "kind_of", "bounded", "fingerprint", "desktop_error"):
+            assert not re.search(rf"from relay\.\S+ import .*\b{helper}\b", imports), \
+                (name, helper)
+
+
+# reproducible fuzzing ----------------------------------------------------------------------
+def test_the_same_seed_gives_the_same_run_wherever_it_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runs = [hypothesis_run("graph-relay", mutant="queue-on-desktop", examples=300, steps=40,
+                           seed=0, profile="dev") for _ in range(2)]
+    assert runs[0].failure is not None
+    assert runs[0].hypothesis_examples == runs[1].hypothesis_examples
+    assert runs[0].path == runs[1].path
+    assert not (tmp_path / ".hypothesis").exists()
+
+
+def test_a_database_is_used_only_when_asked_for(tmp_path):
+    db = tmp_path / "db"
+    rep = hypothesis_run("graph-relay", mutant="queue-on-desktop", examples=300, steps=40,
+                         seed=0, profile="dev", db=str(db))
+    assert rep.failure is not None and db.exists()
