@@ -15,6 +15,7 @@ it into a standard trace.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
@@ -405,7 +406,8 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     hypothesis.seed(seed)(Machine)
     t0 = time.perf_counter()
     try:
-        run_state_machine_as_test(Machine, settings=s)
+        with _no_local_constants():
+            run_state_machine_as_test(Machine, settings=s)
     except Divergence as e:
         rep.failure = str(e)
         rep.path = list(record["path"])
@@ -416,6 +418,33 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     rep.map_states = len(mapped)
     rep.map_visited = len(rep.visited & mapped)
     return rep
+
+
+@contextlib.contextmanager
+def _no_local_constants():
+    """Hypothesis mixes constants found in the *local* modules loaded so far (not in
+    site-packages) into its draws: the same seed then gives other examples depending on
+    what was imported before, and on whether osf-check is installed editable or from a
+    wheel.  For one seed to mean one run everywhere, that pool is empty while we fuzz
+    (a private hook of Hypothesis: where it is missing, nothing is changed)."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    constants = getattr(providers, "Constants", None)
+    if original is None or constants is None:  # pragma: no cover
+        yield
+        return
+    empty = constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
 
 
 def _fails(model: Model, chk: Checker, mutant: str | None, path: list[int],

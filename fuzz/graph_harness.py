@@ -57,6 +57,7 @@ class GraphHarness(HarnessBase):
         # history the properties read, kept from what the harness saw (A6: cancelled
         # while its status was queued)
         self.qcancel = [0] * self.c.runs
+        self.accepted: dict[str, dict[str, Any]] = {}  # command id -> the completion it took
         self.result_for = result_for or (lambda r: "done")
         self.violations: list[str] = []  # A8 failures seen on posted payloads
 
@@ -80,6 +81,31 @@ class GraphHarness(HarnessBase):
             if why:
                 self.violations.append(f"property A8 violated by the implementation: {why}")
         self.net[cid] = ("sent", payload)
+
+    def _read(self, cid: str, got: dict[str, Any]) -> str:
+        """A11 on what get_graph_run answered the agent that started the run: once the
+        server accepted a completion, that completion's result (or result_truncated),
+        error, tokens and cost, exactly; before it, the status and no result."""
+        sent = self.accepted.get(cid)
+        fields = {k: v for k, v in got.items() if k not in ("command_id", "status")}
+        if sent is None:
+            if fields:
+                self.violations.append(f"property A11 violated by the implementation: "
+                                       f"get_graph_run answered {sorted(fields)} before any "
+                                       f"completion was accepted")
+            return "status"
+        want = {k: v for k, v in sent.items() if k not in ("execution_id", "status")}
+        if fields != want or got.get("status") != sent["status"]:
+            self.violations.append(f"property A11 violated by the implementation: "
+                                   f"get_graph_run answered {sorted(fields) or 'the status only'}"
+                                   f" where the accepted completion has {sorted(want)}")
+        return "result" if fields else "status"
+
+    def _holds_result(self, cid: str) -> bool:
+        """Whether the server would answer the completion with the run (observed through
+        the agent's own tool, as an agent would see it)."""
+        got = self.server.get_graph_run(0, cid)
+        return any(k not in ("command_id", "status") for k in got)
 
     def _command(self, r: int):
         return self.desktop.commands[self.cid(r)]  # type: ignore[index]
@@ -107,6 +133,10 @@ class GraphHarness(HarnessBase):
             self.server.cancel_graph_run(0, run.command_id)
             if was_queued:
                 self.qcancel[a["r"]] = 1
+        elif name == "get_graph_run" and "i" in a:
+            run = self.server.runs[a["r"]]
+            got = self.server.get_graph_run(0, run.command_id)
+            out["read"] = self._read(run.command_id, got)
         elif name in ("get_graph_run", "cancel_graph_run"):
             target = self.cid(a["r"]) or str(uuid.UUID(int=a["r"] + 1))
             call = self.server.get_graph_run if name == "get_graph_run" else \
@@ -152,6 +182,8 @@ class GraphHarness(HarnessBase):
             self.desktop.online = True
         elif name == "deliver_post":
             cid = self.cid(a["r"])
+            if self.server.runs[a["r"]].status not in ("completed", "failed", "cancelled"):
+                self.accepted[cid] = self.net[cid][1]  # type: ignore[index]
             self.server.complete(self.net[cid][1])  # type: ignore[index]
             self.net[cid] = ("acked", self.net[cid][1])  # type: ignore[index]
         elif name in ("lose_post", "lose_ack"):
@@ -193,7 +225,7 @@ class GraphHarness(HarnessBase):
             "call": [CALL.names.index(x) for x in self.call],
             "attempts": list(self.attempts),
             "ticket": list(self.ticket),
-            "status": [], "key": [], "slug": [], "flag": [], "qcancel": [],
+            "status": [], "key": [], "slug": [], "flag": [], "result": [], "qcancel": [],
             "online": int(self.desktop.online),
             "phase": PHASE.names.index(self.desktop.phase),
             "exec": [], "outcome": [], "outbox": [], "post": [],
@@ -213,6 +245,8 @@ class GraphHarness(HarnessBase):
             st["key"].append(k)
             st["slug"].append(self.slugs.index(run.slug) if run and run.slug in self.slugs else 0)
             st["flag"].append(int(run.cancel_flag) if run else 0)
+            st["result"].append(int(run is not None and run.command_id in self.accepted and
+                                    self._holds_result(run.command_id)))
             st["qcancel"].append(self.qcancel[r])
             cmd = self.desktop.commands.get(run.command_id) if run else None
             st["exec"].append(EXEC.names.index(cmd.state) if cmd else EXEC.none)

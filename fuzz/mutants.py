@@ -106,6 +106,12 @@ class CompletionOverwrites(GraphServer):
             run.status = payload["status"]
 
 
+class StatusOnly(GraphServer):
+    @staticmethod
+    def _kept(payload):
+        return None
+
+
 class LosesOfflineRuns(GraphServer):
     """The queue lives on the desktop: a run started while it is offline is never synced."""
 
@@ -217,6 +223,16 @@ class DisconnectLeavesPending(RelayRouter):
         return []
 
 
+class DropMalformed(RelayRouter):
+    def on_request(self, c, frame, now):
+        from relay.wire.envelope import FrameError, validate_request
+        try:
+            validate_request(frame)
+        except FrameError:
+            return []
+        return super().on_request(c, frame, now)
+
+
 class RelayLimitOffByOne(RelayRouter):
     @staticmethod
     def _over(current, limit):
@@ -273,6 +289,12 @@ class SuccessWithoutStore(DesktopRouter):
         return sent if stored else result
 
 
+class RetryableReplayed(DesktopRouter):
+    @staticmethod
+    def _replays(answer):
+        return answer is not None
+
+
 class OutboxWithoutLedger(DesktopApp):
     @staticmethod
     def _seen(queue, operation):
@@ -301,6 +323,8 @@ MUTANTS: dict[tuple[str, str], ImplMutant] = {(m.system, m.name): m for m in (
                {"server": LeakyNotFound}),
     ImplMutant("queued-cancel-ignored", _G, "a cancel of a queued run only sets the flag",
                {"server": QueuedCancelIgnored}),
+    ImplMutant("status-only", _G, "the server keeps only the status of a completion",
+               {"server": StatusOnly}),
     ImplMutant("queue-on-desktop", _G, "runs started while the desktop is offline are lost",
                {"server": LosesOfflineRuns}, wire=_tell_server_about_desktop),
     ImplMutant("complete-overwrites-cancel", _G, "a Graph that ends after the stop overwrites "
@@ -328,6 +352,8 @@ MUTANTS: dict[tuple[str, str], ImplMutant] = {(m.system, m.name): m for m in (
                {"relay": PendingKeptAfterFinal}),
     ImplMutant("disconnect-leaves-pending", _W, "a disconnect answers nothing",
                {"relay": DisconnectLeavesPending}),
+    ImplMutant("drop-malformed", _W, "a malformed frame is dropped, not answered",
+               {"relay": DropMalformed}),
     ImplMutant("limit-off-by-one", _W, "every limit admits one more",
                {"relay": RelayLimitOffByOne, "desktop": DesktopLimitOffByOne}),
     ImplMutant("memory-only-claims", _W, "no durable claims: a restart forgets them",
@@ -340,6 +366,8 @@ MUTANTS: dict[tuple[str, str], ImplMutant] = {(m.system, m.name): m for m in (
                {"desktop": FingerprintIgnoresParams}),
     ImplMutant("success-without-store", _W, "a success is sent although it was not stored",
                {"desktop": SuccessWithoutStore}),
+    ImplMutant("retryable-replayed", _W, "a stored retryable error is replayed, not rerun",
+               {"desktop": RetryableReplayed}),
     ImplMutant("outbox-without-operation-ledger", _W, "the outbox has no operation ledger",
                {"app": OutboxWithoutLedger}),
     ImplMutant("retry-mints-new-key", _W, "the phone mints a new key for a retry",

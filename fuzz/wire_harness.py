@@ -177,6 +177,21 @@ class WireHarness(HarnessBase):
                 self.ph[o] = "retry" if Phone.retries_after(answer) else "done"
             else:
                 self.ph[o], self.nfinal[o] = "waiting", 0
+        elif name == "send_malformed":
+            op = self.c.ops[o]
+            frame = self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
+                                                  f"op-key-{op.key}")
+            frame["payload"]["traceparent"] = "00-not-a-trace-context"
+            self.tries[o] += 1
+            out = self.relay.on_request(self.client(o), frame, now)
+            if out:
+                answer = out[0].frame["payload"]  # type: ignore[union-attr]
+                if answer.get("id") != self.rid(o):
+                    raise Divergence(f"{inst.label}: the refusal names id {answer.get('id')!r}")
+                self.ans[o] = ans_of(answer)
+                self.ph[o] = "retry" if Phone.retries_after(answer) else "done"
+            else:
+                self.ph[o] = "waiting"
         elif name == "give_up":
             self.ph[o] = "retry"
         elif name == "forward":

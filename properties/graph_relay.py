@@ -99,6 +99,18 @@ def a9(s, t, inst: ActionInstance, m):
                  for r in _runs(m)))
 
 
+# A11 ------------------------------------------------------------------------
+def a11(s, t, inst: ActionInstance, m):
+    """A completion the server accepts is kept with its result for get_graph_run; and a
+    run holds a result only once terminal."""
+    if inst.name != "deliver_post":
+        return None
+    r = inst.args["r"]
+    accepted = And(*(s.status[r] != x for x in TERMINAL))
+    return And(Implies(accepted, t.result[r]), Implies(t.result[r], Or(*(t.status[r] == x
+                                                                         for x in TERMINAL))))
+
+
 # A10 ------------------------------------------------------------------------
 def a10_goals(s, m):
     # "handled by the desktop": ran to an end, or closed by it (consent, cancel flag);
@@ -162,6 +174,13 @@ PROPERTIES = (
              (Check("trans", a9),), ("requeue-on-retry",),
              witness=lambda s, m: Or(*(s.status[r] == STATUS.running for r in _runs(m))),
              witness_doc="a run running on the server"),
+    Property("A11", "result-reaches-agent", MODEL,
+             "Once the server accepted a run's completion, get_graph_run by the agent that "
+             "started it answers the terminal status with the completion's result (or "
+             "result_truncated), error, tokens and cost; before that, the status and no result.",
+             (Check("trans", a11),), ("status-only",),
+             witness=lambda s, m: Or(*(s.result[r] for r in _runs(m))),
+             witness_doc="a completion accepted by the server"),
     Property("A10", "offline-work-survives", MODEL,
              "Runs queued while the desktop is offline still reach a terminal state (handled by "
              "the desktop) once it is back.",

@@ -11,7 +11,7 @@ from models.expr import And, Count, If, Implies, Not, Or
 from models.wire_relay import ASSUMPTIONS as MODEL_ASSUMPTIONS
 from models.wire_relay import MUTANTS as MODEL_MUTANTS
 from models.wire_relay import relay
-from models.wire_relay.vocab import ANS, MEM, PST, ROW, STAGE
+from models.wire_relay.vocab import ANS, MEM, PH, PST, ROW, STAGE
 
 from .base import Assumption, Check, Property, mutant_catalogue
 
@@ -103,6 +103,27 @@ def b4(s, t, inst: ActionInstance, m):
     return Implies(other, And(t.resp[q] == ANS.conflict, t.stage[q] == STAGE.enqueue))
 
 
+def b12(s, t, inst: ActionInstance, m):
+    """A retry meeting a stored retryable error of its own fingerprint runs again."""
+    if inst.name != "claim":
+        return None
+    c, o, a, k = _claim_scope(inst, m)
+    q = c.q(o, a)
+    same = s.rowfp[k] == c.ops[o].params
+    stored = Or(And(s.row[k] == ROW.retryable_error, same),
+                And(s.mem[k] == MEM.done, s.memres[k] == ANS.retryable_error,
+                    Or(s.row[k] == ROW.none, same)))
+    return Implies(stored, t.resp[q] != ANS.retryable_error)
+
+
+def b13(s, t, inst: ActionInstance, m):
+    """A frame refused before forwarding is answered in the same step."""
+    if inst.name != "send_malformed":
+        return None
+    o = inst.args["o"]
+    return And(t.ph[o] != PH.waiting, t.ans[o] == ANS.final_error)
+
+
 # B5 -------------------------------------------------------------------------
 def b5(s, m):
     return And(*(s.nfinal[o] <= 1 for o in _ops(m)))
@@ -116,7 +137,7 @@ def b6(s, t, inst: ActionInstance, m):
     out = []
     for i, rid in enumerate(c.rids):
         for o in c.ops_with_rid(rid):
-            hit = And(s.pend[i] == o + 1, s.pgen[i] == s.gen, s.pst[i] == PST.forwarded)
+            hit = And(s.pend[i] == o + 1, s.pgen[i] == s.gen)
             out.append(Implies(hit, And(t.pend[i] == 0, t.ans[o] == ANS.reconnecting)))
     return And(*out)
 
@@ -188,11 +209,27 @@ PROPERTIES = (
              witness=lambda s, m: _any_op(m, lambda o: s.ans[o] == ANS.success),
              witness_doc="a success reached a phone"),
     Property("B6", "disconnect-answers-pending", MODEL,
-             "A desktop disconnect answers every pending (forwarded) request of that generation with "
-             "-32011 in the same step.",
+             "A desktop disconnect answers every pending request of that generation (forwarded "
+             "or still waiting for the routing lock) with -32011 in the same step.",
              (Check("trans", b6),), ("disconnect-leaves-pending",),
              witness=lambda s, m: _any_op(m, lambda o: s.ans[o] == ANS.reconnecting),
              witness_doc="a pending request answered -32011"),
+    Property("B12", "retryable-reruns", MODEL,
+             "A retry with the same fingerprint after a stored retryable error reclaims the row "
+             "and runs the request again; it is never answered with the stored error.",
+             (Check("trans", b12),), ("retryable-replayed",),
+             witness=lambda s, m: Or(*(And(s.mem[k] == MEM.done,
+                                           s.memres[k] == ANS.retryable_error)
+                                       for k in range(len(_c(m).impl_scopes)))),
+             witness_doc="a retryable error held by the in-memory layer"),
+    Property("B13", "malformed-answered", MODEL,
+             "A frame refused before forwarding (a malformed trace context, bad "
+             "session.syncHistoryState params, …) is answered with its error at once; only "
+             "frames over the connection's rate limit may go unanswered.",
+             (Check("trans", b13),), ("drop-malformed",),
+             witness=lambda s, m: _any_op(m, lambda o: And(s.ans[o] == ANS.final_error,
+                                                           s.ph[o] == PH.done)),
+             witness_doc="a final error reached a phone"),
     Property("B7", "no-hidden-missing-replay", MODEL,
              "A success is returned only if its answer was stored for replay; otherwise the answer "
              "is ambiguous.",

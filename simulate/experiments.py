@@ -47,9 +47,25 @@ class Table:
     n: int
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: 000's own figures: (the leading cells of our row, 000's values per column, None
+    #: where 000 gives none); printed under our row with the difference
+    ref: list[tuple[tuple, list]] = field(default_factory=list)
+
+    def _lines(self) -> list[list[Any]]:
+        out: list[list[Any]] = []
+        for r in self.rows:
+            out.append(r)
+            for lead, vals in self.ref:
+                if tuple(r[:len(lead)]) != lead:
+                    continue
+                out.append(["  000"] + [("" if v is None else v) for v in vals[1:]])
+                out.append(["  difference"] + [
+                    (round(x - v, 2) if isinstance(x, (int, float)) and isinstance(v, (int, float))
+                     and not isinstance(x, bool) else "") for x, v in zip(r[1:], vals[1:])])
+        return out
 
     def text(self) -> str:
-        cells = [[_fmt(x) for x in r] for r in self.rows]
+        cells = [[_fmt(x) for x in r] for r in self._lines()]
         widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(self.columns)]
         out = [f"{self.title}  (seed {self.seed}, N={self.n})"]
         out.append("  " + "  ".join(c.rjust(w) if i else c.ljust(w)
@@ -63,7 +79,9 @@ class Table:
 
     def as_dict(self) -> dict[str, Any]:
         return {"title": self.title, "seed": self.seed, "n": self.n, "columns": self.columns,
-                "rows": self.rows, "note": self.note, **self.extra}
+                "rows": self.rows, "note": self.note,
+                "reference_000": [{"row": list(lead), "values": vals} for lead, vals in self.ref],
+                **self.extra}
 
 
 def _fmt(x: Any) -> str:
@@ -190,7 +208,8 @@ def pickup_wait(n: int, seed: int, f: Facts) -> Table:
                  [["simulated"] + _stats(waits) + sim_cdf,
                   [f"analytic (uniform 0..{f.poll:g})"] + analytic + [0.25, 0.5, 0.75]],
                  seed, n, "the relay's phase is uniform over the 20 s poll: the wait is "
-                 "Uniform(0, 20); the max is its supremum", {"samples": waits.tolist()[:0]})
+                 "Uniform(0, 20); the max is its supremum", {"samples": waits.tolist()[:0]},
+                 ref=[(("simulated",), [None, 9.8, 9.8, 18.9, 20.0, None, None, None])])
 
 
 def queued_together(n: int, seed: int, f: Facts) -> Table:
@@ -209,7 +228,9 @@ def queued_together(n: int, seed: int, f: Facts) -> Table:
                      float(np.median(last)), float(np.percentile(last, 95))])
     return Table("2. runs queued together: time to results, seconds",
                  ["runs", "first median", "first p95", "last median", "last p95"], rows, seed, n,
-                 "one desktop runs one Graph at a time: the last result waits for all the others")
+                 "one desktop runs one Graph at a time: the last result waits for all the others",
+                 ref=[((1,), [1, 74.0, None, 74.0, 254.0]), ((3,), [3, 73.0, None, 233.0, 483.0]),
+                      ((5,), [5, 75.0, None, 399.0, 776.0])])
 
 
 STRATEGIES: dict[str, Callable[[int], float]] = {
@@ -220,18 +241,30 @@ STRATEGIES: dict[str, Callable[[int], float]] = {
 }
 
 
-def poll_strategies(n: int, seed: int, f: Facts) -> Table:
-    rng = np.random.default_rng(seed)
+def _done_times(n: int, rng: np.random.Generator, f: Facts) -> np.ndarray:
+    """When each of n simulated runs became terminal on the server."""
     phases = rng.uniform(0, f.poll, n)
     times = f.run_times(rng, n)
     done = np.empty(n)
-    for k in range(n):  # one simulated run per sample, shared by every strategy
+    for k in range(n):
         r = Relay(f, phases[k], [float(times[k])])
         cid = r.submit(f"poll-run-{k:05d}")
         r.run_until(10 ** 6)
         done[k] = r.ended[cid]
+    return done
+
+
+#: 000's poll table: calls mean, calls p95, delay mean, delay p95
+POLL_000 = {"every 2 s": (47.1, 118, 1.0, 1.9), "every 5 s": (19.1, 48, 2.5, 4.8),
+            "every 15 s": (6.7, 16, 7.5, 14.2), "every 30 s": (3.6, 8, 14.9, 28.4),
+            "backoff 2,4,8… ≤30": (6.6, 11, 14.8, 28.4), "20 s, then every 10 s": (8.8, 23, 5.0, 9.6)}
+
+
+def poll_strategies(n: int, seed: int, f: Facts) -> Table:
     rows, points = [], []
-    for name, gap in STRATEGIES.items():
+    for row, (name, gap) in enumerate(STRATEGIES.items()):
+        # each row its own n runs, as 000 reports it ("2,000 run per riga")
+        done = _done_times(n, np.random.default_rng([seed, row]), f)
         calls, delay = np.empty(n), np.empty(n)
         for k in range(n):
             t, i = 0.0, 0
@@ -246,7 +279,8 @@ def poll_strategies(n: int, seed: int, f: Facts) -> Table:
         points.append((name, float(calls.mean()), float(delay.mean())))
     return Table("3. client poll strategies: get_graph_run calls per run vs delay in noticing",
                  ["strategy", "calls mean", "calls p95", "delay mean s", "delay p95 s"], rows,
-                 seed, n, extra={"points": points})
+                 seed, n, "each row has its own sample of runs", extra={"points": points},
+                 ref=[((k,), [k, *v]) for k, v in POLL_000.items()])
 
 
 def cancellation(n: int, seed: int, f: Facts) -> Table:
@@ -283,7 +317,10 @@ def cancellation(n: int, seed: int, f: Facts) -> Table:
         rows.append([g, len(xs), float(a.mean()), float(np.percentile(a, 95)), float(a.max())])
     return Table("4. cancellation at a uniform 0–40 s after queueing: time to terminal, seconds",
                  ["run was", "count", "mean", "p95", "max"], rows, seed, n,
-                 "a queued run is cancelled at once; a running one at the next 3 s control poll")
+                 "a queued run is cancelled at once; a running one at the next 3 s control poll "
+                 "(000's max of 3.5 s includes the stop and the POST, which we do not time)",
+                 ref=[(("still queued",), ["", 523, 0.0, None, None]),
+                      (("already running",), ["", 1370, 2.0, 3.3, 3.5])])
 
 
 def idempotency(n: int, seed: int, f: Facts, reps: int = 3, runs: int = 200) -> Table:
@@ -307,7 +344,10 @@ def idempotency(n: int, seed: int, f: Facts, reps: int = 3, runs: int = 200) -> 
                  f"retry until answered", ["repetition", "client", "calls sent", "runs queued"],
                  rows, seed, runs * reps,
                  "the same key queues each run once; a fresh key per retry runs the side effects "
-                 "again (≈ 1/(1 − 0.3) runs per job)")
+                 "again (≈ 1/(1 − 0.3) runs per job)",
+                 ref=[((k, "same key"), [k, "", c, 200]) for k, c in ((1, 270), (2, 291), (3, 275))]
+                 + [((k, "fresh key per retry"), [k, "", c, c])
+                    for k, c in ((1, 266), (2, 302), (3, 286))])
 
 
 def offline(n: int, seed: int, f: Facts, outage: float = 600.0, runs: int = 5) -> Table:
@@ -325,7 +365,9 @@ def offline(n: int, seed: int, f: Facts, outage: float = 600.0, runs: int = 5) -
                   "last completion after return s"],
                  [[", ".join(during), first, last]], seed, runs,
                  "the queue is on the server: nothing is lost, the runs start at the first tick "
-                 "after the desktop is back")
+                 "after the desktop is back. 000's 131 s for five runs cannot come from its own "
+                 "set-up (one at a time, median 60 s, at least 5 s each): it does not say how",
+                 ref=[((", ".join(during),), ["queued", 3.0, 131.0])])
 
 
 def lost_post(n: int, seed: int, f: Facts) -> Table:
@@ -339,13 +381,15 @@ def lost_post(n: int, seed: int, f: Facts) -> Table:
         r.lose_next_post = True
         r.run_until(3_600)
         run = r.server.runs[0]
-        finished = r.started[cid] + rt[0]
-        delay = r.ended[cid] - finished if cid in r.ended else float("inf")
+        # measured from the run's start, as 000 reports it ("delivered 40 s after start")
+        delay = r.ended[cid] - r.started[cid] if cid in r.ended else float("inf")
         rows.append(["on" if outbox else "off", run.status,
                      "never" if math.isinf(delay) else round(delay, 2)])
     return Table("7. one completion POST lost", ["outbox", "final status (after 1 h)",
-                                                 "delivery delay s"], rows, seed, 1,
-                 "without the outbox the run stays running forever: the stuck-running failure")
+                                                 "delivered after start s"], rows, seed, 1,
+                 "without the outbox the run stays running forever: the stuck-running failure "
+                 "(one run each: its own run time decides the figure)",
+                 ref=[(("on",), ["on", "completed", 40.0]), (("off",), ["off", "running", "never"])])
 
 
 def result_limits(n: int, seed: int, f: Facts) -> Table:
@@ -365,7 +409,10 @@ def result_limits(n: int, seed: int, f: Facts) -> Table:
     return Table("8. the longest result that is still posted whole",
                  ["text", "characters", "UTF-16 units", "UTF-8 bytes"], rows, seed, 1,
                  "the limit is JSON.stringify's length: UTF-16 code units of compact JSON, "
-                 "not bytes (an emoji counts 2)")
+                 "not bytes (an emoji counts 2); 000's envelope is a little shorter than ours "
+                 "(its ids and figures are not given)",
+                 ref=[(("ASCII",), ["ASCII", 99_899, 99_899, 99_899]),
+                      (("Japanese",), ["Japanese", 99_899, 99_899, 299_697])])
 
 
 EXPERIMENTS = (pickup_wait, queued_together, poll_strategies, cancellation, idempotency, offline,

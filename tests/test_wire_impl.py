@@ -113,19 +113,64 @@ def test_real_limits_are_the_defaults():
         "client"
 
 
-def test_token_bucket_drops_before_validation_and_forwards_nothing():
-    r = online_relay()
-    for i in range(300):  # the burst (beyond 64 pending, the client limit answers)
-        out = r.on_request(PHONE, req(f"r{i}"), 0.0)
-        assert out == [] if i < 64 else code(out) == -32020
-    assert code(r.on_request(PHONE, req("over"), 0.0)) == -32028
-    junk = req("over-2")
+def test_over_the_connection_limit_nothing_is_forwarded_and_answers_have_their_own_bucket():
+    r = online_relay(burst=10, rate=1.0, answer_burst=3, answer_rate=1.0)
+    for i in range(10):  # the connection's own burst (a setting: 004 does not give it)
+        assert r.on_request(PHONE, req(f"r{i}"), 0.0) == []
+    # over the limit: answered -32028 from the answers' own bucket, 3 here (300 by default)
+    assert [code(r.on_request(PHONE, req(f"over{i}"), 0.0)) for i in range(3)] == [-32028] * 3
+    assert r.on_request(PHONE, req("over-3"), 0.0) == []  # that bucket is empty too
+    assert not any(k[2].startswith("over") for k in r.pending)
+    later = 1.0  # one token back in each bucket
+    junk = req("bad-trace")
     junk["payload"]["traceparent"] = "bad"
-    assert r.on_request(PHONE, junk, 0.0) == []  # no usable trace context: dropped silently
-    assert r.on_request(PHONE, {"type": "rpc.request", "payload": {"id": "x" * 200}}, 0.0) == []
-    assert ("user-1", DESK, "over") not in r.pending
-    # 150 tokens per second come back
-    assert code(r.on_request(PHONE, req("later"), 1 / 150)) != -32028
+    r2 = online_relay(burst=1, rate=0.0)
+    r2.on_request(PHONE, req("first"), 0.0)
+    assert r2.on_request(PHONE, junk, 0.0) == []  # over the limit, no usable trace: no answer
+    assert r2.on_request(PHONE, {"type": "rpc.request", "payload": {"id": "x" * 200}}, 0.0) == []
+    assert r2.on_request(PHONE, {"type": "ping", "payload": {"id": "p"}}, 0.0) == []
+    assert r.on_request(PHONE, req("later"), later) == []  # admitted again
+    assert (USER, DESK, "later") in r.pending
+
+
+def test_the_answers_bucket_defaults_to_burst_300_and_150_per_second():
+    r = online_relay(burst=0, rate=0.0)
+    outs = [r.on_request(PHONE, req(f"o{i}"), 0.0) for i in range(301)]
+    assert [code(o) for o in outs[:300]] == [-32028] * 300 and outs[300] == []
+    assert code(r.on_request(PHONE, req("next"), 1 / 150)) == -32028
+
+
+@pytest.mark.parametrize("mangle, reason", [
+    (lambda p: p.update(traceparent="00-bad"), "traceparent"),
+    (lambda p: p.update(id="x" * 129), "128 bytes"),
+    (lambda p: p.update(userId="u"), "unknown field"),
+])
+def test_a_malformed_frame_is_answered_at_once_not_dropped(mangle, reason):
+    r = online_relay()
+    f = req("m-1")
+    mangle(f["payload"])
+    [out] = r.on_request(PHONE, f, 0.0)
+    err = out.frame["payload"]["error"]
+    assert err["code"] == -32600 and reason in err["data"]["reason"]
+    assert out.frame["payload"]["id"] == f["payload"]["id"].strip()  # the phone can match it
+    assert not r.pending
+
+
+def test_a_missing_key_is_the_relays_32026_an_empty_one_goes_to_the_desktop():
+    r = online_relay()
+    assert code(r.on_request(PHONE, req("k-1", "run.chatOutboxSubmit", {}), 0.0)) == -32026
+    assert r.on_request(PHONE, req("k-2", "run.chatOutboxSubmit", {}, key=""), 0.0) == []
+    assert env.params_problem("run.chatOutboxSubmit", {}, "") is not None  # desktop: -32602
+
+
+def test_the_relay_passes_traceparent_on_in_the_response():
+    r = online_relay()
+    r.on_request(PHONE, req("t-1"), 0.0)
+    [fwd] = r.route((USER, DESK, "t-1"))
+    [out] = r.on_response(USER, DESK, fwd.gen, {"type": "rpc.response", "payload": {
+        "clientId": PHONE.client_id, "id": "t-1", "result": {}, "isFinal": True,
+        "traceparent": env.TRACE}})
+    assert out.frame["payload"]["traceparent"] == env.TRACE
 
 
 def test_routing_generations_disconnect_and_expiry():
@@ -135,10 +180,11 @@ def test_routing_generations_disconnect_and_expiry():
     [fwd] = r.route((USER, DESK, "a"))
     assert isinstance(fwd, ToDesktop) and fwd.frame["payload"]["clientId"] == "phone-1::desk-1"
     assert fwd.frame["payload"]["userId"] == USER
-    out = r.disconnect_desktop(USER, DESK)  # the forwarded one: -32011 at once
-    assert [code([m]) for m in out] == [-32011]
+    out = r.disconnect_desktop(USER, DESK)  # every pending request of that generation
+    assert [code([m]) for m in out] == [-32011, -32011]  # forwarded or not yet routed
+    assert not r.pending
     r.connect_desktop(USER, DESK)
-    assert code(r.route((USER, DESK, "b"))) == -32023  # admitted for the old generation
+    assert r.route((USER, DESK, "b")) == []  # nothing left to route
     # a late answer from the old socket finds no entry of its generation
     r.on_request(PHONE, req("a"), 1)
     r.route((USER, DESK, "a"))

@@ -22,10 +22,10 @@ PROPS = catalogue.properties_of("wire-relay")
 # Source: regression pins (osf-check's explicit engine; the vector engine gives the same
 # counts, tests/test_vector.py).  No other tool has this model.
 @pytest.mark.parametrize("params, depth, distinct, generated", [
-    ({}, 12, 476_529, 1_247_442),
-    ({"ops": 1}, None, 35_947, 119_103),
-    ({"ops": 1, "restarts": 0, "gens": 1}, None, 4_498, 15_278),
-    ({"workload": 3, "ops": 1}, None, 50_569, 167_718),
+    ({}, 12, 495_514, 1_318_617),
+    ({"ops": 1}, None, 44_619, 146_982),
+    ({"ops": 1, "restarts": 0, "gens": 1}, None, 5_697, 19_465),
+    ({"workload": 3, "ops": 1}, None, 59_241, 195_597),
 ])
 def test_pinned_state_counts(params, depth, distinct, generated):
     ex = bfs(SPEC.build(params), [], depth=depth, check_deadlock=False)

@@ -34,6 +34,8 @@ MUTANTS = {
     "leaky-not-found": "a run of another agent answers 'access denied', not 'not found'",
     "requeue-on-retry": "a retried start call re-queues the run it finds",
     "queue-on-desktop": "the queue lives on the desktop: work sent while it is offline is lost",
+    "status-only": "the server keeps only the completion's status: get_graph_run never "
+                   "returns the result",
 }
 
 _EXTRA_RUNS = ("fresh-key-on-retry", "server-ignores-key")
@@ -54,7 +56,7 @@ def build(params: dict[str, int], mutant: str | None) -> Model:
     b.constants["ctx"] = c
     b.components(COMPONENTS, c)
     init = dict(call=CALL.idle, attempts=0, ticket=0,
-                status=STATUS.none, key=0, slug=0, flag=False, qcancel=False,
+                status=STATUS.none, key=0, slug=0, flag=False, result=False, qcancel=False,
                 online=True, phase=PHASE.idle, exec=EXEC.none,
                 outcome=OUTCOME.none, outbox=False, post=POST.none,
                 enabled=True, shared=True, cur_slug=0)

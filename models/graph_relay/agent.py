@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..dsl import Int, ModelBuilder
 from ..expr import And, If, Not, Or, Sum
-from .vocab import ANSWER, CALL, STATUS, Ctx
+from .vocab import ANSWER, CALL, READ, STATUS, Ctx
 
 
 def declare(b: ModelBuilder, c: Ctx) -> None:
@@ -88,6 +88,13 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
             s.flag[r]: If(queued, ignore, True),
             s.qcancel[r]: Or(s.qcancel[r], queued),
         }
+
+    @b.action("agent", target="server", params={"i": I, "r": R}, name="get_graph_run")
+    def get_own_run(s, i, r):
+        """get_graph_run(command_id) by the agent that started the run: its status, and
+        once a completion was accepted, the result with it.  Changes nothing."""
+        return (And(s.call[i] == CALL.done, s.ticket[i] == r), {},
+                {"read": (READ, If(s.result[r], READ.result, READ.status))})
 
     def foreign_answer(s, a, r):
         exists = s.status[r] != STATUS.none

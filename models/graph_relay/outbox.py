@@ -8,7 +8,7 @@ completion for a run that is already terminal).
 from __future__ import annotations
 
 from ..dsl import Bool, ModelBuilder
-from ..expr import And, If, Or
+from ..expr import And, If, Not, Or
 from .vocab import OUTCOME, POST, STATUS, TERMINAL, Ctx
 
 
@@ -45,9 +45,11 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         """The POST reaches the server: a run not yet terminal takes the outcome."""
         final = Or(*(s.status[r] == t for t in TERMINAL))
         keep = False if c.on("complete-overwrites-cancel") else final
+        # an accepted completion is kept whole for get_graph_run (the bug: status only)
+        stored = s.result[r] if c.on("status-only") else Or(s.result[r], Not(keep))
         return (And(s.online, s.post[r] == POST.sent),
                 {s.status[r]: If(keep, s.status[r], s.outcome[r] + (STATUS.completed - OUTCOME.completed)),
-                 s.post[r]: POST.acked})
+                 s.post[r]: POST.acked, s.result[r]: stored})
 
     @b.action("network", params={"r": R})
     def lose_post(s, r):

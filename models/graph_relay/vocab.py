@@ -22,6 +22,9 @@ POST = Enum("none", "sent", "acked")
 #: what get_graph_run / cancel_graph_run answer a run the caller did not start
 #: ("Graph run not found or access removed", or a leak that confirms the id)
 ANSWER = Enum("not_found", "access_denied")
+#: what get_graph_run answers the agent that started the run: the status only (before
+#: a completion was accepted), or the terminal status with the completion's result
+READ = Enum("status", "result")
 
 
 @dataclass(frozen=True)

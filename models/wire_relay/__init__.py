@@ -37,6 +37,9 @@ MUTANTS = {
     "disconnect-leaves-pending": "a desktop disconnect leaves that generation's entries pending",
     "success-without-store": "a success is reported although its answer could not be stored",
     "limit-off-by-one": "limits are checked with <= : one entry more than the limit gets in",
+    "drop-malformed": "the relay drops a malformed frame silently instead of answering it",
+    "retryable-replayed": "the in-memory layer replays a stored retryable error instead of "
+                          "running the request again",
 }
 
 ASSUMPTIONS = {

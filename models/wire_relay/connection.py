@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..dsl import Bool, Int, ModelBuilder
 from ..expr import And, If, Not
 from . import phone
-from .vocab import ANS, MEM, PST, STAGE, Ctx
+from .vocab import ANS, MEM, STAGE, Ctx
 
 
 def declare(b: ModelBuilder, c: Ctx) -> None:
@@ -15,14 +15,14 @@ def declare(b: ModelBuilder, c: Ctx) -> None:
 
 
 def drop_generation(s, c: Ctx) -> dict:
-    """Every pending request of the current generation is answered -32011, in this step.
-
-    (A request still waiting for the routing lock is not pending yet: it meets -32023.)"""
+    """Every pending request of the current generation is answered -32011, in this step:
+    forwarded or still waiting for the routing lock alike (004: "Eine Desktop-Trennung
+    beantwortet jede ausstehende Anfrage dieser Generation sofort mit -32011")."""
     upd: dict = {}
     if c.on("disconnect-leaves-pending"):
         return upd
     for i, rid in enumerate(c.rids):
-        pending = And(s.pst[i] == PST.forwarded, s.pgen[i] == s.gen)
+        pending = s.pgen[i] == s.gen
         upd[s.pend[i]] = If(And(s.pend[i] != 0, pending), 0, s.pend[i])
         for o in c.ops_with_rid(rid):
             hit = And(s.pend[i] == o + 1, pending)

@@ -52,9 +52,13 @@ def claim(s, c: Ctx, o: int, a: int) -> tuple[dict, object]:
     join = And(Not(conflict), s.mem[sc] == MEM.running, Not(over))
     # beyond the waiter limit a copy is refused as busy
     full = And(Not(conflict), s.mem[sc] == MEM.running, over)
-    # the in-memory layer answers a completed claim first (it holds the last 512 results)
-    mem_done = And(Not(conflict), s.mem[sc] == MEM.done)
-    free = And(Not(conflict), s.mem[sc] == MEM.none)
+    # the in-memory layer answers a completed claim first (it holds the last 512 results),
+    # but never a retryable error: that claim is taken again and the request runs (004)
+    replayed = s.mem[sc] == MEM.done
+    if not c.on("retryable-replayed"):
+        replayed = And(replayed, s.memres[sc] != ANS.retryable_error)
+    mem_done = And(Not(conflict), replayed)
+    free = And(Not(conflict), Not(replayed), s.mem[sc] != MEM.running)
     cap = rows_in_use(s, c) > c.row_cap if c.on("limit-off-by-one") else rows_in_use(s, c) >= c.row_cap
     new = And(free, Not(has_row), Not(cap)) if durable else free
     capacity = And(free, Not(has_row), cap) if durable else False

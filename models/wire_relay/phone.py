@@ -47,6 +47,18 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         upd[s.ph[o]] = If(refusal == ANS.none, PH.waiting, If(ret, PH.retry, PH.done))
         return ready, upd
 
+    @b.action("phone", target="relay", params={"o": O})
+    def send_malformed(s, o):
+        """The operation's first frame is malformed (a bad trace context, say): the relay
+        refuses it before forwarding and answers at once, -32600, final (004)."""
+        upd = {s.tries[o]: s.tries[o] + 1}
+        if c.on("drop-malformed"):
+            upd[s.ph[o]] = PH.waiting  # the bug: dropped, the phone waits for its deadline
+        else:
+            upd[s.ans[o]] = ANS.final_error
+            upd[s.ph[o]] = PH.done
+        return And(s.ph[o] == PH.idle, s.tries[o] <= c.retries), upd
+
     @b.action("phone", params={"o": O})
     def give_up(s, o):
         """The phone's own deadline passes (60 s; iOS outbox submit 20 s): it stops waiting."""

@@ -77,14 +77,6 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
                     s.pgen[i] == s.gen, s.online, s.stage[c.q(o, a)] == STAGE.none),
                 {s.pst[i]: PST.forwarded, s.stage[c.q(o, a)]: STAGE.slot_wait})
 
-    @b.action("relay", target="phone", params={"o": O}, fair="strong")
-    def refuse_gen_changed(s, o):
-        """The desktop generation changed between admission and forwarding: -32023."""
-        i = slot(c, o)
-        upd = {s.pend[i]: 0}
-        upd.update(phone.answer(s, o, ANS.gen_changed))
-        return And(mine(s, o), s.pst[i] == PST.admitted, s.pgen[i] != s.gen), upd
-
     def match(s, o, a):
         i = slot(c, o)
         m = And(mine(s, o), s.pst[i] == PST.forwarded)

@@ -33,6 +33,8 @@ class Run:
     arguments: dict[str, Any]
     status: str = "queued"
     cancel_flag: bool = False
+    #: the accepted completion's result (or result_truncated), error, tokens and cost
+    completion: dict[str, Any] | None = None
 
 
 @dataclass
@@ -95,8 +97,10 @@ class GraphServer:
         return run
 
     def get_graph_run(self, agent: int, command_id: Any) -> dict[str, Any]:
+        """Progress and result: the status, and once the desktop's completion was
+        accepted, its result (or ``result_truncated``), error, tokens and cost."""
         run = self._own(agent, command_id)
-        return {"command_id": run.command_id, "status": run.status}
+        return {"command_id": run.command_id, "status": run.status, **(run.completion or {})}
 
     def cancel_graph_run(self, agent: int, command_id: Any) -> dict[str, Any]:
         run = self._own(agent, command_id)
@@ -139,3 +143,9 @@ class GraphServer:
         if run is None or run.status in TERMINAL:
             return
         run.status = payload["status"]
+        run.completion = self._kept(payload)
+
+    @staticmethod
+    def _kept(payload: dict[str, Any]) -> dict[str, Any]:
+        """What the agent reads back of a completion: everything but its routing fields."""
+        return {k: v for k, v in payload.items() if k not in ("execution_id", "status")}

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .envelope import MANIFEST, params_problem, snake_keys
-from .errors import busy, desktop_error, timed_out
+from .errors import answer_class, busy, desktop_error, timed_out
 from .idempotency import MAX_COMPLETED, MAX_ROWS, MAX_RUNNING, MAX_WAITERS, DurableClaims, \
     MemoryClaims, Scope
 
@@ -152,7 +152,7 @@ class DesktopRouter:
             if self.memory.full(s):
                 return "answer", desktop_error("busy", "too many retries are waiting")
             return "join", None
-        if mem == "done":
+        if mem == "done" and self._replays(self.memory.get(s).answer):
             return "answer", self.memory.get(s).answer
         if not self.durable:
             return "run", None
@@ -166,6 +166,12 @@ class DesktopRouter:
                 db.execute("ROLLBACK TO claim")
             db.execute("RELEASE claim")
         return kind, d.answer
+
+    @staticmethod
+    def _replays(answer: dict[str, Any] | None) -> bool:
+        """A completed claim's answer is replayed, unless it is a retryable error: then the
+        claim is taken again and the request runs (a retryable row is reclaimed)."""
+        return answer is not None and answer_class(answer) != "retryable"
 
     def _slot_free(self, call: Call) -> bool:
         busy_slots = sum(1 for c in self.calls.values()

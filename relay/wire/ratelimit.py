@@ -1,8 +1,15 @@
-"""The relay's per-connection token bucket: burst 300, refilled at 150 per second.
+"""Token buckets: the connection's own rate limit, and the bucket of its -32028 answers.
 
-Over the limit, only an ``rpc.request`` with a usable id and a valid traceparent gets
-an answer (-32028); every other frame is dropped silently.  Nothing is forwarded, so
-a retry can never run a mutation twice.
+Over the connection's limit a frame is discarded before validation and nothing is
+forwarded, so a retry can never run a mutation twice.  Only an ``rpc.request`` with an
+id of at most 128 bytes and a valid traceparent is answered (-32028), and those answers
+come from their own bucket: burst 300, refilled at 150 per second (004).  Every other
+frame over the limit gets no answer.
+
+004 does not give the connection's own limit: :data:`CONN_BURST` and :data:`CONN_RATE`
+are our default (a setting of :class:`~relay.wire.relay_router.RelayRouter`), chosen
+well above what one phone sends (a timeline load is one request; a burst of 120 covers
+a reconnect that replays every pending operation of a busy session).
 
 >>> b = TokenBucket(burst=2, rate=1.0)
 >>> [b.take(0.0) for _ in range(3)]
@@ -15,8 +22,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: the -32028 answers' own bucket (004)
 BURST = 300
 RATE = 150.0
+#: the connection's own limit: not in 004, our documented default
+CONN_BURST = 120
+CONN_RATE = 60.0
 
 
 @dataclass

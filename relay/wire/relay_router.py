@@ -29,7 +29,7 @@ from typing import Any, Union
 
 from .envelope import MANIFEST, FrameError, id_ok, request, trace_ok, validate_request
 from .errors import relay_error
-from .ratelimit import BURST, RATE, TokenBucket
+from .ratelimit import BURST, CONN_BURST, CONN_RATE, RATE, TokenBucket
 from .registration import Device, RegistrationError, VersionGate, register
 
 __all__ = ["Client", "Entry", "RelayRouter", "ToDesktop", "ToPhone", "request"]
@@ -97,19 +97,21 @@ class DesktopConn:
     online: bool
 
 
-def response(rid: str, answer: dict[str, Any]) -> dict[str, Any]:
+def response(rid: str | None, answer: dict[str, Any]) -> dict[str, Any]:
     return {"type": "rpc.response", "payload": {"id": rid, **answer, "isFinal": True}}
 
 
 class RelayRouter:
-    def __init__(self, *, limits: dict[str, int] | None = None, burst: int = BURST,
-                 rate: float = RATE):
+    def __init__(self, *, limits: dict[str, int] | None = None, burst: int = CONN_BURST,
+                 rate: float = CONN_RATE, answer_burst: int = BURST, answer_rate: float = RATE):
         self.limits = {**LIMITS, **(limits or {})}
-        self.burst, self.rate = burst, rate
+        self.burst, self.rate = burst, rate  # the connection's own limit
+        self.answer_burst, self.answer_rate = answer_burst, answer_rate  # its -32028 answers
         self.desktops: dict[tuple[str, str], DesktopConn] = {}
         self.pending: dict[Key, Entry] = {}
         self.counts: dict[tuple[str, tuple], int] = {}  # pending entries per limit's scope
         self.buckets: dict[str, TokenBucket] = {}
+        self.answer_buckets: dict[str, TokenBucket] = {}
         self.switching = False
         self.draining = False
         self._gens = 0
@@ -123,15 +125,15 @@ class RelayRouter:
         return gen
 
     def disconnect_desktop(self, user: str, desktop: str) -> list[Out]:
-        """The desktop's socket closed: every forwarded request of that generation is answered
-        -32011 at once (an admitted one meets -32023 when it takes the routing lock)."""
+        """The desktop's socket closed: every pending request of that generation, forwarded
+        or still waiting for the routing lock, is answered -32011 at once."""
         conn = self.desktops.get((user, desktop))
         if conn is None or not conn.online:
             return []
         conn.online = False
         out: list[Out] = []
         for key, e in list(self.pending.items()):
-            if key[:2] == (user, desktop) and e.state == "forwarded" and e.gen == conn.gen:
+            if key[:2] == (user, desktop) and e.gen == conn.gen:
                 self._remove(key)
                 out.append(ToPhone(e.client.client_id, response(e.rid, relay_error(-32011))))
         return out
@@ -175,25 +177,30 @@ class RelayRouter:
         """Read one frame from a phone.  Returns the refusal to send back, or nothing (the
         request is pending: :meth:`route` forwards it; or the frame was dropped silently)."""
         payload = frame.get("payload") if isinstance(frame, dict) else None
-        answerable = id_ok(payload) and trace_ok(payload)
-        rid = payload["id"].strip() if answerable else ""
+        raw = payload.get("id") if isinstance(payload, dict) else None
+        rid = raw.strip() if isinstance(raw, str) else None
 
         def refuse(code: int, **data: Any) -> list[Out]:
             return [ToPhone(c.client_id, response(rid, relay_error(code, **data)))]
 
         bucket = self.buckets.setdefault(c.client_id, TokenBucket(self.burst, self.rate))
         if not bucket.take(now):  # before any validation; nothing is forwarded
-            return refuse(-32028) if answerable else []
+            answers = self.answer_buckets.setdefault(
+                c.client_id, TokenBucket(self.answer_burst, self.answer_rate))
+            answerable = isinstance(frame, dict) and frame.get("type") == "rpc.request" and \
+                id_ok(payload) and trace_ok(payload)
+            return refuse(-32028) if answerable and answers.take(now) else []
         try:
             p = validate_request(frame)
-        except FrameError as e:
-            return refuse(-32600, reason=str(e)) if answerable else []
+        except FrameError as e:  # refused before forwarding, and answered at once
+            return refuse(-32600, reason=str(e))
         method, params = p["method"], p["params"]
         if method not in MANIFEST:
             return refuse(-32601)
         if c.api_key_scopes is not None and "rpc" not in c.api_key_scopes:
             return refuse(-32027, requiredScopes=["rpc"])
-        if MANIFEST[method][0] and not p.get("idempotencyKey"):
+        if MANIFEST[method][0] and "idempotencyKey" not in p:
+            # missing: the relay's -32026; empty or too long: the desktop's -32602
             return refuse(-32026, reason="protocolUpdateRequired")
         if method == "session.syncHistoryState" and not isinstance(params.get("sessionId"), str):
             return refuse(-32600, reason="malformed session.syncHistoryState params")
@@ -248,7 +255,7 @@ class RelayRouter:
         final = p.get("isFinal", True)
         if final:
             self._remove(key)  # before the phone sees the answer
-        answer = {k: p[k] for k in ("result", "error") if k in p}
+        answer = {k: p[k] for k in ("result", "error", "traceparent") if k in p}
         return [ToPhone(e.client.client_id, {"type": "rpc.response",
                                              "payload": {"id": e.rid, **answer, "isFinal": final}})]
 
