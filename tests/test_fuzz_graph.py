@@ -156,7 +156,7 @@ def test_retry_with_the_same_key_gets_the_first_ticket_and_ids_are_uuids():
     a = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})
     b = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})
     assert a == b and uuid.UUID(a["command_id"]).version == 4 and len(s.runs) == 1
-    assert a["result_tool"] == "get_graph_run"
+    assert set(a) == {"command_id", "status"}  # the tool's description names the reader
     c = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "other-key"})
     assert c["command_id"] != a["command_id"]  # a fresh key is a second run, by design
 
@@ -173,6 +173,51 @@ def test_unknown_empty_and_foreign_ids_answer_the_same():
             answers.add(str(e.value))
     assert answers == {NOT_FOUND}
     assert s.runs[0].status == "queued"  # the foreign cancel changed nothing
+
+
+def test_tools_carry_000s_contract_scopes_and_annotations():
+    from relay.graph.server import TOOLS
+    tools = {t["name"]: t for t in GraphServer.tools_list()}
+    assert set(tools) == {"run_graph_session", "get_graph_run", "cancel_graph_run",
+                          "list_graph_sessions"}
+    assert "Retrieve progress and result with get_graph_run" in \
+        tools["run_graph_session"]["description"]
+    assert tools["run_graph_session"]["annotations"] == {"readOnlyHint": False,
+                                                         "destructiveHint": True}
+    assert tools["get_graph_run"]["annotations"]["readOnlyHint"] is True
+    scopes = {n: t["securitySchemes"][0]["scopes"] for n, t in tools.items()}
+    assert scopes == {"run_graph_session": ["osfoundry:run"], "cancel_graph_run": ["osfoundry:run"],
+                      "get_graph_run": ["osfoundry:read"], "list_graph_sessions": ["osfoundry:read"]}
+    assert TOOLS["run_graph_session"]["inputSchema"]["additionalProperties"] is False
+
+
+def test_a_call_without_the_tools_scope_is_refused_and_changes_nothing():
+    s = GraphServer()
+    args = {"graph_session_id": SID, "idempotency_key": "k" * 8}
+    with pytest.raises(ToolError, match="osfoundry:run"):
+        s.call_tool(0, "run_graph_session", args, {"osfoundry:read"})
+    assert not s.runs
+    cid = s.call_tool(0, "run_graph_session", args, {"osfoundry:run"})["command_id"]
+    with pytest.raises(ToolError, match="osfoundry:read"):
+        s.call_tool(0, "get_graph_run", {"command_id": cid}, {"osfoundry:run"})
+    assert s.call_tool(0, "get_graph_run", {"command_id": cid}, {"osfoundry:read"})["status"] == \
+        "queued"
+    with pytest.raises(ToolError, match="osfoundry:run"):
+        s.call_tool(0, "cancel_graph_run", {"command_id": cid}, {"osfoundry:read"})
+    assert s.runs[0].status == "queued"
+
+
+def test_the_project_binding_refuses_an_id_that_is_not_a_uuid():
+    with pytest.raises(ValueError, match="not a UUID"):
+        GraphServer._bind("cmd-1")
+    assert GraphServer._bind("00000000-0000-4000-8000-000000000000")
+
+
+def test_a_sharing_change_starts_a_round_at_once_unless_busy(tmp_path):
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.sharing_changed()
+    assert d.phase == "sync"
+    assert d.sharing_changed() == [] and d.phase == "sync"  # busy: skipped
 
 
 # crashes between steps --------------------------------------------------------------------

@@ -53,8 +53,10 @@ def test_same_key_queues_each_run_once_and_fresh_keys_do_not():
 
 def test_without_the_outbox_a_lost_post_leaves_the_run_running():
     rows = {r[0]: r for r in lost_post(N, 0, Facts()).rows}
-    assert rows["on"][1] == "completed" and rows["on"][2] <= 20
-    assert rows["off"][1:] == ["running", "never"]
+    # delivered at the round after the lost POST: within a poll (and a control poll) of
+    # the run's end, counted from its start as 000 does
+    assert rows["on"][1] == "completed" and rows["on"][2] <= rows["on"][3] <= rows["on"][2] + 23
+    assert rows["off"][1] == "running" and rows["off"][3] == "never"
 
 
 def test_result_limits_count_utf16_units_not_bytes():

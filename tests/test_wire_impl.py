@@ -378,8 +378,24 @@ def test_unreadable_or_unparsable_rules_make_the_policy_unavailable():
 
 def test_the_precheck_fails_open():
     assert precheck_allows(None) and precheck_allows("<html>") and precheck_allows({})
-    assert precheck_allows({"compatible": True})
-    assert not precheck_allows({"compatible": False})
+    assert precheck_allows({"compatible": True, "desktop": {"protocolSupported": True}})
+    # 004: "... oder kein Desktop-Ergebnis": a negative answer without a desktop result
+    assert precheck_allows({"compatible": False, "decision": "unsupportedPair"})
+    assert not precheck_allows({"compatible": False, "desktop": {"protocolSupported": False}})
+
+
+def test_the_version_refusal_asks_the_user_to_update_the_app():
+    for p in ({"deviceId": DESK_ID}, {"deviceId": DESK_ID, "relayProtocolVersion": "1.6"}):
+        with pytest.raises(RegistrationError, match="Update the app"):
+            register(p, "desktop", DEVICES, VersionGate(lambda: []), 0.0)
+
+
+def test_a_phone_may_register_without_a_target_and_then_reaches_no_desktop():
+    r = RelayRouter()
+    r.connect_desktop(USER, DESK)
+    phone = r.register(USER, {"deviceId": PHONE_ID, "relayProtocolVersion": "1.7"}, "mobile",
+                       DEVICES, VersionGate(lambda: []), 0.0)
+    assert code(r.on_request(phone, req("x-1"), 0.0)) == -32010
 
 
 # the implementation's deadlines are the ones B9 and B10 are proved with -----------------------
@@ -414,6 +430,3 @@ def test_the_relay_routes_a_phone_to_the_desktop_its_registration_names():
                               "targetDesktopDeviceId": DESK_ID}, "mobile", DEVICES, gate, 0.0)
     assert phone == Client(USER, PHONE_ID, DESK_ID)
     assert r.on_request(phone, req("r-1"), 0.0) == []  # the desktop is online: admitted
-    with pytest.raises(RegistrationError, match="target"):
-        r.register(USER, {"deviceId": PHONE_ID, "relayProtocolVersion": "1.7"}, "mobile",
-                   DEVICES, gate, 0.0)

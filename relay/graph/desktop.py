@@ -58,12 +58,18 @@ class DesktopRelay:
         self.phase = "sync"
         return [p for _, p in self.outbox.entries()]
 
+    def sharing_changed(self) -> list[dict[str, Any]]:
+        """The owner changed sharing: a round starts right away, as the 20 s timer would
+        (000: "e subito dopo una modifica alla condivisione"); skipped while busy."""
+        return self.tick()
+
     def sync_request(self) -> dict[str, Any] | None:
         """What the sync call uploads (None: the project is disabled, nothing to ask)."""
         if not self.enabled:
             return None
-        meta = [{"graph_session_id": self.session_id, "name": "graph", "slug": self.slug,
-                 "version": 1, "status": "ready"}] if self.shared else []
+        meta = [{"graph_session_id": self.session_id, "name": "graph",
+                 "description": "a shared Graph", "slug": self.slug, "version": 1,
+                 "status": "ready"}] if self.shared else []
         return {"project_id": self.project_id, "sessions": meta[:100]}
 
     def sync_reply(self, commands: list[dict[str, Any]]) -> None:

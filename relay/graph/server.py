@@ -17,6 +17,40 @@ TERMINAL = ("completed", "failed", "cancelled")
 SESSION_ID = re.compile(r"^gs_[0-9a-f]{32}$")
 RUN_FIELDS = {"graph_session_id", "arguments", "idempotency_key"}
 MAX_SYNC_SESSIONS = 100
+RUN, READ = "osfoundry:run", "osfoundry:read"
+
+#: the four tools as the public MCP endpoint lists them (000): description, input schema,
+#: annotations and the OAuth scope each needs.  The start call's description names the
+#: tool that reads the result: the agent cannot infer a queue from a name.
+TOOLS: dict[str, dict[str, Any]] = {
+    "run_graph_session": {
+        "description": "Queue a Graph run on the owner's online desktop in a connected project. "
+                       "Retrieve progress and result with get_graph_run. The desktop can go "
+                       "offline, and local tool approvals still apply.",
+        "inputSchema": {"type": "object", "properties": {
+            "graph_session_id": {"type": "string"}, "arguments": {"type": "object"},
+            "idempotency_key": {"type": "string", "minLength": 8, "maxLength": 128}},
+            "required": ["graph_session_id", "idempotency_key"], "additionalProperties": False},
+        "annotations": {"readOnlyHint": False, "destructiveHint": True},
+        "scope": RUN},
+    "get_graph_run": {
+        "description": "Progress and result of a Graph run started by this Connected agent.",
+        "inputSchema": {"type": "object", "properties": {"command_id": {"type": "string"}},
+                        "required": ["command_id"]},
+        "annotations": {"readOnlyHint": True}, "scope": READ},
+    "cancel_graph_run": {
+        "description": "Cancel a Graph run started by this Connected agent.",
+        "inputSchema": {"type": "object", "properties": {"command_id": {"type": "string"}},
+                        "required": ["command_id"]},
+        "annotations": {"readOnlyHint": False}, "scope": RUN},
+    "list_graph_sessions": {
+        "description": "The Graph sessions the owner shared with a connected project.",
+        "inputSchema": {"type": "object", "properties": {
+            "project_id": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50}},
+            "required": ["project_id"]},
+        "annotations": {"readOnlyHint": True}, "scope": READ},
+}
 
 
 class ToolError(Exception):
@@ -74,19 +108,56 @@ class GraphServer:
         if existing is not None:  # a retry: the same run, whatever its status now
             return self._ticket(existing)
         meta = self.sessions.get(sid, {})
-        run = Run(self._new_id(), agent, key, sid, meta.get("slug", ""), arguments)
+        run = Run(self._bind(self._new_id()), agent, key, sid, meta.get("slug", ""), arguments)
         self.runs.append(run)
         self.by_key[(agent, key)] = run.command_id
         return self._ticket(run)
+
+    @staticmethod
+    def _bind(command_id: str) -> str:
+        """The project binding files a run under its project only for a UUID command id
+        (000: ConnectedGraphProjectBinding rejects any other id before writing the row)."""
+        try:
+            ok = str(uuid.UUID(command_id)) == command_id
+        except (ValueError, TypeError, AttributeError):
+            ok = False
+        if not ok:
+            raise ValueError(f"the project binding refuses command id {command_id!r}: not a UUID")
+        return command_id
 
     def _existing(self, agent: int, key: str) -> Run | None:
         """The run this agent already started with this idempotency key."""
         cid = self.by_key.get((agent, key))
         return self._find(cid) if cid is not None else None
 
-    def _ticket(self, run: Run) -> dict[str, Any]:
-        return {"command_id": run.command_id, "status": run.status,
-                "result_tool": "get_graph_run"}
+    @staticmethod
+    def _ticket(run: Run) -> dict[str, Any]:
+        return {"command_id": run.command_id, "status": run.status}
+
+    # the MCP surface: tools/list and tools/call with the caller's OAuth scopes ---------
+    @staticmethod
+    def tools_list() -> list[dict[str, Any]]:
+        return [{"name": n, **{k: v for k, v in t.items() if k != "scope"},
+                 "securitySchemes": [{"type": "oauth2", "scopes": [t["scope"]]}]}
+                for n, t in TOOLS.items()]
+
+    def call_tool(self, agent: int, name: str, args: Any, scopes: frozenset[str] | set[str]
+                  ) -> dict[str, Any]:
+        """One tool call: refused without the tool's OAuth scope (``osfoundry:run`` to start
+        or cancel, ``osfoundry:read`` to read or list), then handled."""
+        tool = TOOLS.get(name)
+        if tool is None:
+            raise ToolError(f"unknown tool {name!r}")
+        if tool["scope"] not in scopes:
+            raise ToolError(f"{name} needs the OAuth scope {tool['scope']}")
+        if not isinstance(args, dict):
+            raise ToolError("arguments must be an object")
+        if name == "run_graph_session":
+            return self.run_graph_session(agent, args)
+        if name == "list_graph_sessions":
+            return self.list_graph_sessions(args.get("project_id", ""), args.get("limit", 50))
+        call = self.get_graph_run if name == "get_graph_run" else self.cancel_graph_run
+        return call(agent, args.get("command_id"))
 
     def _own(self, agent: int, command_id: Any) -> Run:
         run = self._find(command_id) if isinstance(command_id, str) and command_id else None

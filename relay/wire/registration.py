@@ -14,7 +14,7 @@ Registration(device='6f1c2a7e-0000-4000-8000-000000000001', role='desktop', targ
 >>> register({"deviceId": EXAMPLE_DEVICE, "relayProtocolVersion": "1.6"}, "desktop", devices, gate, 0.0)
 Traceback (most recent call last):
 ...
-relay.wire.registration.RegistrationError: protocolUpdateRequired: version 1.6 is below 1.7
+relay.wire.registration.RegistrationError: protocolUpdateRequired: Update the app: it speaks relay protocol 1.6, and 1.7 is required.
 """
 
 from __future__ import annotations
@@ -110,15 +110,18 @@ def register(payload: Any, role: str, devices: dict[str, Device], gate: VersionG
     if extra:
         raise RegistrationError("invalidRegistration", f"unknown field {extra[0]}")
     if "relayProtocolVersion" not in payload:
-        raise RegistrationError("protocolUpdateRequired", "no relayProtocolVersion")
+        raise RegistrationError("protocolUpdateRequired", "Update the app: it does not say "
+                                "which relay protocol it speaks.")
     version = parse_version(payload["relayProtocolVersion"])
     if version is None:
         raise RegistrationError("invalidRelayProtocolVersion",
                                 f"cannot parse {payload['relayProtocolVersion']!r}")
     need = gate.required(now)
     if version < need:
+        # 004: "Die Meldung fordert den Benutzer auf, die App zu aktualisieren"
         raise RegistrationError("protocolUpdateRequired",
-                                f"version {show(version)} is below {show(need)}")
+                                f"Update the app: it speaks relay protocol {show(version)}, and "
+                                f"{show(need)} is required.")
     dev = payload.get("deviceId")
     if not _uuid(dev):
         raise RegistrationError("invalidRegistration", "deviceId is not a UUID")
@@ -136,8 +139,15 @@ def register(payload: Any, role: str, devices: dict[str, Device], gate: VersionG
 
 def precheck_allows(answer: Any) -> bool:
     """The desktop's ``POST /public/compatibility/check`` (5 s timeout) fails open: no
-    answer, an error or garbage lets it connect (the registration gate enforces); only a
-    clear ``{"compatible": false}`` ends the connection."""
-    if isinstance(answer, dict) and answer.get("compatible") is False:
-        return False
-    return True
+    answer, an error status, an unreadable body or an answer without a desktop result
+    lets it connect (the registration gate enforces); only a negative answer that
+    carries the desktop's result ends the connection.
+
+    >>> precheck_allows({"compatible": False, "decision": "unsupportedDesktopVersion"})
+    True
+    >>> precheck_allows({"compatible": False, "desktop": {"protocolSupported": False}})
+    False
+    """
+    if not isinstance(answer, dict) or not isinstance(answer.get("desktop"), dict):
+        return True
+    return answer.get("compatible") is not False

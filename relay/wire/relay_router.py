@@ -146,9 +146,9 @@ class RelayRouter:
         r = register(payload, role, devices, gate, now)
         if role == "desktop":
             return self.connect_desktop(user, r.device)
-        if r.target is None:
-            raise RegistrationError("invalidRegistration", "a phone names its target desktop")
-        return Client(user, r.device, r.target)
+        # targetDesktopDeviceId is optional (004): a phone that names none reaches no
+        # desktop, and its requests are answered -32010 (offline)
+        return Client(user, r.device, r.target or "")
 
     # phones' requests --------------------------------------------------------------------
     @staticmethod
