@@ -25,6 +25,15 @@ from .oracles import bounded
 __all__ = ["Divergence", "GraphHarness", "IMPL_MUTANTS"]
 
 SESSION = "gs_" + "ab" * 16
+
+
+def session_of(p: int) -> str:
+    """The Graph session shared with project ``p`` (project 0's is :data:`SESSION`)."""
+    return SESSION if p == 0 else f"gs_{p:02x}" + "cd" * 15
+
+
+def project_of(p: int) -> str:
+    return f"proj_{p + 1}"
 #: the answer graph-relay.md gives for an unknown, empty or foreign run id
 NOT_FOUND = "Graph run not found or access removed"
 IMPL_MUTANTS = mutants.names("graph-relay")
@@ -43,12 +52,14 @@ class GraphHarness(HarnessBase):
         mu = mutants.lookup("graph-relay", mutant)
         self.agent = mutants.build(mu, "agent", mutants.GraphAgent)
         self.server = mutants.build(mu, "server", GraphServer, seed=seed)
-        self.desktop = mutants.build(mu, "desktop", DesktopRelay, outbox_path, session_id=SESSION)
+        self.desktop = mutants.build(
+            mu, "desktop", DesktopRelay, outbox_path, session_id=SESSION,
+            projects={project_of(p): session_of(p) for p in range(self.c.projects)})
         if mu is not None and mu.wire is not None:
             mu.wire(self)
         self.slugs = [f"slug-{k}" for k in range(self.c.slugs)]
         self.desktop.slug = self.slugs[0]
-        self.server.sessions = {SESSION: {"slug": self.slugs[0]}}
+        self._publish()
         n = self.c.intents
         self.call = ["idle"] * n
         self.attempts = [0] * n
@@ -107,6 +118,13 @@ class GraphHarness(HarnessBase):
         got = self.server.get_graph_run(0, cid)
         return any(k not in ("command_id", "status") for k in got)
 
+    def _publish(self) -> None:
+        """What the server knows of the shared sessions: the model's runs take the
+        session's current slug and project whether or not a sync uploaded it lately."""
+        self.server.sessions = {session_of(p): {"slug": self.desktop.slug,
+                                                "project_id": project_of(p)}
+                                for p in range(self.c.projects)}
+
     def _command(self, r: int):
         return self.desktop.commands[self.cid(r)]  # type: ignore[index]
 
@@ -120,7 +138,7 @@ class GraphHarness(HarnessBase):
             key = self.key(i)  # minted before the attempt is counted
             self.attempts[i] += 1
             ticket = self.server.run_graph_session(0, {
-                "graph_session_id": SESSION, "idempotency_key": key, "arguments": {}})
+                "graph_session_id": session_of(i % self.c.projects), "idempotency_key": key, "arguments": {}})
             self.ticket[i] = [r.command_id for r in self.server.runs].index(ticket["command_id"])
             self.call[i] = "waiting"
         elif name == "lose_response":
@@ -151,10 +169,9 @@ class GraphHarness(HarnessBase):
                 if payload["execution_id"] not in self.net:
                     self.net[payload["execution_id"]] = ("sent", payload)
         elif name == "sync":
-            req = self.desktop.sync_request()
-            cmds = self.server.sync(req["project_id"], req["sessions"]) if req else []
-            if req:  # the upload is the sessions' metadata: keep the slug the owner set
-                self.server.sessions = {SESSION: {"slug": self.desktop.slug}}
+            cmds = [x for req in self.desktop.sync_requests()
+                    for x in self.server.sync(req["project_id"], req["sessions"])]
+            self._publish()  # the upload is the sessions' metadata: keep what the owner set
             self.desktop.sync_reply(cmds)
         elif name == "sync_failed":
             self.desktop.sync_failed()
@@ -193,13 +210,14 @@ class GraphHarness(HarnessBase):
             self.desktop.acked(cid)  # type: ignore[arg-type]
             self.net.pop(cid)  # type: ignore[arg-type]
         elif name == "toggle_project":
-            self.desktop.enabled = not self.desktop.enabled
+            p = project_of(a.get("p", 0))
+            self.desktop.enabled[p] = not self.desktop.enabled[p]
         elif name == "toggle_share":
             self.desktop.shared = not self.desktop.shared
         elif name == "change_slug":
             k = self.slugs.index(self.desktop.slug)
             self.desktop.slug = self.slugs[(k + 1) % len(self.slugs)]
-            self.server.sessions = {SESSION: {"slug": self.desktop.slug}}
+            self._publish()
         else:
             raise Divergence(f"the harness does not know action {name}")
         return out
@@ -229,7 +247,8 @@ class GraphHarness(HarnessBase):
             "online": int(self.desktop.online),
             "phase": PHASE.names.index(self.desktop.phase),
             "exec": [], "outcome": [], "outbox": [], "post": [],
-            "enabled": int(self.desktop.enabled), "shared": int(self.desktop.shared),
+            "enabled": [int(self.desktop.enabled[project_of(p)]) for p in range(c.projects)],
+            "shared": int(self.desktop.shared), "proj": [],
             "cur_slug": self.slugs.index(self.desktop.slug),
         }
         if len(runs) > c.runs:
@@ -245,6 +264,8 @@ class GraphHarness(HarnessBase):
             st["key"].append(k)
             st["slug"].append(self.slugs.index(run.slug) if run and run.slug in self.slugs else 0)
             st["flag"].append(int(run.cancel_flag) if run else 0)
+            st["proj"].append([project_of(p) for p in range(c.projects)].index(run.project_id)
+                              if run else 0)
             st["result"].append(int(run is not None and run.command_id in self.accepted and
                                     self._holds_result(run.command_id)))
             st["qcancel"].append(self.qcancel[r])

@@ -148,6 +148,12 @@ class FinishOverwritesCancel(DesktopRelay):
         return self._complete(c, status, result, tokens, cost, error)
 
 
+class OneProjectSync(GraphServer):
+    @staticmethod
+    def _carries(run, project_id):
+        return True
+
+
 class NoConsentRecheck(DesktopRelay):
     def consent(self, c):
         return True
@@ -155,7 +161,8 @@ class NoConsentRecheck(DesktopRelay):
 
 class RecheckIgnoresSlug(DesktopRelay):
     def consent(self, c):
-        return self.enabled and self.shared and c.session_id == self.session_id
+        project = next((p for p, sid in self.projects.items() if sid == c.session_id), None)
+        return project is not None and self.enabled[project] and self.shared
 
 
 class ParallelRelay(DesktopRelay):
@@ -323,6 +330,8 @@ MUTANTS: dict[tuple[str, str], ImplMutant] = {(m.system, m.name): m for m in (
                {"server": LeakyNotFound}),
     ImplMutant("queued-cancel-ignored", _G, "a cancel of a queued run only sets the flag",
                {"server": QueuedCancelIgnored}),
+    ImplMutant("one-project-sync", _G, "a project's sync carries every project's commands",
+               {"server": OneProjectSync}),
     ImplMutant("status-only", _G, "the server keeps only the status of a completion",
                {"server": StatusOnly}),
     ImplMutant("queue-on-desktop", _G, "runs started while the desktop is offline are lost",

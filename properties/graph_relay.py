@@ -10,6 +10,7 @@ from models.dsl import ActionInstance, Model
 from models.expr import And, Count, Implies, Not, Or
 from models.graph_relay import MUTANTS as MODEL_MUTANTS
 from models.graph_relay.agent import intent_of
+from models.graph_relay.owner import project_enabled
 from models.graph_relay.vocab import ANSWER, EXEC, OUTCOME, POST, STATUS, TERMINAL
 
 from .base import Check, Goal, Property, mutant_catalogue, unchanged
@@ -29,8 +30,8 @@ def terminal(s, r):
     return Or(*(s.status[r] == t for t in TERMINAL))
 
 
-def _consent(s, r):
-    return And(s.enabled, s.shared, s.cur_slug == s.slug[r])
+def _consent(s, r, m):
+    return And(project_enabled(s, _ctx(m), r), s.shared, s.cur_slug == s.slug[r])
 
 
 # A1 -------------------------------------------------------------------------
@@ -65,7 +66,7 @@ def a3(s, t, inst: ActionInstance, m):
 def a4(s, t, inst: ActionInstance, m):
     if inst.name != "start_graph":
         return None
-    return _consent(s, inst.args["r"])
+    return _consent(s, inst.args["r"], m)
 
 
 def a6(s, t, inst: ActionInstance, m):
@@ -111,6 +112,17 @@ def a11(s, t, inst: ActionInstance, m):
                                                                          for x in TERMINAL))))
 
 
+# A12 ------------------------------------------------------------------------
+def a12(s, t, inst: ActionInstance, m):
+    """A sync fetches a command only for its own project, and only if that project is
+    enabled (its project's sync carried it)."""
+    if inst.name != "sync":
+        return None
+    c = _ctx(m)
+    return And(*(Implies(And(s.status[r] == STATUS.queued, t.status[r] == STATUS.running),
+                         project_enabled(s, c, r)) for r in _runs(m)))
+
+
 # A10 ------------------------------------------------------------------------
 def a10_goals(s, m):
     # "handled by the desktop": ran to an end, or closed by it (consent, cancel flag);
@@ -149,7 +161,7 @@ PROPERTIES = (
              "A Graph starts executing only if, at that very step, its project is enabled, its "
              "session is shared with it, and its slug is the one the command was queued for.",
              (Check("trans", a4),), ("no-consent-recheck", "recheck-ignores-slug"),
-             witness=lambda s, m: Or(*(And(s.exec[r] == EXEC.fetched, Not(_consent(s, r)))
+             witness=lambda s, m: Or(*(And(s.exec[r] == EXEC.fetched, Not(_consent(s, r, m)))
                                        for r in _runs(m))),
              witness_doc="a fetched command whose consent changed before it ran"),
     Property("A5", "single-worker", MODEL,
@@ -181,6 +193,14 @@ PROPERTIES = (
              (Check("trans", a11),), ("status-only",),
              witness=lambda s, m: Or(*(s.result[r] for r in _runs(m))),
              witness_doc="a completion accepted by the server"),
+    Property("A12", "projects-apart", MODEL,
+             "A sync for project P carries only P's commands and uploads only P's sessions; "
+             "list_graph_sessions(P) shows P's last sync, never another project's.",
+             (Check("trans", a12),), ("one-project-sync",),
+             witness=lambda s, m: Or(*(And(s.status[r] == STATUS.queued,
+                                           Not(project_enabled(s, _ctx(m), r)))
+                                       for r in _runs(m))),
+             witness_doc="a queued run of a disabled project (needs projects=2)"),
     Property("A10", "offline-work-survives", MODEL,
              "Runs queued while the desktop is offline still reach a terminal state (handled by "
              "the desktop) once it is back.",
@@ -198,6 +218,8 @@ _PARAMS: dict[str, dict[str, int]] = {
     # the proof that a run is never handled needs its whole future explored: with one
     # intent that future is small (a few thousand states), with two it is millions
     "queue-on-desktop": {"intents": 1},
+    # two projects, so that one can be disabled while the other syncs
+    "one-project-sync": {"projects": 2},
 }
 MUTANTS = mutant_catalogue(MODEL, PROPERTIES, MODEL_MUTANTS, where=_WHERE, default_where="desktop",
                            params=_PARAMS)

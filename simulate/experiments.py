@@ -107,7 +107,8 @@ class Relay:
         # without the outbox: the completion lives only in its POST (the outbox-off bug)
         self.outbox_on = outbox
         self.desktop = (DesktopRelay if outbox else NoOutbox)(":memory:", session_id=SID)
-        self.server.sessions = {SID: {"slug": self.desktop.slug}}
+        self.server.sessions = {SID: {"slug": self.desktop.slug,
+                                      "project_id": self.desktop.project_id}}
         self.phase = phase
         self.run_times = list(run_times)
         self.started: dict[str, float] = {}
@@ -151,8 +152,8 @@ class Relay:
             if d.online:
                 for p in d.tick():
                     self._post(p, t)
-                req = d.sync_request()
-                cmds = self.server.sync(req["project_id"], req["sessions"]) if req else []
+                cmds = [x for req in d.sync_requests()
+                        for x in self.server.sync(req["project_id"], req["sessions"])]
                 d.sync_reply(cmds)
                 t = self._work(t, on_time)
                 d.round_end()

@@ -207,6 +207,34 @@ def test_a_call_without_the_tools_scope_is_refused_and_changes_nothing():
     assert s.runs[0].status == "queued"
 
 
+def test_projects_are_kept_apart_by_sync_and_list():
+    s = GraphServer()
+    other = "gs_" + "cd" * 16
+    assert s.list_graph_sessions("p1") == {"project_id": "p1", "sessions": []}  # the default
+    s.sync("p1", [{"graph_session_id": SID, "name": "a", "description": "d", "slug": "x",
+                   "version": 1, "status": "ready"}])
+    s.sync("p2", [{"graph_session_id": other, "name": "b", "description": "e", "slug": "y",
+                   "version": 1, "status": "ready"}])
+    assert [x["graph_session_id"] for x in s.list_graph_sessions("p1")["sessions"]] == [SID]
+    assert [x["graph_session_id"] for x in s.list_graph_sessions("p2")["sessions"]] == [other]
+    a = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})
+    b = s.run_graph_session(0, {"graph_session_id": other, "idempotency_key": "j" * 8})
+    assert [r.project_id for r in s.runs] == ["p1", "p2"]  # filed under their projects
+    assert [c["command_id"] for c in s.sync("p2", [])] == [b["command_id"]]
+    assert s.list_graph_sessions("p2")["sessions"] == []  # p2's last sync uploaded nothing
+    assert [x["graph_session_id"] for x in s.list_graph_sessions("p1")["sessions"]] == [SID]
+    assert [c["command_id"] for c in s.sync("p1", [])] == [a["command_id"]]
+
+
+def test_the_desktop_syncs_each_enabled_project_with_its_own_sessions(tmp_path):
+    other = "gs_" + "cd" * 16
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), projects={"p1": SID, "p2": other})
+    assert [(r["project_id"], [x["graph_session_id"] for x in r["sessions"]])
+            for r in d.sync_requests()] == [("p1", [SID]), ("p2", [other])]
+    d.enabled["p1"] = False
+    assert [r["project_id"] for r in d.sync_requests()] == ["p2"]
+
+
 def test_the_project_binding_refuses_an_id_that_is_not_a_uuid():
     with pytest.raises(ValueError, match="not a UUID"):
         GraphServer._bind("cmd-1")

@@ -85,7 +85,7 @@ def test_prove_cli_graph_relay_proves_every_safety_property(tmp_path):
     doc = json.loads(res.stdout)
     st = {p["id"]: p["status"] for p in doc["properties"]}
     assert st == {"A1": "proved", "A2": "proved", "A3": "proved", "A4": "proved",
-                  "A5": "proved", "A6": "proved", "A7": "proved", "A9": "proved", "A11": "proved",
+                  "A5": "proved", "A6": "proved", "A7": "proved", "A9": "proved", "A11": "proved", "A12": "proved",
                   "A10": "skipped"}, st
     assert res.exit_code == 0
     mined = next(p["mined"] for p in doc["properties"] if p["mined"])

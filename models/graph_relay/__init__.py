@@ -7,7 +7,7 @@ completion POSTs and their loss), :mod:`.owner` (sharing).
 
 >>> m = SPEC.build()
 >>> m.params
-{'agents': 2, 'intents': 2, 'retries': 1, 'slugs': 2}
+{'agents': 2, 'intents': 2, 'retries': 1, 'slugs': 2, 'projects': 1}
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ MUTANTS = {
     "leaky-not-found": "a run of another agent answers 'access denied', not 'not found'",
     "requeue-on-retry": "a retried start call re-queues the run it finds",
     "queue-on-desktop": "the queue lives on the desktop: work sent while it is offline is lost",
+    "one-project-sync": "a project's sync carries every queued command, whatever its project",
     "status-only": "the server keeps only the completion's status: get_graph_run never "
                    "returns the result",
 }
@@ -45,7 +46,7 @@ def ctx(params: dict[str, int], mutant: str | None) -> Ctx:
     i, k = params["intents"], params["retries"]
     extra = mutant in _EXTRA_RUNS
     return Ctx(agents=params["agents"], intents=i, retries=k, slugs=params["slugs"],
-               runs=i * (k + 1) if extra else i,
+               runs=i * (k + 1) if extra else i, projects=params["projects"],
                keys=i * (k + 1) if mutant == "fresh-key-on-retry" else i,
                mutant=mutant)
 
@@ -59,7 +60,7 @@ def build(params: dict[str, int], mutant: str | None) -> Model:
                 status=STATUS.none, key=0, slug=0, flag=False, result=False, qcancel=False,
                 online=True, phase=PHASE.idle, exec=EXEC.none,
                 outcome=OUTCOME.none, outbox=False, post=POST.none,
-                enabled=True, shared=True, cur_slug=0)
+                enabled=True, shared=True, cur_slug=0, proj=0)
     if c.on("queue-on-desktop"):
         init["lost"] = False
     b.init(**init)
@@ -84,6 +85,8 @@ SPEC = ModelSpec(
         Param("intents", 2, 1, 3, "runs agent 0 means to start (one idempotency key each)"),
         Param("retries", 1, 0, 2, "times a start call is retried after a lost answer"),
         Param("slugs", 2, 1, 3, "slugs the shared session can have (1: never renamed)"),
+        Param("projects", 1, 1, 2, "connected projects, each with one shared session; intent "
+              "i starts runs of project i mod projects (2: A12 is checked)"),
     ),
     mutants=MUTANTS,
     build_fn=build,

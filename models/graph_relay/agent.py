@@ -57,6 +57,7 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
             upd[s.status[r]] = If(Or(new[r], requeue), STATUS.queued, s.status[r])
             upd[s.key[r]] = If(new[r], key, s.key[r])
             upd[s.slug[r]] = If(new[r], s.cur_slug, s.slug[r])
+            upd[s.proj[r]] = If(new[r], i % c.projects, s.proj[r])
             upd[s.flag[r]] = If(Or(new[r], requeue), False, s.flag[r])
             if c.on("queue-on-desktop"):
                 # the queue lives on the desktop: a command sent while it is offline is lost

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..dsl import Bool, ModelBuilder
 from ..expr import And, If, Not, Or
 from . import outbox
-from .owner import consent
+from .owner import consent, project_enabled
 from .vocab import EXEC, OUTCOME, PHASE, STATUS, Ctx
 
 
@@ -33,10 +33,15 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
 
     @b.action("desktop", target="server", fair=SF)
     def sync(s):
-        """Sync the enabled project: the reply carries its queued commands."""
+        """Sync each enabled project (the round's syncs, one step): each reply carries
+        that project's queued commands."""
         upd = {s.phase: PHASE.work}
         for r in R:
-            take = And(s.enabled, s.status[r] == STATUS.queued)
+            if c.on("one-project-sync"):  # the bug: any enabled project's reply carries all
+                mine = Or(*(s.enabled[p] for p in range(c.projects)))
+            else:
+                mine = project_enabled(s, c, r)
+            take = And(mine, s.status[r] == STATUS.queued)
             if c.on("queue-on-desktop"):
                 take = And(take, Not(s.lost[r]))
             upd[s.status[r]] = If(take, STATUS.running, s.status[r])
@@ -50,8 +55,13 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
 
     def next_in_order(s, r):
         free = And(*(Not(busy(s, q)) for q in R))
+        # in the order the syncs delivered them: project by project, then by creation
+        def before(q):
+            if c.projects == 1:
+                return q < r
+            return Or(s.proj[q] < s.proj[r], And(s.proj[q] == s.proj[r], q < r))
         turn = [s.phase == PHASE.work, s.exec[r] == EXEC.fetched,
-                *(s.exec[q] != EXEC.fetched for q in range(r))]
+                *(Not(And(s.exec[q] == EXEC.fetched, before(q))) for q in R if q != r)]
         if not c.on("parallel-relay"):
             turn.append(free)
         return And(*turn)

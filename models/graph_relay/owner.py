@@ -12,7 +12,8 @@ from .vocab import Ctx
 
 
 def declare(b: ModelBuilder, c: Ctx) -> None:
-    b.var("enabled", Bool(), actor="owner", doc="the project is enabled on the desktop")
+    b.array("enabled", Bool(), c.projects, actor="owner",
+            doc="each connected project is enabled on the desktop")
     b.var("shared", Bool(), actor="owner", doc="the session is shared with the project")
     b.var("cur_slug", Int(0, c.slugs - 1), actor="owner", doc="the session's current slug")
 
@@ -22,16 +23,23 @@ def consent(s, c: Ctx, r: int):
     from ..expr import And
     if c.on("no-consent-recheck"):
         return True
+    enabled = project_enabled(s, c, r)
     if c.on("recheck-ignores-slug"):
-        return And(s.enabled, s.shared)
-    return And(s.enabled, s.shared, s.cur_slug == s.slug[r])
+        return And(enabled, s.shared)
+    return And(enabled, s.shared, s.cur_slug == s.slug[r])
+
+
+def project_enabled(s, c: Ctx, r: int):
+    """Run ``r``'s project is enabled."""
+    from ..expr import And, Or
+    return Or(*(And(s.proj[r] == p, s.enabled[p]) for p in range(c.projects)))
 
 
 def actions(b: ModelBuilder, c: Ctx) -> None:
-    @b.action("owner")
-    def toggle_project(s):
-        """The owner enables or disables the project."""
-        return True, {s.enabled: Not(s.enabled)}
+    @b.action("owner", params={"p": range(c.projects)})
+    def toggle_project(s, p):
+        """The owner enables or disables a project."""
+        return True, {s.enabled[p]: Not(s.enabled[p])}
 
     @b.action("owner")
     def toggle_share(s):

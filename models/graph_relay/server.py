@@ -19,6 +19,8 @@ def declare(b: ModelBuilder, c: Ctx) -> None:
     b.array("slug", Int(0, c.slugs - 1), c.runs, actor="server",
             doc="the session slug the command was queued for")
     b.array("flag", Bool(), c.runs, actor="server", doc="cancel requested while running")
+    b.array("proj", Int(0, c.projects - 1), c.runs, actor="server",
+            doc="the project the run is filed under (its session's)")
     b.array("result", Bool(), c.runs, actor="server",
             doc="the server holds the accepted completion's result, error, tokens and cost")
     b.array("qcancel", Bool(), c.runs, actor="server", ghost=True,

@@ -36,6 +36,7 @@ class Ctx:
     retries: int
     slugs: int
     runs: int  # run slots on the server
+    projects: int  # connected projects; intent i's session belongs to project i % projects
     keys: int  # distinct idempotency keys the clients can send
     mutant: str | None
 

@@ -37,13 +37,18 @@ class DesktopRelay:
     clock: ManualClock = field(default_factory=ManualClock)
     online: bool = True
     phase: str = "idle"  # idle, sync, work
-    enabled: bool = True
     shared: bool = True
     slug: str = "s0"
+    #: the connected projects, each with the Graph session shared with it (default: one,
+    #: ``project_id`` with ``session_id``); ``enabled`` says which the owner enabled
+    projects: dict[str, str] = field(default_factory=dict)
+    enabled: dict[str, bool] = field(default_factory=dict)
     commands: dict[str, Command] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.outbox_path)
+        self.projects = self.projects or {self.project_id: self.session_id}
+        self.enabled = {p: self.enabled.get(p, True) for p in self.projects}
 
     # the round -------------------------------------------------------------------
     @property
@@ -63,14 +68,18 @@ class DesktopRelay:
         (000: "e subito dopo una modifica alla condivisione"); skipped while busy."""
         return self.tick()
 
-    def sync_request(self) -> dict[str, Any] | None:
-        """What the sync call uploads (None: the project is disabled, nothing to ask)."""
-        if not self.enabled:
-            return None
-        meta = [{"graph_session_id": self.session_id, "name": "graph",
-                 "description": "a shared Graph", "slug": self.slug, "version": 1,
-                 "status": "ready"}] if self.shared else []
-        return {"project_id": self.project_id, "sessions": meta[:100]}
+    def sync_requests(self) -> list[dict[str, Any]]:
+        """One sync per enabled project, each uploading the sessions shared with that
+        project only (at most 100: name, description, slug, version, status)."""
+        out = []
+        for project, session in self.projects.items():
+            if not self.enabled[project]:
+                continue
+            meta = [{"graph_session_id": session, "name": "graph",
+                     "description": "a shared Graph", "slug": self.slug, "version": 1,
+                     "status": "ready"}] if self.shared else []
+            out.append({"project_id": project, "sessions": meta[:100]})
+        return out
 
     def sync_reply(self, commands: list[dict[str, Any]]) -> None:
         for c in commands:
@@ -94,7 +103,8 @@ class DesktopRelay:
 
     def consent(self, c: Command) -> bool:
         """Re-checked right before executing: enabled, shared, same slug."""
-        return self.enabled and self.shared and c.session_id == self.session_id and \
+        project = next((p for p, sid in self.projects.items() if sid == c.session_id), None)
+        return project is not None and self.enabled[project] and self.shared and \
             c.slug == self.slug
 
     def start_or_refuse(self, c: Command) -> dict[str, Any] | None:

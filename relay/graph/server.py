@@ -69,6 +69,7 @@ class Run:
     cancel_flag: bool = False
     #: the accepted completion's result (or result_truncated), error, tokens and cost
     completion: dict[str, Any] | None = None
+    project_id: str = ""  # the project the run is filed under: its session's
 
 
 @dataclass
@@ -108,7 +109,8 @@ class GraphServer:
         if existing is not None:  # a retry: the same run, whatever its status now
             return self._ticket(existing)
         meta = self.sessions.get(sid, {})
-        run = Run(self._bind(self._new_id()), agent, key, sid, meta.get("slug", ""), arguments)
+        run = Run(self._bind(self._new_id()), agent, key, sid, meta.get("slug", ""), arguments,
+                  project_id=meta.get("project_id", ""))
         self.runs.append(run)
         self.by_key[(agent, key)] = run.command_id
         return self._ticket(run)
@@ -184,24 +186,33 @@ class GraphServer:
     def list_graph_sessions(self, project_id: str, limit: int = 50) -> dict[str, Any]:
         if not isinstance(limit, int) or not 1 <= limit <= 50:
             raise ToolError("limit must be 1 to 50")
-        listed = [dict(m, graph_session_id=k) for k, m in self.sessions.items()]
+        listed = [dict({k: v for k, v in m.items() if k != "project_id"}, graph_session_id=k)
+                  for k, m in self.sessions.items() if m.get("project_id") == project_id]
         return {"project_id": project_id, "sessions": listed[:limit]}
 
     # the desktop's endpoints ------------------------------------------------------
     def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The desktop uploads the shared sessions' metadata; the reply carries the
-        project's queued commands, which are running from now on."""
+        """The desktop uploads the metadata of the sessions shared with one project; the
+        reply carries that project's queued commands, which are running from now on."""
         if len(sessions) > MAX_SYNC_SESSIONS:
             raise ToolError(f"at most {MAX_SYNC_SESSIONS} sessions per sync")
-        self.sessions = {s["graph_session_id"]: {k: v for k, v in s.items()
-                                                  if k != "graph_session_id"} for s in sessions}
+        self.sessions = {k: m for k, m in self.sessions.items()
+                         if m.get("project_id") != project_id}
+        self.sessions.update({s["graph_session_id"]: {
+            **{k: v for k, v in s.items() if k != "graph_session_id"}, "project_id": project_id}
+            for s in sessions})
         out = []
         for run in self.runs:
-            if run.status == "queued":
+            if run.status == "queued" and self._carries(run, project_id):
                 run.status = "running"
                 out.append({"command_id": run.command_id, "graph_session_id": run.session_id,
                             "slug": run.slug, "arguments": run.arguments})
         return out
+
+    @staticmethod
+    def _carries(run: Run, project_id: str) -> bool:
+        """A project's sync carries only the runs filed under that project."""
+        return run.project_id == project_id
 
     def control(self, command_id: str) -> bool:
         """The 3 s control poll: was the run cancelled?"""
