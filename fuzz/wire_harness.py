@@ -116,7 +116,7 @@ class WireHarness(HarnessBase):
         op = self.c.ops[o]
         if op.method == OUTBOX:
             return outbox_params(SESSION, f"op-{op.phone}-{op.key}", text=f"message {op.params}")
-        return {"sessionId": SESSION, "name": f"name {op.params}"}
+        return {"profileId": f"profile-{op.params}"}
 
     def op_of(self, client_id: str, rid: str) -> int:
         for o in range(len(self.c.ops)):

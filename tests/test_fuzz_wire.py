@@ -83,7 +83,7 @@ CHILD = r"""
 import sys
 from relay.wire.idempotency import DurableClaims, Scope
 reg = DurableClaims(sys.argv[1])
-done, running = Scope("u", "p::d", "session.rename", "k-done"), Scope("u", "p::d", "session.rename", "k-run")
+done, running = Scope("u", "p::d", "system.activateCodexAuthProfile", "k-done"), Scope("u", "p::d", "system.activateCodexAuthProfile", "k-run")
 reg.claim(done, {"n": 1}, 0.0); reg.store(done, {"result": {"ok": True}}, 1.0)
 reg.claim(running, {"n": 2}, 2.0)
 print("written", flush=True)
@@ -95,11 +95,11 @@ def test_a_killed_desktop_loses_no_durable_claim(tmp_path):
     path = str(tmp_path / "claims.sqlite")
     run_then_kill(CHILD, path)
     reg = DurableClaims(path)
-    done = Scope("u", "p::d", "session.rename", "k-done")
+    done = Scope("u", "p::d", "system.activateCodexAuthProfile", "k-done")
     d = reg.claim(done, {"n": 1}, 10.0)
     assert (d.kind, d.answer) == ("replay", {"result": {"ok": True}})
     # the claim whose handler died with the process: busy, never run again
-    assert reg.claim(Scope("u", "p::d", "session.rename", "k-run"), {"n": 2}, 10.0).kind == "busy"
+    assert reg.claim(Scope("u", "p::d", "system.activateCodexAuthProfile", "k-run"), {"n": 2}, 10.0).kind == "busy"
 
 
 def test_reopening_the_claims_between_every_step_changes_nothing(tmp_path):

@@ -8,7 +8,7 @@ from relay.wire.idempotency import (AMBIGUOUS, LEASE, MAX_ANSWER, RETENTION, Dur
                                     Scope, answer_class)
 from relay.wire.errors import desktop_error
 
-S = Scope("user-1", "phone-1::desk-1", "session.rename", "op-1")
+S = Scope("user-1", "phone-1::desk-1", "system.activateCodexAuthProfile", "op-1")
 OK = {"result": {"ok": True}}
 
 

@@ -49,10 +49,10 @@ def test_valid_requests_and_the_id_limit_in_bytes():
 
 
 def test_desktop_params_rules():
-    assert env.params_problem("session.rename", RENAME, None)
-    assert env.params_problem("session.rename", RENAME, "k" * 257)
-    assert env.params_problem("session.rename", RENAME, "k" * 256) is None
-    assert "snake_case" in env.params_problem("session.rename", {"session_id": "s"}, "k")
+    assert env.params_problem("system.activateCodexAuthProfile", RENAME, None)
+    assert env.params_problem("system.activateCodexAuthProfile", RENAME, "k" * 257)
+    assert env.params_problem("system.activateCodexAuthProfile", RENAME, "k" * 256) is None
+    assert "snake_case" in env.params_problem("system.activateCodexAuthProfile", {"session_id": "s"}, "k")
     p = env.outbox_params("s", "op")
     assert env.params_problem("run.chatOutboxSubmit", p, "k") is None
     assert env.params_problem("run.chatOutboxSubmit", {**p, "threadId": "t"}, "k") is None
@@ -71,7 +71,7 @@ def test_relay_refusals_in_order():
     assert code(r.on_request(PHONE, req(), 0)) == -32010  # no desktop
     r.connect_desktop(USER, DESK)
     assert code(r.on_request(PHONE, req(method="system.nope"), 0)) == -32601
-    assert code(r.on_request(PHONE, req(method="session.rename", params=RENAME), 0)) == -32026
+    assert code(r.on_request(PHONE, req(method="system.activateCodexAuthProfile", params=RENAME), 0)) == -32026
     api = Client(USER, "bot", DESK, api_key_scopes=("read",))
     out = r.on_request(api, req(), 0)
     assert code(out) == -32027 and out[0].frame["payload"]["error"]["data"]["requiredScopes"]
@@ -85,9 +85,9 @@ def test_relay_refusals_in_order():
 
 def test_duplicate_and_conflicting_request_ids():
     r = online_relay()
-    assert r.on_request(PHONE, req("r-1", "session.rename", RENAME, "k-1"), 0) == []
-    assert code(r.on_request(PHONE, req("r-1", "session.rename", RENAME, "k-1"), 1)) == -32021
-    assert code(r.on_request(PHONE, req("r-1", "session.rename", RENAME, "k-2"), 1)) == -32022
+    assert r.on_request(PHONE, req("r-1", "system.activateCodexAuthProfile", RENAME, "k-1"), 0) == []
+    assert code(r.on_request(PHONE, req("r-1", "system.activateCodexAuthProfile", RENAME, "k-1"), 1)) == -32021
+    assert code(r.on_request(PHONE, req("r-1", "system.activateCodexAuthProfile", RENAME, "k-2"), 1)) == -32022
     other = Client(USER, "phone-2", DESK)  # ids are unique per user and desktop
     assert code(r.on_request(other, req("r-1"), 1)) == -32022
 
@@ -208,7 +208,7 @@ def test_relay_keeps_each_request_pending_for_its_deadline():
 
 
 # the desktop ----------------------------------------------------------------------------------
-def forwarded(rid: str, method: str = "session.rename", params: dict | None = None,
+def forwarded(rid: str, method: str = "system.activateCodexAuthProfile", params: dict | None = None,
               key: str | None = "key-0001", user: str = USER) -> dict:
     f = req(rid, method, RENAME if params is None else params, key)
     f["payload"].update(clientId=PHONE.client_id, userId=user)
@@ -225,7 +225,7 @@ def test_desktop_refusals_go_straight_to_enqueue():
 
 def test_slots_and_the_three_deadlines_with_their_exact_answers():
     d = DesktopRouter(":memory:", USER)
-    heavy = [d.receive(forwarded(f"h{i}", "files.readRaw", {}, None), 0) for i in range(3)]
+    heavy = [d.receive(forwarded(f"h{i}", "files.readBinary", {}, None), 0) for i in range(3)]
     assert [d.can_start(c) for c in heavy] == [True, True, True]
     d.start(heavy[0], 0), d.start(heavy[1], 0)
     assert not d.can_start(heavy[2])  # two heavy slots
@@ -410,7 +410,7 @@ def test_implementation_deadlines_match_the_timing_analysis():
         "relay_older_page": keep_pending("run.chatLoadPageBefore"),
         "relay_first_load": keep_pending("run.chatLoad"),
         "relay_outbox": keep_pending("run.chatOutboxSubmit"),
-        "relay_other": keep_pending("session.rename"),
+        "relay_other": keep_pending("system.activateCodexAuthProfile"),
         "phone_older_page": Phone("p").waits("run.chatLoadPageBefore"),
         "phone_first_load": Phone("p").waits("run.chatLoadThread"),
         "phone_outbox_ios": Phone("p", "ios").waits("run.chatOutboxSubmit"),

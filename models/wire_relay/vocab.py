@@ -38,7 +38,7 @@ MEM = Enum("none", "running", "done")
 #: the durable SQLite row of a scope key
 ROW = Enum("none", "running", "success", "final_error", "retryable_error", "ambiguous")
 
-PLAIN = "session.rename"           # a mutation with no domain ledger
+PLAIN = "system.activateCodexAuthProfile"           # a mutation with no domain ledger
 OUTBOX = "run.chatOutboxSubmit"    # replay-safe: the outbox dedups by (sessionId, operationId)
 REPLAY_SAFE = {OUTBOX, "files.appendChatAttachmentUploadChunk",
                "files.finishChatAttachmentUpload", "files.cancelChatAttachmentUpload"}

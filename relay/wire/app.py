@@ -19,15 +19,18 @@ from .errors import desktop_error
 
 @dataclass
 class DesktopApp:
-    names: dict[str, str] = field(default_factory=dict)
-    renames: int = 0
+    active_profile: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)  # desktop events sent
     outbox: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method == "session.rename":
-            self.names[params["sessionId"]] = params["name"]
-            self.renames += 1
-            return {"result": {"sessionId": params["sessionId"], "name": params["name"]}}
+        if method == "system.activateCodexAuthProfile":
+            # 004: switches the account, sends a desktop event naming the agent, and
+            # answers with the fresh profile list
+            self.active_profile = params.get("profileId")
+            self.events.append({"agent": "codex", "profileId": self.active_profile})
+            return {"result": {"profiles": [{"profileId": self.active_profile,
+                                             "active": True}]}}
         if method == "run.chatOutboxSubmit":
             q = self.outbox.setdefault(params["sessionId"], [])
             if not self._seen(q, params["operationId"]):

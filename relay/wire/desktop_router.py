@@ -13,7 +13,7 @@ retention.
 
 >>> import relay.wire.envelope as env
 >>> d = DesktopRouter(":memory:", "user-1")
->>> fwd = env.request("r-1", "session.rename", {"sessionId": "s", "name": "n"}, key="k-12345678")
+>>> fwd = env.request("r-1", "system.activateCodexAuthProfile", {"sessionId": "s", "name": "n"}, key="k-12345678")
 >>> fwd["payload"].update(clientId="phone-1::desk-1", userId="user-1")
 >>> call = d.receive(fwd, now=0.0)
 >>> d.start(call, now=0.0)

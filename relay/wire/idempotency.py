@@ -17,7 +17,7 @@ timers (:meth:`DurableClaims.timers`) that the shell fires; their deadlines come
 the row's own timestamps, so they survive a restart with the file.
 
 >>> reg = DurableClaims(":memory:")
->>> s = Scope("u1", "phone::desk", "session.rename", "k-1")
+>>> s = Scope("u1", "phone::desk", "system.activateCodexAuthProfile", "k-1")
 >>> reg.claim(s, {"name": "a"}, now=0.0).kind
 'run'
 >>> reg.claim(s, {"name": "b"}, now=1.0).kind

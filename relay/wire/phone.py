@@ -5,8 +5,8 @@ a new key (or ``operationId``) because a request timed out.  ``retry-mints-new-k
 is that bug.
 
 >>> p = Phone("phone-1", "ios")
->>> f1 = p.request("r-1", "session.rename", {"sessionId": "s", "name": "n"}, "op-1")
->>> f2 = p.request("r-1", "session.rename", {"sessionId": "s", "name": "n"}, "op-1")
+>>> f1 = p.request("r-1", "system.activateCodexAuthProfile", {"sessionId": "s", "name": "n"}, "op-1")
+>>> f2 = p.request("r-1", "system.activateCodexAuthProfile", {"sessionId": "s", "name": "n"}, "op-1")
 >>> f1["payload"]["idempotencyKey"] == f2["payload"]["idempotencyKey"]
 True
 >>> p.waits("run.chatOutboxSubmit"), Phone("p", "android").waits("run.chatOutboxSubmit")
