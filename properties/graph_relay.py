@@ -212,7 +212,7 @@ PROPERTIES = (
 
 _WHERE = {"fresh-key-on-retry": "agent", "server-ignores-key": "server",
           "leaky-not-found": "server", "requeue-on-retry": "server",
-          "queued-cancel-ignored": "server"}
+          "queued-cancel-ignored": "server", "status-only": "server", "one-project-sync": "server"}
 #: mutants that need more than the default parameters to show their bug
 _PARAMS: dict[str, dict[str, int]] = {
     # the proof that a run is never handled needs its whole future explored: with one

@@ -247,7 +247,7 @@ PROPERTIES = (
 
 _WHERE = {"retry-mints-new-key": "phone", "no-generation-check": "relay",
           "pending-kept-after-final": "relay", "disconnect-leaves-pending": "relay",
-          "limit-off-by-one": "relay"}
+          "limit-off-by-one": "relay", "drop-malformed": "relay"}
 #: the workload (and sizes) each mutant needs to show its bug
 _PARAMS: dict[str, dict[str, int]] = {
     "scope-key-without-method": {"workload": 2},
