@@ -202,7 +202,7 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
         results.append(res)
         v = sample.first.get(p.id)
         if v is None and stop_on_refutation and any(q.id in sample.first for q in chosen):
-            res.status, res.note = "not checked", "stopped at the first refutation (--continue)"
+            res.status, res.note = "not checked", "stopped at the first refutation; --continue proves it"
             continue
         if v is not None:
             res.trace = _sample_trace(sample.ex, v)

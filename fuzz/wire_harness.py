@@ -65,7 +65,7 @@ class WireHarness(HarnessBase):
             "process": c.lim_process})
         self.path = claims_path
         self.desktop = self._open_desktop()
-        self.app = mutants.build(mu, "app", DesktopApp)
+        self.app = mutants.build(mu, "app", DesktopApp, sessions={SESSION: None})
         self.clock = ManualClock()
         self.relay.connect_desktop(USER, DESK)
         self.phones = {p: mutants.build(mu, "phone", Phone, f"phone-{p}")

@@ -304,13 +304,13 @@ def test_memory_limits_of_completed_and_running_claims():
 
 
 def test_outbox_ledger():
-    app = DesktopApp()
+    app = DesktopApp(sessions={"s": None})
     p = env.outbox_params("s", "op-1")
     app.handle("run.chatOutboxSubmit", p)
     app.handle("run.chatOutboxSubmit", p)
     assert app.messages("s", "op-1") == 1
     from fuzz.mutants import OutboxWithoutLedger
-    bad = OutboxWithoutLedger()
+    bad = OutboxWithoutLedger(sessions={"s": None})
     bad.handle("run.chatOutboxSubmit", p)
     bad.handle("run.chatOutboxSubmit", p)
     assert bad.messages("s", "op-1") == 2
@@ -430,3 +430,40 @@ def test_the_relay_routes_a_phone_to_the_desktop_its_registration_names():
                               "targetDesktopDeviceId": DESK_ID}, "mobile", DEVICES, gate, 0.0)
     assert phone == Client(USER, PHONE_ID, DESK_ID)
     assert r.on_request(phone, req("r-1"), 0.0) == []  # the desktop is online: admitted
+
+
+def test_the_outbox_adapter_checks_that_the_session_exists():
+    app = DesktopApp(sessions={"s": None})
+    r = app.handle("run.chatOutboxSubmit", env.outbox_params("nope", "op-1"))
+    assert r["error"]["data"]["kind"] == "not_found" and not app.outbox
+
+
+def test_stop_and_send_now_never_stops_another_run():
+    app = DesktopApp(sessions={"s": ("run-2", "th-1", "turn-9")})
+    app.handle("run.chatOutboxSubmit", env.outbox_params("s", "op-1"))
+    queue = app.outbox["s"][0]["queueId"]
+    stop = {"sessionId": "s", "queueId": queue, "operationId": "op-1",
+            "expectedRunId": "run-1", "expectedThreadId": "th-1", "expectedTurnId": "turn-9"}
+    r = app.handle("run.chatOutboxStopAndSendNow", stop)
+    assert r["error"]["data"]["kind"] == "conflict" and not app.stopped  # not the run it saw
+    r = app.handle("run.chatOutboxStopAndSendNow", {**stop, "expectedRunId": "run-2"})
+    assert r["result"] == {"stopped": True, "sent": True,
+                           "receipt": {"queueId": queue, "operationId": "op-1"}}
+    assert app.stopped == [("run-2", "th-1", "turn-9")]
+
+
+def test_004s_size_limits_are_enforced_by_the_desktop():
+    from relay.wire import limits
+    d = DesktopRouter(":memory:", USER)
+    ids = [f"s{i}" for i in range(17)]
+    c = d.receive(forwarded("rc", "run.chatReconcileSessions", {"sessionIds": ids}, None), 0)
+    assert c.stage == "enqueue" and c.answer["error"]["data"]["kind"] == "invalid_params"
+    c = d.receive(forwarded("rb", "files.readBinary", {}, None), 0)
+    assert d.start(c, 0) == "run"
+    d.finish(c, {"result": {"data": "x" * (limits.READ_BINARY + 1)}}, 1)
+    frame = d.take_answer(c)
+    assert frame["payload"]["error"]["data"]["kind"] == "validation"
+    c = d.receive(forwarded("ok", "files.readBinary", {}, None), 2)
+    d.start(c, 2)
+    d.finish(c, {"result": {"data": "x" * limits.READ_BINARY}}, 3)
+    assert "result" in d.take_answer(c)["payload"]  # at the limit: sent

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from . import limits
 from .envelope import MANIFEST, params_problem, snake_keys
 from .errors import answer_class, busy, desktop_error, timed_out
 from .idempotency import MAX_COMPLETED, MAX_ROWS, MAX_RUNNING, MAX_WAITERS, DurableClaims, \
@@ -123,7 +124,7 @@ class DesktopRouter:
         elif method not in MANIFEST:
             self._enqueue(call, desktop_error("method_not_found"), now)
         else:
-            why = params_problem(method, params, key)
+            why = params_problem(method, params, key) or limits.params_problem(method, params)
             if why:
                 self._enqueue(call, desktop_error("invalid_params", why), now)
             elif MANIFEST[method][0]:
@@ -250,9 +251,15 @@ class DesktopRouter:
         if "result" in answer and snake_keys(answer["result"]):
             answer = desktop_error("validation", f"snake_case key in result: "
                                    f"{snake_keys(answer['result'])[0]}")
+        elif "result" in answer and limits.result_problem(call.method, answer["result"]):
+            answer = desktop_error("validation", limits.result_problem(call.method,
+                                                                       answer["result"]))
         payload = {"clientId": call.client_id, "id": call.rid, **answer, "isFinal": True}
         if call.traceparent:
             payload["traceparent"] = call.traceparent
+        if limits.size(payload) > limits.MAX_FRAME:  # no frame over 32 MiB leaves the desktop
+            payload = {"clientId": call.client_id, "id": call.rid, "isFinal": True,
+                       **desktop_error("validation", "response frame over 32 MiB")}
         return {"type": "rpc.response", "payload": payload}
 
     # time ------------------------------------------------------------------------------------
