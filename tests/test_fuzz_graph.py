@@ -321,3 +321,13 @@ def test_tour_coverage_drops_when_the_harness_skips_transitions():
     assert cut.failure is None, cut.failure
     assert 0 < cut.edges_covered < cut.edges_total
     assert cut.states_covered < cut.states_total and cut.unreached > 0
+
+
+def test_the_full_record_stays_in_the_desktops_history(tmp_path):
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.commands["c1"] = c = __import__("relay.graph.desktop", fromlist=["Command"]).Command(
+        "c1", SID, d.slug, state="running")
+    big = "x" * (RESULT_LIMIT + 1)
+    posted = d.finish(c, "completed", big, 7, 0.5)
+    assert posted.get("result_truncated") is True and "result" not in posted
+    assert d.history["c1"]["result"] == big and d.history["c1"]["total_tokens"] == 7

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..clock import ManualClock
 from .outbox import Outbox
-from .payload import completion_payload
+from .payload import completion_payload, whole
 
 POLL_INTERVAL = 20.0
 CONTROL_POLL = 3.0
@@ -44,6 +44,9 @@ class DesktopRelay:
     projects: dict[str, str] = field(default_factory=dict)
     enabled: dict[str, bool] = field(default_factory=dict)
     commands: dict[str, Command] = field(default_factory=dict)
+    #: the desktop's run history: the full record of each run under its execution_id,
+    #: whatever the posted completion had to leave out (000)
+    history: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.outbox_path)
@@ -133,6 +136,7 @@ class DesktopRelay:
     def _complete(self, c: Command, status: str, result: Any, tokens: int = 0,
                   cost: float = 0.0, error: str | None = None) -> dict[str, Any]:
         payload = self.payload(c.command_id, status, result, tokens, cost, error)
+        self.history[c.command_id] = whole(c.command_id, status, result, tokens, cost, error)
         self.outbox.put(c.command_id, payload)  # written first, then posted
         return payload
 
