@@ -467,3 +467,28 @@ def test_004s_size_limits_are_enforced_by_the_desktop():
     d.start(c, 2)
     d.finish(c, {"result": {"data": "x" * limits.READ_BINARY}}, 3)
     assert "result" in d.take_answer(c)["payload"]  # at the limit: sent
+
+
+def test_the_chunked_upload_has_its_own_ledger_and_append_releases_its_claim():
+    app = DesktopApp(sessions={"s": None})
+    assert app.handle("files.beginChatAttachmentUpload", {"sessionId": "s", "uploadId": "u1"})[
+        "result"] == {"uploadId": "u1"}
+    chunk = {"uploadId": "u1", "index": 0, "data": "abc"}
+    app.handle("files.appendChatAttachmentUploadChunk", chunk)
+    r = app.handle("files.appendChatAttachmentUploadChunk", chunk)  # a rerun: harmless
+    assert r["result"]["chunks"] == 1
+    fin = {"uploadId": "u1"}
+    assert app.handle("files.finishChatAttachmentUpload", fin)["result"]["state"] == "finished"
+    assert app.handle("files.finishChatAttachmentUpload", fin)["result"]["state"] == "finished"
+    assert app.handle("files.cancelChatAttachmentUpload", fin)["error"]["data"]["kind"] == \
+        "conflict"
+    # the router lets chunk-append's completed claim go: a retry runs again (harmlessly)
+    d = DesktopRouter(":memory:", USER)
+    params = {"uploadId": "u1", "index": 1, "data": "d"}
+    c = d.receive(forwarded("a1", "files.appendChatAttachmentUploadChunk", params, "key-12345678"), 0)
+    assert d.start(c, 0) == "run"
+    d.finish(c, {"result": {"chunks": 2}}, 1)
+    assert d.claims.rows() == 0 and d.memory.state(c.scope) == "none"
+    c2 = d.receive(forwarded("a2", "files.appendChatAttachmentUploadChunk", params, "key-12345678"),
+                   2)
+    assert d.start(c2, 2) == "run"

@@ -28,6 +28,8 @@ class DesktopApp:
     sessions: dict[str, tuple[str, str, str] | None] = field(default_factory=dict)
     stopped: list[tuple[str, str, str]] = field(default_factory=list)
     active_profile: str | None = None
+    #: the upload ledger: upload id -> its session, chunks by index and its end
+    uploads: dict[str, dict[str, Any]] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)  # desktop events sent
     outbox: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
@@ -51,7 +53,33 @@ class DesktopApp:
                           "text": params["userText"]})
             return {"result": {"entries": list(q), "receipt": {
                 "queueId": params["queueId"], "operationId": params["operationId"]}}}
+        if method.startswith("files.") and "ChatAttachmentUpload" in method:
+            return self._upload(method, params)
         return desktop_error("not_implemented")
+
+    def _upload(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The chunked upload, each step with its own entry in the ledger, so that a
+        second run of a replay-safe step (append, finish, cancel) changes nothing more."""
+        uid = params.get("uploadId")
+        if method == "files.beginChatAttachmentUpload":
+            if params.get("sessionId") not in self.sessions or not isinstance(uid, str):
+                return desktop_error("not_found", "session not found")
+            self.uploads.setdefault(uid, {"session": params["sessionId"], "chunks": {},
+                                          "end": None})
+            return {"result": {"uploadId": uid}}
+        up = self.uploads.get(uid) if isinstance(uid, str) else None
+        if up is None:
+            return desktop_error("not_found", "no such upload")
+        if method == "files.appendChatAttachmentUploadChunk":
+            if up["end"] is not None:
+                return desktop_error("conflict", f"the upload is {up['end']}")
+            up["chunks"].setdefault(int(params.get("index", 0)), params.get("data", ""))
+            return {"result": {"uploadId": uid, "chunks": len(up["chunks"])}}
+        end = "finished" if method == "files.finishChatAttachmentUpload" else "cancelled"
+        if up["end"] not in (None, end):
+            return desktop_error("conflict", f"the upload is {up['end']}")
+        up["end"] = end
+        return {"result": {"uploadId": uid, "state": end, "chunks": len(up["chunks"])}}
 
     def _stop_and_send(self, params: dict[str, Any]) -> dict[str, Any]:
         """Stop the run the phone saw, never another one, then send the queued message."""

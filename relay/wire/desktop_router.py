@@ -42,6 +42,8 @@ DISPATCH = 45.0
 DISPATCH_LOADS = 95.0
 ENQUEUE = 5.0
 LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
+#: mutations whose completed claim is let go at once (their own ledger makes reruns harmless)
+RELEASED_AFTER = frozenset({"files.appendChatAttachmentUploadChunk"})
 
 @dataclass
 class Call:
@@ -217,6 +219,12 @@ class DesktopRouter:
             if self.durable:
                 sent = self._stored(call.scope, result, now)
             self.memory.complete(call.scope, sent)
+            if call.method in RELEASED_AFTER and "result" in sent:
+                # 004: chunk-append releases its completed claim; the upload ledger
+                # reconciles what a second run appends
+                self.memory.forget(call.scope)
+                if self.durable:
+                    self.claims.release(call.scope)
         self._enqueue(call, sent, now)
 
     def _stored(self, scope: Scope, result: dict[str, Any], now: float) -> dict[str, Any]:

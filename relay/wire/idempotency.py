@@ -201,6 +201,10 @@ class DurableClaims:
                         (s.user, s.device, s.method, s.key))
         return True
 
+    def release(self, s: Scope) -> None:
+        """Let a completed claim go at once (chunk-append: its ledger reconciles reruns)."""
+        self.db.execute("DELETE FROM claims " + self._WHERE, (s.user, s.device, s.method, s.key))
+
     def forget(self, s: Scope, now: float) -> bool:
         """48 h after its answer was stored the row is deleted: the key is forgotten."""
         row = self.row(s)
@@ -270,6 +274,12 @@ class MemoryClaims:
         done = [k for k, v in self.claims.items() if v.state == "done" and v.waiters == 0]
         for k in done[: max(0, len(done) - self.max_completed)]:
             del self.claims[k]
+
+    def forget(self, s: Scope) -> None:
+        """A completed claim is let go (unless copies still wait for its answer)."""
+        c = self.claims.get(s)
+        if c is not None and c.state == "done" and not c.waiters:
+            del self.claims[s]
 
     def drop(self, s: Scope) -> None:
         """The owner was cut at the dispatch limit: the claim is gone; parked waiters find
