@@ -228,7 +228,10 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
         broken = [h for h in helper_ids if h in sample.first]
         if not broken and helper_invs and sample.covered < k:
             hb = bmc(model, PropertyChecks(helper_invs, []), k, timeout_ms=tms)
-            broken = ["an assumed property"] if hb.depth is not None or hb.timed_out else []
+            if hb.timed_out:
+                res.status, res.note = "timeout", "z3 gave up checking the assumptions"
+                continue
+            broken = ["an assumed property"] if hb.depth is not None else []
         if broken:
             res.note = f"the assumed {broken[0]} is violated (explore finds it): nothing " \
                        f"can be proved from it"
