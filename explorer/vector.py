@@ -520,11 +520,15 @@ def _save(d: Path, **arrays: object) -> None:
     """Write the search state atomically: a new file, then a rename."""
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / ".state.npz.tmp"
-    with open(tmp, "wb") as f:
-        np.savez(f, **{k: np.asarray(v) for k, v in arrays.items()})
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, d / "state.npz")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **{k: np.asarray(v) for k, v in arrays.items()})
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, d / "state.npz")
+    except BaseException:  # interrupted mid-write: the last whole checkpoint stays
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def run_identity(model: Model, props: Sequence[Property], *, keep_graph: bool,

@@ -57,6 +57,52 @@ def _internal(exc: BaseException) -> NoReturn:
     sys.exit(INTERNAL)
 
 
+#: how far a long run got (the explore progress callback keeps it), for Ctrl-C
+_DONE: dict[str, Any] = {}
+
+
+def _interrupted() -> NoReturn:
+    """Ctrl-C: say what was done so far and where to resume; exit 130, no traceback.
+    Files are written atomically, so none is left half-written."""
+    done = (f" after depth {_DONE['depth']} of {_DONE['model']} ({_DONE['distinct']:,} "
+            f"distinct states)") if "depth" in _DONE else ""
+    resume = f"; resume with --resume {_DONE['checkpoint']}" if _DONE.get("checkpoint") else ""
+    click.echo(f"osf-check: interrupted{done}{resume}", err=True)
+    sys.exit(130)
+
+
+def _usable_dir(path: Path | None, opt: str) -> Path | None:
+    """An output directory is checked before any work starts: it is one, or it can be
+    made (the nearest existing ancestor is a writable directory)."""
+    if path is None:
+        return None
+    if path.exists():
+        if not path.is_dir():
+            raise BadInput(f"{opt} {path}: it exists and is not a directory")
+        if not os.access(path, os.W_OK):
+            raise BadInput(f"{opt} {path}: the directory is not writable")
+        return path
+    anc = path.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise BadInput(f"{opt} {path}: {anc} is a file, not a directory")
+    if not os.access(anc, os.W_OK):
+        raise BadInput(f"{opt} {path}: {anc} is not writable")
+    return path
+
+
+def _usable_file(path: Path | None, opt: str) -> Path | None:
+    """An output file is checked before any work starts: not a directory, and its
+    directory usable."""
+    if path is None:
+        return None
+    if path.is_dir():
+        raise BadInput(f"{opt} {path}: it is a directory")
+    _usable_dir(path.parent if str(path.parent) else Path("."), opt)
+    return path
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
     try:
@@ -73,8 +119,9 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit,
-                KeyboardInterrupt):
+        except KeyboardInterrupt:
+            _interrupted()
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except InputError as e:
             _fail(str(e))
@@ -176,6 +223,7 @@ def _progress(name: str):
     t0 = time.perf_counter()
 
     def cb(depth: int, distinct: int, generated: int, secs: float) -> None:
+        _DONE.update(model=name, depth=depth, distinct=distinct)
         if time.perf_counter() - t0 >= 1.0:
             click.echo(f"  {name}: depth {depth}, {distinct:,} distinct, {generated:,} generated, "
                        f"{distinct / secs if secs else 0:,.0f} states/s", err=True)
@@ -195,6 +243,7 @@ def _progress(name: str):
 @click.option("--seed", type=int, default=0, show_default=True, help="Recorded for reproducibility.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              callback=lambda c, p, v: _usable_dir(v, "--out"),
               help="Directory for traces (JSON, ITF, DOT, Mermaid, SVG) and result.json.")
 @click.option("--strict", is_flag=True, help="Vacuity warnings fail the run (exit 14).")
 @click.option("--continue", "go_on", is_flag=True,
@@ -245,6 +294,7 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
         raise BadInput(f"--resume {resume}: no checkpoint there (state.npz)")
     for n in names:  # every name and value checked before any work starts
         prepare(n, params=overrides, mutant=mutant, props=props, drop=drop)
+    _DONE.update(checkpoint=checkpoint)
     results: list[ModelResult] = []
     for n in names:
         click.echo(f"osf-check: exploring {n} to depth "
@@ -306,6 +356,7 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
               help="Prove the other properties after one is refuted.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              callback=lambda c, p, v: _usable_dir(v, "--out"),
               help="Directory for traces of refutations and counterexamples to induction.")
 def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params: tuple[str, ...],
           timeout: float, seed: int, mine: bool, assume: tuple[str, ...], sample_depth: int,
@@ -408,6 +459,7 @@ def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              callback=lambda c, p, v: _usable_dir(v, "--out"),
               help="Directory for timeline pictures of violating schedules (DOT, SVG).")
 def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool,
            out: Path | None) -> None:
@@ -482,7 +534,8 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
               help="Drive the implementation through every state and transition to this depth "
                    "(default: 8 for graph-relay, 9 for wire-relay).")
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              callback=lambda c, p, v: _usable_dir(v, "--out"))
 def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int, seed: int,
          profile: str | None, db: Path | None, tour_depth: int | None, as_json: bool,
          out: Path | None) -> None:
@@ -592,6 +645,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
               help="Share of run_graph_session answers lost (experiment 5).")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              callback=lambda c, p, v: _usable_dir(v, "--out"),
               help="Directory for the tables (JSON, text) and the poll-strategy plot.")
 def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run: float,
              min_run: float, loss: float, as_json: bool, out: Path | None) -> None:
@@ -628,6 +682,7 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
               help="Replay against this implementation mutant (default: the trace's; 'none': "
                    "the correct implementation).")
 @click.option("--emit-pytest", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              callback=lambda c, p, v: _usable_file(v, "--emit-pytest"),
               help="Write a standalone regression test that replays this trace.")
 def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None) -> None:
     """Run a trace against the implementation and say step by step whether it followed."""
@@ -683,6 +738,7 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
 @click.option("--view", type=click.Choice(["sequence", "graph"]), default="sequence",
               show_default=True, help="Message-sequence chart or state graph.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              callback=lambda c, p, v: _usable_file(v, "-o"),
               help="Write here (default: stdout; for svg/png next to the trace).")
 def render(trace_file: Path, fmt: str, view: str, output: Path | None) -> None:
     """Draw a trace (from explore, prove or fuzz)."""

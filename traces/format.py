@@ -92,8 +92,9 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
     except json.JSONDecodeError as e:
         # a file cut short ends inside its last token, with the outer object left open
         tail = text[e.pos:].rstrip()
-        cut = "\n" not in tail and not text.rstrip().endswith(("}", "]"))
-        what = "truncated" if cut else "not valid JSON"
+        looks_json = text.lstrip().startswith(("{", "["))
+        cut = looks_json and "\n" not in tail and not text.rstrip().endswith(("}", "]"))
+        what = "truncated" if cut else ("not valid JSON" if looks_json else "not JSON")
         raise TraceError(f"{p}: {what} (line {e.lineno}, column {e.colno}: {e.msg})") from None
     try:
         jsonschema.validate(data, _schema())
@@ -144,13 +145,17 @@ def dumps(data: Any) -> str:
 
 
 def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write to a temporary file next to ``path``, then rename: never a half-written file."""
+    """Write to a temporary file next to ``path``, fsync it, then rename: never a
+    half-written file; the file gets mode 0644 like any other the user writes."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
         os.replace(tmp, p)
     except BaseException:
         try:
