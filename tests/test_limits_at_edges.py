@@ -1,0 +1,213 @@
+"""Every limit of the two documents at its real value, at the edge (limit - 1, limit,
+limit + 1), on the implementation alone: what it answers *and* what it stores.
+
+The limits are written here from the documents, not imported from ``relay/``: a
+limit that moved in the implementation must fail these tests.  Hypothesis draws
+around each edge; the edge values themselves are explicit examples.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from fuzz.oracles import utf16_length
+from relay.graph.desktop import Command, DesktopRelay
+from relay.graph.server import GraphServer, ToolError
+from relay.wire.idempotency import DurableClaims, MemoryClaims, Scope
+from relay.wire.relay_router import Client, RelayRouter, request
+
+SID = "gs_" + "ab" * 16
+FAST = settings(max_examples=25, deadline=None)
+
+
+# graph-relay.md / 000 ---------------------------------------------------------------------
+@FAST
+@given(st.integers(1, 200))
+@example(7).via("limit - 1")
+@example(8).via("limit")
+@example(128).via("limit")
+@example(129).via("limit + 1")
+def test_idempotency_key_length_8_to_128(n):
+    s = GraphServer()
+    args = {"graph_session_id": SID, "idempotency_key": "k" * n}
+    if 8 <= n <= 128:
+        s.run_graph_session(0, args)
+        assert len(s.runs) == 1
+    else:
+        with pytest.raises(ToolError):
+            s.run_graph_session(0, args)
+        assert not s.runs  # nothing stored
+
+
+def _completion_of_length(units: int, unit: str) -> tuple[str, int]:
+    """A result text whose completion measures ``units`` JSON.stringify units, or the
+    nearest below that ``unit`` reaches."""
+    envelope = {"execution_id": "e", "status": "completed", "result": "", "total_tokens": 1,
+                "reported_cost": 0.5}
+    base = utf16_length(json.dumps(envelope, ensure_ascii=False, separators=(",", ":")))
+    k = (units - base) // utf16_length(unit)
+    return unit * k, base + k * utf16_length(unit)
+
+
+@pytest.mark.parametrize("unit", ["a", "日", "😀"])
+@pytest.mark.parametrize("target", [99_999, 100_000, 100_001, 100_002])
+def test_completion_whole_up_to_100000_units_stored_in_the_outbox(tmp_path, unit, target):
+    text, size = _completion_of_length(target, unit)
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.commands["e"] = c = Command("e", SID, d.slug, state="running")
+    posted = d.finish(c, "completed", text, 1, 0.5)
+    stored = dict(d.outbox.entries())["e"]
+    assert stored == posted  # what is stored is what is posted
+    if size <= 100_000:
+        assert posted["result"] == text
+    else:
+        assert posted == {"execution_id": "e", "status": "completed", "result_truncated": True}
+
+
+@pytest.mark.parametrize("n", [1_999, 2_000, 2_001])
+def test_errors_cut_to_2000_characters(tmp_path, n):
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.commands["e"] = c = Command("e", SID, d.slug, state="running")
+    posted = d.finish(c, "failed", None, 0, 0.0, error="é" * n)
+    assert posted["error"] == "é" * min(n, 2_000)
+    assert dict(d.outbox.entries())["e"]["error"] == posted["error"]
+
+
+@pytest.mark.parametrize("n", [99, 100, 101])
+def test_sync_with_at_most_100_sessions(n):
+    s = GraphServer()
+    sessions = [{"graph_session_id": f"gs_{i:032x}", "slug": "x"} for i in range(n)]
+    if n <= 100:
+        s.sync("p", sessions)
+        assert len(s.list_graph_sessions("p", 50)["sessions"]) == min(n, 50)
+    else:
+        with pytest.raises(ToolError):
+            s.sync("p", sessions)
+        assert s.list_graph_sessions("p")["sessions"] == []  # nothing stored
+
+
+@pytest.mark.parametrize("limit", [0, 1, 50, 51])
+def test_list_graph_sessions_limit_1_to_50(limit):
+    s = GraphServer()
+    s.sync("p", [{"graph_session_id": f"gs_{i:032x}", "slug": "x"} for i in range(60)])
+    if 1 <= limit <= 50:
+        assert len(s.list_graph_sessions("p", limit)["sessions"]) == limit
+    else:
+        with pytest.raises(ToolError):
+            s.list_graph_sessions("p", limit)
+
+
+# wire-relay.md / 004 -----------------------------------------------------------------------
+USER, DESK = "user-1", "desk-1"
+
+
+def _relay(**kw) -> RelayRouter:
+    r = RelayRouter(**kw)
+    r.connect_desktop(USER, DESK)
+    return r
+
+
+@pytest.mark.parametrize("n", [127, 128, 129])
+def test_request_ids_of_at_most_128_bytes(n):
+    r = _relay()
+    out = r.on_request(Client(USER, "phone", DESK), request("é" * (n // 2) + "x" * (n % 2),
+                                                            "system.ping", {}), 0.0)
+    if n <= 128:
+        assert out == [] and len(r.pending) == 1
+    else:
+        assert out[0].frame["payload"]["error"]["code"] == -32600 and not r.pending
+
+
+@pytest.mark.parametrize("scope, limit", [("client", 64), ("desktop", 128), ("user", 512),
+                                          ("process", 4_096)])
+def test_pending_limits_at_their_real_values(scope, limit):
+    r = _relay(burst=10_000, rate=0.0)
+    # fill the scope's limit from as many phones (and desktops) as that scope allows
+    phones = 1 if scope == "client" else limit // 64 + 1
+    desks = [DESK] if scope in ("client", "desktop") else [f"d{i}" for i in range(limit // 128 + 1)]
+    users = [USER] if scope != "process" else [f"u{i}" for i in range(limit // 512 + 1)]
+    for u in users:
+        for d in desks:
+            r.connect_desktop(u, d)
+    def client(n: int) -> Client:
+        # spread over users, then desktops, then phones: only the scope under test fills
+        u, rest = users[n % len(users)], n // len(users)
+        d, rest = desks[rest % len(desks)], rest // len(desks)
+        return Client(u, f"p{rest % phones}", d)
+
+    for n in range(limit):
+        assert r.on_request(client(n), request(f"r{n}", "system.ping", {}), 0.0) == []
+    assert len(r.pending) == limit  # limit - 1 and limit admitted
+    c = client(limit) if scope != "client" else client(0)
+    [out] = r.on_request(c, request("one-more", "system.ping", {}), 0.0)
+    err = out.frame["payload"]["error"]
+    assert err["code"] == -32020 and err["data"]["limit"] == limit
+    assert err["data"]["scope"] == scope and len(r.pending) == limit  # nothing stored
+    # the counters equal a recount of the pending table
+    for (sc, key), count in r.counts.items():
+        recount = sum(1 for e in r.pending.values()
+                      if {"process": (), "user": (e.client.user,),
+                          "desktop": (e.client.user, e.client.desktop),
+                          "client": (e.client.user, e.client.client_id)}[sc] == key)
+        assert count == recount
+
+
+def test_the_32028_answers_bucket_burst_300_refill_150_per_second():
+    r = _relay(burst=0, rate=0.0)
+    c = Client(USER, "phone", DESK)
+    answered = [bool(r.on_request(c, request(f"o{i}", "system.ping", {}), 0.0))
+                for i in range(301)]
+    assert answered == [True] * 300 + [False]
+    assert r.on_request(c, request("t1", "system.ping", {}), 1 / 150)  # one token back
+    assert not r.on_request(c, request("t2", "system.ping", {}), 1 / 150)
+
+
+@pytest.mark.parametrize("n", [31, 32, 33])
+def test_waiters_per_key_32(n):
+    m = MemoryClaims()
+    s = Scope("u", "d", "m", "k")
+    m.start(s)
+    for _ in range(min(n, 32)):
+        assert not m.full(s)
+        m.join(s)
+    assert m.full(s) == (min(n, 32) >= 32)
+    assert m.get(s).waiters == min(n, 32)
+
+
+@pytest.mark.parametrize("n", [511, 512, 513])
+def test_512_completed_claims_kept(n):
+    m = MemoryClaims()
+    for i in range(n):
+        s = Scope("u", "d", "m", f"k{i}")
+        m.start(s)
+        m.complete(s, {"result": {}})
+    assert len(m.claims) == min(n, 512)
+    assert m.state(Scope("u", "d", "m", f"k{n - 1}")) == "done"  # the newest kept
+
+
+@pytest.mark.parametrize("n", [4_095, 4_096, 4_097])
+def test_4096_durable_rows(tmp_path, n):
+    reg = DurableClaims(tmp_path / "c.sqlite")
+    kinds = [reg.claim(Scope("u", "d", "m", f"k{i:05d}"), {}, 0.0).kind for i in range(n)]
+    assert kinds == ["run"] * min(n, 4_096) + ["capacity"] * max(0, n - 4_096)
+    assert reg.rows() == min(n, 4_096)  # the one over the limit stored nothing
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+def test_stored_answers_up_to_256_kib(tmp_path, delta):
+    reg = DurableClaims(tmp_path / "c.sqlite")
+    s = Scope("u", "d", "m", "k")
+    reg.claim(s, {}, 0.0)
+    overhead = len(json.dumps({"result": ""}).encode("utf-8"))
+    answer = {"result": "x" * (256 * 1024 - overhead + delta)}
+    sent, stored = reg.store(s, answer, 1.0)
+    assert stored
+    if delta <= 0:
+        assert sent == answer and reg.row(s).answer == answer
+    else:
+        assert sent != answer and reg.row(s).answer == sent  # stored as ambiguous
+        assert sent["error"]["data"]["kind"] == "ambiguous"
