@@ -548,10 +548,10 @@ def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0) -
     try:
         for step in trace["steps"][1:]:
             ai = labels.get(step["label"])
-            if ai is None:
-                out.append(ReplayStep(step["index"], step["label"], False,
-                                      "no such action in the model at these parameters"))
-                break
+            if ai is None:  # the trace is corrupted, or of another model: bad input
+                raise BadValue(f"step {step['index']}: {step['label']!r} is no action of "
+                               f"{model.name} at these parameters (a corrupted trace, or one "
+                               f"of another version of the model)")
             if chk.steps[ai](s) is None:
                 out.append(ReplayStep(step["index"], step["label"], False,
                                       "the model does not enable this step here"))

@@ -552,10 +552,10 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
         if model is None and owners:
             model = owners[0]
         if model is None or mutant not in IMPL_MUTANTS[model]:
-            where = model or "either implementation"
+            where = f"{model} has no" if model else "neither implementation has a"
             known = IMPL_MUTANTS[model] if model else sorted(
                 {x for m in SYSTEMS for x in IMPL_MUTANTS[m]})
-            raise BadInput(f"{where} has no mutant {mutant!r} (known: {', '.join(known)})")
+            raise BadInput(f"{where} mutant {mutant!r} (known: {', '.join(known)})")
     systems = [model] if model else list(SYSTEMS)
     from fuzz.profiles import FUZZ_EXAMPLES, current
     prof = profile or current()

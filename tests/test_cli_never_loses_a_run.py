@@ -75,3 +75,17 @@ def test_ctrl_c_says_what_was_done_and_where_to_resume(tmp_path):
     assert "Traceback" not in err
     assert "osf-check: interrupted after depth" in err and f"--resume {cp}" in err
     assert not [x for x in os.listdir(cp) if x.startswith(".")]  # no half-written file
+
+
+def test_error_messages_say_what_is_wrong(tmp_path):
+    r = CliRunner().invoke(main, ["fuzz", "--mutant", "no-such-bug"])
+    assert r.exit_code == 150 and "neither implementation has a mutant 'no-such-bug'" in r.stderr
+    # a corrupted step label is bad input, not "the implementation does not follow"
+    import json
+    root = Path(__file__).resolve().parents[1]
+    tr = json.loads((root / "docs/img/a3-complete-overwrites-cancel.trace.json").read_text())
+    tr["steps"][3]["label"] = "teleport(r=0)"
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps(tr))
+    r = CliRunner().invoke(main, ["replay", str(f)])
+    assert r.exit_code == 150 and "'teleport(r=0)' is no action" in r.stderr, r.output

@@ -84,7 +84,7 @@ def test_explore_counterexample_reproduces_on_the_implementation_mutant(tmp_path
 
 def test_fuzz_bad_input():
     res = CliRunner().invoke(main, ["fuzz", "--mutant", "nope"])
-    assert res.exit_code == 150 and "no mutant 'nope'" in res.stderr
+    assert res.exit_code == 150 and "neither implementation has a mutant 'nope'" in res.stderr
     res = CliRunner().invoke(main, ["fuzz", "--model", "two-phase"])
     assert res.exit_code == 150 and "no implementation to fuzz" in res.stderr
     res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--mutant", "outbox-off"])

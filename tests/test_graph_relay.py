@@ -7,6 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from explorer.check import check
 from explorer.explicit import bfs
 from models.graph_relay import SPEC
 from osf_check.cli import main
@@ -100,3 +101,12 @@ def test_same_command_prints_the_same_trace():
         for m in d["models"]:
             m["seconds"] = m["states_per_second"] = 0
     assert a == b
+
+
+def test_a12_holds_on_the_correct_model_with_two_projects():
+    from fuzz.driver import tour
+    r = check("graph-relay", params={"projects": 2}, depth=10, strict=True)
+    assert r.verdict == "ok" and r.status["A12"] == "holds", (r.status, r.warnings)
+    assert r.exploration.witness_seen["A12"]  # a queued run of a disabled project was met
+    rep = tour("graph-relay", depth=5, params={"projects": 2})
+    assert rep.failure is None and rep.edges_covered == rep.edges_total
