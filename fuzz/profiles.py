@@ -16,7 +16,16 @@ profile's ``max_examples``.
 
 from __future__ import annotations
 
-from hypothesis import settings
+import os
+
+from hypothesis import configuration, settings
+
+# Hypothesis keeps caches (its Unicode tables) in ./.hypothesis of whatever directory it
+# runs in: ours go to the user's cache directory, so that a run leaves nothing behind
+# where it was started (HYPOTHESIS_STORAGE_DIRECTORY still wins)
+if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+    _cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    configuration.set_hypothesis_home_dir(os.path.join(_cache, "osf-check", "hypothesis"))
 
 settings.register_profile("dev", max_examples=60, database=None)
 settings.register_profile("nightly", max_examples=5_000, deadline=None, database=None)

@@ -115,3 +115,22 @@ def test_a_database_is_used_only_when_asked_for(tmp_path):
     rep = hypothesis_run("graph-relay", mutant="queue-on-desktop", examples=300, steps=40,
                          seed=0, profile="dev", db=str(db))
     assert rep.failure is not None and db.exists()
+
+
+def test_a_fuzz_run_leaves_nothing_in_the_directory_it_ran_in(tmp_path):
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    code = ("from fuzz.driver import hypothesis_run\n"
+            "r = hypothesis_run('graph-relay', examples=5, steps=5, seed=0, profile='dev')\n"
+            "assert r.failure is None, r.failure\n")
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    env["PYTHONPATH"] = str(root)
+    run = tmp_path / "cwd"
+    run.mkdir()
+    p = subprocess.run([sys.executable, "-c", code], cwd=run, env=env, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert list(run.iterdir()) == []  # no .hypothesis, no database, no cache
