@@ -112,12 +112,6 @@ class GraphHarness(HarnessBase):
                                    f" where the accepted completion has {sorted(want)}")
         return "result" if fields else "status"
 
-    def _holds_result(self, cid: str) -> bool:
-        """Whether the server would answer the completion with the run (observed through
-        the agent's own tool, as an agent would see it)."""
-        got = self.server.get_graph_run(0, cid)
-        return any(k not in ("command_id", "status") for k in got)
-
     def _publish(self) -> None:
         """What the server knows of the shared sessions: the model's runs take the
         session's current slug and project whether or not a sync uploaded it lately."""
@@ -266,8 +260,9 @@ class GraphHarness(HarnessBase):
             st["flag"].append(int(run.cancel_flag) if run else 0)
             st["proj"].append([project_of(p) for p in range(c.projects)].index(run.project_id)
                               if run else 0)
+            # the server's own record of the accepted completion (what get_graph_run reads)
             st["result"].append(int(run is not None and run.command_id in self.accepted and
-                                    self._holds_result(run.command_id)))
+                                    run.completion is not None))
             st["qcancel"].append(self.qcancel[r])
             cmd = self.desktop.commands.get(run.command_id) if run else None
             st["exec"].append(EXEC.names.index(cmd.state) if cmd else EXEC.none)

@@ -16,6 +16,7 @@ models.errors.UnknownName: the wire-relay implementation has no mutant 'disconec
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -173,12 +174,10 @@ class ParallelRelay(DesktopRelay):
 
 
 def _utf8_bytes(value: Any) -> int:
-    import json
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 def _code_points_spaced(value: Any) -> int:
-    import json
     return len(json.dumps(value, ensure_ascii=False))
 
 

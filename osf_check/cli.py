@@ -99,7 +99,7 @@ def _usable_file(path: Path | None, opt: str) -> Path | None:
         return None
     if path.is_dir():
         raise BadInput(f"{opt} {path}: it is a directory")
-    _usable_dir(path.parent if str(path.parent) else Path("."), opt)
+    _usable_dir(path.parent, opt)
     return path
 
 
