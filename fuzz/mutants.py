@@ -295,6 +295,19 @@ class SuccessWithoutStore(DesktopRouter):
         return sent if stored else result
 
 
+class ClaimWithoutSlot(DesktopRouter):
+    def can_start(self, call, now=0.0):
+        # only a handler that runs waits for a slot (and only running copies hold one)
+        if call.stage != "slot_wait":
+            return False
+        if self._decide(call, now, keep=lambda k: False)[0] != "run":
+            return True
+        running = sum(1 for c in self.calls.values()
+                      if c.stage == "dispatch" and c.heavy == call.heavy)
+        return running < self.slots[call.heavy] and \
+            self.memory.running() < self.memory.max_running
+
+
 class RetryableReplayed(DesktopRouter):
     @staticmethod
     def _replays(answer):
@@ -374,6 +387,8 @@ MUTANTS: dict[tuple[str, str], ImplMutant] = {(m.system, m.name): m for m in (
                {"desktop": FingerprintIgnoresParams}),
     ImplMutant("success-without-store", _W, "a success is sent although it was not stored",
                {"desktop": SuccessWithoutStore}),
+    ImplMutant("claim-without-slot", _W, "a replay, refusal or join takes no slot",
+               {"desktop": ClaimWithoutSlot}),
     ImplMutant("retryable-replayed", _W, "a stored retryable error is replayed, not rerun",
                {"desktop": RetryableReplayed}),
     ImplMutant("outbox-without-operation-ledger", _W, "the outbox has no operation ledger",

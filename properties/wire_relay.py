@@ -158,8 +158,11 @@ def b8(s, m):
                   <= c.lim_client for p in sorted({op.phone for op in c.ops})]
     total = relay.pending_of(s, c, every)
     rows = Count(s.row[k] != ROW.none for k in range(len(c.impl_scopes)))
+    n = len(c.ops) * len(c.copies)
+    holding = Count(Or(s.stage[q] == STAGE.dispatch, s.stage[q] == STAGE.joined) for q in range(n))
     return And(*per_client, total <= c.lim_desktop, total <= c.lim_user, total <= c.lim_process,
-               rows <= c.row_cap, *(s.waiters[k] <= c.waiters for k in range(len(c.impl_scopes))))
+               rows <= c.row_cap, *(s.waiters[k] <= c.waiters for k in range(len(c.impl_scopes))),
+               holding <= c.light_slots)
 
 
 def _any_op(m, f):
@@ -238,9 +241,10 @@ PROPERTIES = (
              witness_doc="an ambiguous answer reached a phone"),
     Property("B8", "limits-hold", MODEL,
              "Pending entries never exceed the process / user / desktop / client limits; durable "
-             "rows never exceed their capacity; waiters per key stay within their limit "
-             "(scaled-down limits: see the model's parameters).",
-             (Check("inv", b8),), ("limit-off-by-one",),
+             "rows never exceed their capacity; waiters per key stay within their limit; copies "
+             "holding a light slot (running, or joined to a running copy) never exceed the "
+             "slots (scaled-down limits: see the model's parameters).",
+             (Check("inv", b8),), ("limit-off-by-one", "claim-without-slot"),
              witness=lambda s, m: _any_op(m, lambda o: s.ans[o] == ANS.limit),
              witness_doc="a request refused by a pending limit (-32020)"),
 )
@@ -255,6 +259,7 @@ _PARAMS: dict[str, dict[str, int]] = {
     "memory-only-claims": {"ops": 1},
     "rerun-after-lease": {"ops": 1},
     "retry-mints-new-key": {"ops": 1},
+    "claim-without-slot": {"light_slots": 1},  # a join beside the running copy overfills 1 slot
 }
 MUTANTS = mutant_catalogue(MODEL, PROPERTIES, MODEL_MUTANTS, where=_WHERE, default_where="desktop",
                            params=_PARAMS)

@@ -215,12 +215,65 @@ def forwarded(rid: str, method: str = "system.activateCodexAuthProfile", params:
     return f
 
 
-def test_desktop_refusals_go_straight_to_enqueue():
+def _answered(d: DesktopRouter, frame: dict, now: float = 0) -> dict | None:
+    c = d.receive(frame, now)
+    assert c.stage == "slot_wait" and c.answer is None  # every call waits for a slot (004)
+    assert d.start(c, now) == "answer"
+    return c.answer
+
+
+def test_desktop_refusals_are_answered_once_a_slot_is_free():
     d = DesktopRouter(":memory:", USER)
-    assert kind_of(d.receive(forwarded("a", user="other"), 0).answer) == "forbidden"
-    assert kind_of(d.receive(forwarded("b", key=None), 0).answer) == "invalid_params"
-    c = d.receive(forwarded("c", params={"session_id": "s"}), 0)
-    assert c.stage == "enqueue" and kind_of(c.answer) == "invalid_params"
+    assert kind_of(_answered(d, forwarded("a", user="other"))) == "forbidden"
+    assert kind_of(_answered(d, forwarded("b", key=None))) == "invalid_params"
+    assert kind_of(_answered(d, forwarded("c", params={"session_id": "s"}))) == "invalid_params"
+    assert kind_of(_answered(d, forwarded("d", "no.suchMethod", {}, None))) == "method_not_found"
+
+
+def test_every_call_waits_for_a_slot_even_a_replay_a_conflict_or_a_join():
+    # W17 (004: "Auf dem Desktop wartet jeder Relay-RPC auf eine von zwei Semaphoren"):
+    # with the slots taken, a replay, a conflict, a refusal and a join all wait, and
+    # the 8 s slot limit answers them busy
+    d = DesktopRouter(":memory:", USER, light=2)
+    done = d.receive(forwarded("a", key="key-done"), 0)
+    d.start(done, 0)
+    d.finish(done, {"result": {"ok": True}}, 0)
+    d.take_answer(done)
+    first = d.receive(forwarded("b", key="key-run"), 0)
+    assert d.start(first, 0) == "run"
+    join = d.receive(forwarded("c", key="key-run"), 0)
+    assert d.start(join, 0) == "join"  # the second slot: a joined copy keeps it
+    waiting = [d.receive(f, 1) for f in (
+        forwarded("r", key="key-done"),  # a replay
+        forwarded("x", params={"sessionId": "other", "name": "n"}, key="key-done"),  # conflict
+        forwarded("u", user="other"),  # a refusal
+        forwarded("j", key="key-run"))]  # another join
+    assert [d.can_start(c, 1) for c in waiting] == [False] * 4
+    d.tick(1 + SLOT_WAIT)
+    assert [c.answer["error"]["message"] for c in waiting] == [BUSY_MESSAGE] * 4
+
+
+def test_a_joined_copy_has_its_own_dispatch_limit_and_frees_its_slot():
+    d = DesktopRouter(":memory:", USER, light=2)
+    first = d.receive(forwarded("a"), 0)
+    d.start(first, 0)
+    join = d.receive(forwarded("b"), 10)
+    assert d.start(join, 10) == "join" and join.deadline == 10 + DISPATCH
+    d.tick(DISPATCH)  # the running copy is dropped first
+    assert first.answer == {"error": {"code": -32603, "message": TIMEOUT_MESSAGE}}
+    assert join.stage == "joined"  # not yet woken by the shell ...
+    d.tick(10 + DISPATCH)  # ... then its own limit ends its wait
+    assert join.answer == {"error": {"code": -32603, "message": TIMEOUT_MESSAGE}}
+    d2 = DesktopRouter(":memory:", USER, light=2)
+    first, join = d2.receive(forwarded("a"), 0), d2.receive(forwarded("b"), 10)
+    d2.start(first, 0), d2.start(join, 10)
+    d2.finish(first, {"result": {"ok": True}}, 1)
+    d2.take_answer(first)
+    ping = d2.receive(forwarded("p", "system.ping", {}, None), 2)
+    assert d2.can_start(ping, 2)  # the finished copy gave its slot back
+    d2.start(ping, 2)
+    other = d2.receive(forwarded("q", "system.ping", {}, None), 2)
+    assert not d2.can_start(other, 2)  # the joined copy (not yet woken) still holds one
 
 
 def test_slots_and_the_three_deadlines_with_their_exact_answers():
@@ -270,7 +323,9 @@ def test_retry_joins_the_running_copy_and_gets_its_answer():
 
 
 def test_waiter_limit_then_busy():
-    d = DesktopRouter(":memory:", USER, waiters=32)
+    # a joined copy keeps its slot, so 32 waiters need more than the real 8 light slots
+    # (docs/conformance.md, W17): the limit is tested on a router with 34
+    d = DesktopRouter(":memory:", USER, waiters=32, light=34)
     d.start(d.receive(forwarded("a"), 0), 0)
     kinds = [d.start(d.receive(forwarded(f"r{i}"), 0), 0) for i in range(33)]
     assert kinds[:32] == ["join"] * 32 and kinds[32] == "answer"
@@ -432,6 +487,33 @@ def test_the_relay_routes_a_phone_to_the_desktop_its_registration_names():
     assert r.on_request(phone, req("r-1"), 0.0) == []  # the desktop is online: admitted
 
 
+def test_a_stale_source_registration_is_refused_at_admission():
+    # W32: the phone registered again on a new socket; the old socket's requests are refused
+    r = RelayRouter()
+    gate = VersionGate(lambda: [])
+    r.register(USER, {"deviceId": DESK_ID, "relayProtocolVersion": "1.7"}, "desktop",
+               DEVICES, gate, 0.0)
+    hello = {"deviceId": PHONE_ID, "relayProtocolVersion": "1.7", "targetDesktopDeviceId": DESK_ID}
+    old = r.register(USER, hello, "mobile", DEVICES, gate, 0.0)
+    new = r.register(USER, hello, "mobile", DEVICES, gate, 1.0)
+    [refusal] = r.on_request(old, req("r-1"), 2.0)
+    assert refusal.frame["payload"]["error"]["code"] == -32024
+    assert refusal.frame["payload"]["error"]["data"]["retryable"] is True
+    assert not r.pending  # nothing admitted
+    assert r.on_request(new, req("r-1"), 2.0) == [] and len(r.pending) == 1
+
+
+def test_the_phone_never_sends_an_unlisted_method_or_a_mutation_without_its_key():
+    from relay.wire.phone import Phone
+    p = Phone("phone-1")
+    with pytest.raises(ValueError, match="not in the phone's method list"):
+        p.request("r-1", "session.rename", {}, None)
+    with pytest.raises(ValueError, match="needs its idempotency key"):
+        p.request("r-2", "run.chatOutboxSubmit", env.outbox_params("s", "op"), None)
+    assert p.attempts == {}  # nothing counted as sent
+    assert p.request("r-3", "system.ping", {}, None)["payload"]["method"] == "system.ping"
+
+
 def test_the_outbox_adapter_checks_that_the_session_exists():
     app = DesktopApp(sessions={"s": None})
     r = app.handle("run.chatOutboxSubmit", env.outbox_params("nope", "op-1"))
@@ -456,8 +538,8 @@ def test_004s_size_limits_are_enforced_by_the_desktop():
     from relay.wire import limits
     d = DesktopRouter(":memory:", USER)
     ids = [f"s{i}" for i in range(17)]
-    c = d.receive(forwarded("rc", "run.chatReconcileSessions", {"sessionIds": ids}, None), 0)
-    assert c.stage == "enqueue" and c.answer["error"]["data"]["kind"] == "invalid_params"
+    answer = _answered(d, forwarded("rc", "run.chatReconcileSessions", {"sessionIds": ids}, None))
+    assert answer["error"]["data"]["kind"] == "invalid_params"
     c = d.receive(forwarded("rb", "files.readBinary", {}, None), 0)
     assert d.start(c, 0) == "run"
     d.finish(c, {"result": {"data": "x" * (limits.READ_BINARY + 1)}}, 1)

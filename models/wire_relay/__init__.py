@@ -12,7 +12,7 @@ reference implementation's defaults.
 
 >>> m = SPEC.build()
 >>> sorted(m.params.items())[:3]
-[('gens', 2), ('light_slots', 1), ('lim_client', 1)]
+[('gens', 2), ('light_slots', 2), ('lim_client', 1)]
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ MUTANTS = {
     "success-without-store": "a success is reported although its answer could not be stored",
     "limit-off-by-one": "limits are checked with <= : one entry more than the limit gets in",
     "drop-malformed": "the relay drops a malformed frame silently instead of answering it",
+    "claim-without-slot": "a claim that replays, refuses or joins takes no slot (only a "
+                          "handler that runs waits for one)",
     "retryable-replayed": "the in-memory layer replays a stored retryable error instead of "
                           "running the request again",
 }
@@ -92,7 +94,8 @@ SPEC = ModelSpec(
         Param("retries", 1, 0, 2, "times a phone re-sends an operation"),
         Param("gens", 2, 1, 3, "desktop connection generations (reconnects + 1)"),
         Param("restarts", 1, 0, 2, "desktop process restarts"),
-        Param("light_slots", 1, 1, 8, "light-call slots (real: 8)"),
+        Param("light_slots", 2, 1, 8, "light-call slots (real: 8); a joined copy keeps its "
+              "slot, so joins need 2"),
         Param("lim_client", 1, 1, 64, "pending entries per client (real: 64)"),
         Param("lim_desktop", 2, 1, 128, "pending entries per desktop (real: 128)"),
         Param("lim_user", 2, 1, 512, "pending entries per user (real: 512)"),

@@ -42,12 +42,16 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
 
     @b.action("desktop", params=OA, fair=SF)
     def claim(s, o, a):
-        """The idempotency claim decides: run (this needs a free light slot), join the running
-        copy, replay the stored answer, or refuse."""
+        """With a free light slot (004: every relay RPC waits on a semaphore), the idempotency
+        claim decides: run, join the running copy (the slot stays taken while it waits),
+        replay the stored answer, or refuse."""
         upd, (run, join) = idempotency.claim(s, c, o, a)
         upd[s.stage[c.q(o, a)]] = If(run, STAGE.dispatch, If(join, STAGE.joined, STAGE.enqueue))
-        free = Count(s.stage[q] == STAGE.dispatch for q in every) < c.light_slots
-        return And(at(s, o, a, STAGE.slot_wait), Or(free, Not(run))), upd
+        taken = Count(Or(s.stage[q] == STAGE.dispatch, s.stage[q] == STAGE.joined) for q in every)
+        free = taken < c.light_slots
+        if c.on("claim-without-slot"):
+            free = Or(free, Not(run))
+        return And(at(s, o, a, STAGE.slot_wait), free), upd
 
     @b.action("clock", params=OA)
     def slot_timeout(s, o, a):
@@ -93,7 +97,9 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
 
     @b.action("desktop", params=OA, fair=SF)
     def join_orphaned(s, o, a):
-        """The claim this copy joined was dropped: the copy times out too."""
+        """The claim this copy joined was dropped: the copy times out too.  (A joined copy's
+        own dispatch limit is later than its running copy's, which ends first: no separate
+        action.)"""
         q, k = c.q(o, a), sc(o, a)
         return (And(at(s, o, a, STAGE.joined), s.mem[k] == MEM.none),
                 {s.stage[q]: STAGE.enqueue, s.resp[q]: ANS.timed_out,

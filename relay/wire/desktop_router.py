@@ -1,9 +1,10 @@
 """The desktop router as a sans-I/O core: slots, the three stages, two-layer idempotency.
 
 A forwarded request becomes a :class:`Call` waiting for a slot (8 light, 2 heavy).
-Its claim decides (:meth:`DesktopRouter.start`): run the handler (only with a free
-slot), join the running copy of the same scope key, or answer at once (a replay, a
-conflict, busy, ambiguous, capacity).  The shell runs the handler and reports its
+With a free slot (every call takes one, 004), its claim decides
+(:meth:`DesktopRouter.start`): run the handler, join the running copy of the same scope
+key (keeping the slot while it waits, within its own dispatch limit), or answer (a
+replay, a conflict, busy, ambiguous, capacity).  The shell runs the handler and reports its
 result (:meth:`DesktopRouter.finish`); the answer is then enqueued and sent
 (:meth:`DesktopRouter.take_answer`).  Deadlines are timers the shell fires:
 8 s for a slot (-32603 ``Desktop is busy; retry the request shortly.``), 45 s of
@@ -42,6 +43,8 @@ DISPATCH = 45.0
 DISPATCH_LOADS = 95.0
 ENQUEUE = 5.0
 LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
+#: the stages in which a call holds its slot
+HOLDING = frozenset({"dispatch", "joined"})
 #: mutations whose completed claim is let go at once (their own ledger makes reruns harmless)
 RELEASED_AFTER = frozenset({"files.appendChatAttachmentUploadChunk"})
 
@@ -59,6 +62,8 @@ class Call:
     deadline: float | None
     scope: Scope | None = None
     answer: dict[str, Any] | None = None
+    #: the handler's refusal (another user, an unknown method, params that do not decode)
+    refusal: dict[str, Any] | None = None
 
 
 class DesktopRouter:
@@ -112,8 +117,8 @@ class DesktopRouter:
 
     # requests in -----------------------------------------------------------------------
     def receive(self, frame: dict[str, Any], now: float) -> Call:
-        """A forwarded request arrives: it waits for a slot, or is answered at once when its
-        user, method or params are refused."""
+        """A forwarded request arrives and waits for a slot, like every relay RPC (004), even
+        one whose user, method or params its handler will refuse."""
         p = frame["payload"]
         method, params, key = p["method"], p.get("params", {}), p.get("idempotencyKey")
         heavy = MANIFEST.get(method, (False, False))[1]
@@ -122,13 +127,13 @@ class DesktopRouter:
                     p.get("traceparent"), heavy, "slot_wait", now + SLOT_WAIT)
         self.calls[call.cid] = call
         if p.get("userId") != self.user:
-            self._enqueue(call, desktop_error("forbidden", "signed in as another user"), now)
+            call.refusal = desktop_error("forbidden", "signed in as another user")
         elif method not in MANIFEST:
-            self._enqueue(call, desktop_error("method_not_found"), now)
+            call.refusal = desktop_error("method_not_found")
         else:
             why = params_problem(method, params, key) or limits.params_problem(method, params)
             if why:
-                self._enqueue(call, desktop_error("invalid_params", why), now)
+                call.refusal = desktop_error("invalid_params", why)
             elif MANIFEST[method][0]:
                 call.scope = self._scope(call)
         return call
@@ -146,6 +151,8 @@ class DesktopRouter:
         """What the claim decides; the durable claim it takes is kept only if ``keep`` says so
         of that decision (it runs in an SQLite savepoint)."""
         s = call.scope
+        if call.refusal is not None:
+            return "answer", call.refusal
         if s is None:
             return "run", None
         if self.durable and self.claims.conflicts(s, call.params):
@@ -177,35 +184,35 @@ class DesktopRouter:
         return answer is not None and answer_class(answer) != "retryable"
 
     def _slot_free(self, call: Call) -> bool:
-        busy_slots = sum(1 for c in self.calls.values()
-                         if c.stage == "dispatch" and c.heavy == call.heavy)
-        return busy_slots < self.slots[call.heavy] and self.memory.running() < \
-            self.memory.max_running
+        """004: every relay RPC waits on one of the two semaphores; a handler keeps its
+        permit while it runs, and a joined copy's handler while it waits."""
+        taken = sum(1 for c in self.calls.values()
+                    if c.stage in HOLDING and c.heavy == call.heavy)
+        return taken < self.slots[call.heavy]
 
     def can_start(self, call: Call, now: float = 0.0) -> bool:
-        """Whether the claim step can be taken now (running needs a free slot)."""
-        if call.stage != "slot_wait":
+        """Whether the claim step can be taken now: it needs a free slot, and a claim that
+        runs needs room among the running claims."""
+        if call.stage != "slot_wait" or not self._slot_free(call):
             return False
         kind, _ = self._decide(call, now, keep=lambda k: False)
-        return kind != "run" or self._slot_free(call)
+        return kind != "run" or self.memory.running() < self.memory.max_running
 
     def start(self, call: Call, now: float) -> str:
-        """Take the claim: ``run`` (the shell runs the handler, then calls :meth:`finish`),
-        ``join`` (wait for the running copy: :meth:`resume`) or ``answer``."""
-        if call.stage != "slot_wait":
-            raise RuntimeError(f"call {call.cid} is not waiting for a slot")
-        free = self._slot_free(call)
-        kind, answer = self._decide(call, now, keep=lambda k: k != "run" or free)
-        if kind == "run" and not free:
-            raise RuntimeError(f"call {call.cid} needs a slot and none is free")
+        """With a slot, take the claim: ``run`` (the shell runs the handler, then calls
+        :meth:`finish`), ``join`` (wait for the running copy: :meth:`resume`) or
+        ``answer``."""
+        if not self.can_start(call, now):
+            raise RuntimeError(f"call {call.cid} cannot take a slot now")
+        kind, answer = self._decide(call, now, keep=lambda k: True)
+        limit = DISPATCH_LOADS if call.method in LOADS else DISPATCH
         if kind == "run":
             if call.scope is not None:
                 self.memory.start(call.scope)
-            call.stage = "dispatch"
-            call.deadline = now + (DISPATCH_LOADS if call.method in LOADS else DISPATCH)
+            call.stage, call.deadline = "dispatch", now + limit
         elif kind == "join":
             self.memory.join(call.scope)  # type: ignore[arg-type]
-            call.stage, call.deadline = "joined", None
+            call.stage, call.deadline = "joined", now + limit
         else:
             self._enqueue(call, answer or desktop_error("internal"), now)
         return kind
@@ -296,6 +303,9 @@ class DesktopRouter:
             # the handler's future is dropped; its durable claim stays `running`
             if call.scope is not None:
                 self.memory.drop(call.scope)
+            self._enqueue(call, timed_out(), now)
+        elif kind == "joined":  # a joined copy's own limit: it stops waiting, the claim runs on
+            self.memory.leave(call.scope)  # type: ignore[arg-type]
             self._enqueue(call, timed_out(), now)
         else:  # enqueue: no answer; the relay's pending entry decides
             del self.calls[call.cid]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .envelope import request
+from .envelope import MANIFEST, request
 from .errors import kind_of
 
 #: answers after which the phone sends the same request again (same key, same operation)
@@ -46,7 +46,12 @@ class Phone:
 
     def request(self, rid: str, method: str, params: dict[str, Any],
                 operation_key: str | None) -> dict[str, Any]:
-        """The ``rpc.request`` frame of the next attempt (a mutation carries its key)."""
+        """The ``rpc.request`` frame of the next attempt.  004: the phone never sends a
+        method outside its list, nor a mutation without its key (``ValueError``)."""
+        if method not in MANIFEST:
+            raise ValueError(f"{method!r} is not in the phone's method list")
+        if MANIFEST[method][0] and not operation_key:
+            raise ValueError(f"{method} is a mutation: it needs its idempotency key")
         key = self.key(operation_key) if operation_key is not None else None
         if operation_key is not None:
             self.attempts[operation_key] = self.attempts.get(operation_key, 0) + 1

@@ -55,6 +55,7 @@ class Client:
     device: str
     desktop: str
     api_key_scopes: tuple[str, ...] | None = None  # None: a JWT, which always carries rpc
+    registration: int = 0  # which registration of this device the socket holds
 
     @property
     def client_id(self) -> str:
@@ -115,6 +116,7 @@ class RelayRouter:
         self.switching = False
         self.draining = False
         self._gens = 0
+        self.registrations: dict[tuple[str, str], int] = {}  # the current one per phone device
 
     # desktop connections --------------------------------------------------------------
     def connect_desktop(self, user: str, desktop: str) -> int:
@@ -148,7 +150,14 @@ class RelayRouter:
             return self.connect_desktop(user, r.device)
         # targetDesktopDeviceId is optional (004): a phone that names none reaches no
         # desktop, and its requests are answered -32010 (offline)
-        return Client(user, r.device, r.target or "")
+        n = self.registrations.get((user, r.device), -1) + 1
+        self.registrations[(user, r.device)] = n  # an older socket's registration is stale
+        return Client(user, r.device, r.target or "", registration=n)
+
+    def stale(self, c: Client) -> bool:
+        """The device has registered again since this socket did (004: admission refuses a
+        stale source registration)."""
+        return self.registrations.get((c.user, c.device), c.registration) != c.registration
 
     # phones' requests --------------------------------------------------------------------
     @staticmethod
@@ -209,6 +218,8 @@ class RelayRouter:
             return refuse(-32010)
         if self.switching:
             return refuse(-32024)
+        if self.stale(c):  # 004 names no code: the retryable -32024 of a routing change
+            return refuse(-32024, reason="staleRegistration")
         key = (c.user, c.desktop, p["id"])
         fp = json.dumps([c.client_id, method, params, p.get("idempotencyKey")], sort_keys=True)
         old = self.pending.get(key)
