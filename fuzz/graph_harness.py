@@ -19,6 +19,7 @@ from relay.graph.payload import whole
 from relay.graph.server import GraphServer, ToolError
 
 from . import mutants
+from .deadlines import CONTROL_POLL, RELAY_ROUND, GraphBook, Late
 from .harness import Divergence, HarnessBase
 from .oracles import bounded
 
@@ -69,6 +70,7 @@ class GraphHarness(HarnessBase):
         # while its status was queued)
         self.qcancel = [0] * self.c.runs
         self.accepted: dict[str, dict[str, Any]] = {}  # command id -> the completion it took
+        self.book = GraphBook()
         self.result_for = result_for or (lambda r: "done")
         self.violations: list[str] = []  # A8 failures seen on posted payloads
 
@@ -124,7 +126,23 @@ class GraphHarness(HarnessBase):
 
     # one model action on the implementation -------------------------------------------
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
-        """Perform ``inst``; returns its outputs (answers), as the model names them."""
+        """Perform ``inst``; returns its outputs (answers), as the model names them.  Then
+        every timer the desktop now has is checked against 000's 20 s and 3 s."""
+        out = self._apply(inst)
+        try:
+            self.book.check(self.desktop)
+        except Late as e:
+            raise Divergence(f"{inst.label}: {e}") from None
+        return out
+
+    def _at(self, t: float) -> float:
+        """Move the clock to ``t`` (the harness's own idea of when a timer is due)."""
+        now = self.desktop.clock.now()
+        if t > now:
+            self.desktop.clock.advance(t - now)
+        return self.desktop.clock.now()
+
+    def _apply(self, inst: ActionInstance) -> dict[str, Any]:
         name, a = inst.name, inst.args
         out: dict[str, Any] = {}
         if name == "run_graph_session":
@@ -158,7 +176,8 @@ class GraphHarness(HarnessBase):
                 out["answer"] = "answered"
             except ToolError as e:
                 out["answer"] = "not_found" if str(e) == NOT_FOUND else "access_denied"
-        elif name == "tick":
+        elif name == "tick":  # the 20 s timer fires when 000 says it is due
+            self.book.ticked_now(self._at(self.book.ticked + RELAY_ROUND))
             for payload in self.desktop.tick():
                 if payload["execution_id"] not in self.net:
                     self.net[payload["execution_id"]] = ("sent", payload)
@@ -175,8 +194,12 @@ class GraphHarness(HarnessBase):
                 raise Divergence(f"{inst.label}: the desktop's next command is "
                                  f"{c.command_id if c else None}")
             self._post(self.desktop.start_or_refuse(c))
-        elif name == "control_poll":
+            if c.state == "running":
+                self.book.polled_now(c.command_id, self.desktop.clock.now())
+        elif name == "control_poll":  # every 3 s while the Graph runs
             c = self._command(a["r"])
+            self.book.polled_now(c.command_id, self._at(
+                self.book.polled.get(c.command_id, 0.0) + CONTROL_POLL))
             self.desktop.control_poll(c, self.server.control(c.command_id))
         elif name == "graph_finish":
             c = self._command(a["r"])

@@ -24,6 +24,7 @@ from relay.wire.phone import Phone
 from relay.wire.relay_router import Client, RelayRouter, ToDesktop, ToPhone
 
 from . import mutants
+from .deadlines import Late, WireBook
 from .harness import Divergence, HarnessBase
 from .oracles import wire_answer
 
@@ -84,6 +85,7 @@ class WireHarness(HarnessBase):
         self.scopes = [self._scope(s) for s in c.impl_scopes]
         # a row's fingerprint is opaque: learnt from the claim that wrote it
         self.fp_index: dict[str, int] = {}
+        self.book = WireBook()
 
     # the world around the cores --------------------------------------------------------
     def _open_desktop(self) -> DesktopRouter:
@@ -161,6 +163,16 @@ class WireHarness(HarnessBase):
 
     # one model action on the implementation -------------------------------------------
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
+        """Perform ``inst``, then check every timer the implementation now has against the
+        document's deadlines (:mod:`fuzz.deadlines`)."""
+        out = self._apply(inst)
+        try:
+            self.book.observe(self.clock.now(), self.relay, self.desktop, self.scopes)
+        except Late as e:
+            raise Divergence(f"{inst.label}: {e}") from None
+        return out
+
+    def _apply(self, inst: ActionInstance) -> dict[str, Any]:
         name, a = inst.name, inst.args
         o = a.get("o", 0)
         key = (USER, DESK, self.rid(o)) if "o" in a else None
@@ -219,7 +231,8 @@ class WireHarness(HarnessBase):
             self.restarts += 1
         elif name == "claim":
             call = self._call(o, a["a"])
-            self.desktop.start(call, now)
+            if self.desktop.start(call, now) == "run" and call.scope is not None:
+                self.book.claimed[call.scope] = now  # a claim (new, reclaimed or rerun)
             row = self.desktop.claims.row(call.scope) if call.scope is not None else None
             if row is not None and row.state == "running" and row.claimed_at == now:
                 self.fp_index.setdefault(row.fp, self.c.ops[o].params)

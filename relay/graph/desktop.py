@@ -27,6 +27,7 @@ class Command:
     state: str = "fetched"  # fetched, running, stopping, done
     outcome: str | None = None
     stop_sent: int = 0
+    polled_at: float | None = None  # when the server was last asked about a stop
 
 
 @dataclass
@@ -47,6 +48,8 @@ class DesktopRelay:
     #: the desktop's run history: the full record of each run under its execution_id,
     #: whatever the posted completion had to leave out (000)
     history: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: when the relay timer last fired (a round ran or was skipped)
+    ticked_at: float = 0.0
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.outbox_path)
@@ -61,6 +64,7 @@ class DesktopRelay:
     def tick(self) -> list[dict[str, Any]]:
         """The timer fires: skipped while busy; otherwise the round starts by re-sending
         every completion still in the outbox (returned: the POSTs to send)."""
+        self.ticked_at = self.clock.now()
         if self.busy or not self.online:
             return []
         self.phase = "sync"
@@ -113,13 +117,14 @@ class DesktopRelay:
     def start_or_refuse(self, c: Command) -> dict[str, Any] | None:
         """Run the command, or close it as cancelled (returned: that completion's POST)."""
         if self.consent(c):
-            c.state = "running"
+            c.state, c.polled_at = "running", self.clock.now()
             return None
         c.state, c.outcome = "done", "cancelled"
         return self._complete(c, "cancelled", None, error=NOT_SHARED)
 
     def control_poll(self, c: Command, cancelled: bool) -> bool:
         """The server said whether the run was cancelled: the stop is sent once."""
+        c.polled_at = self.clock.now()
         if c.state == "running" and cancelled:
             c.state, c.outcome, c.stop_sent = "stopping", "cancelled", c.stop_sent + 1
             return True
@@ -152,6 +157,15 @@ class DesktopRelay:
             self.phase = "idle"
             return True
         return False
+
+    def timers(self) -> list[tuple[float, str, str | None]]:
+        """When the desktop wants to act next: the relay timer every 20 s, and a control
+        poll every 3 s for each Graph that runs (000)."""
+        out: list[tuple[float, str, str | None]] = [(self.ticked_at + POLL_INTERVAL, "round",
+                                                     None)]
+        out += [(c.polled_at + CONTROL_POLL, "control_poll", c.command_id)
+                for c in self.executing() if c.state == "running" and c.polled_at is not None]
+        return sorted(out, key=lambda t: (t[0], t[1], t[2] or ""))
 
     def reopen(self) -> None:
         """A crash of the storage between two steps: reopen the database file."""
