@@ -196,7 +196,7 @@ class GraphHarness(HarnessBase):
             self._post(self.desktop.start_or_refuse(c))
             if c.state == "running":
                 self.book.polled_now(c.command_id, self.desktop.clock.now())
-        elif name == "control_poll":  # every 3 s while the Graph runs
+        elif name in ("control_poll", "control_poll_clear"):  # every 3 s while it runs
             c = self._command(a["r"])
             self.book.polled_now(c.command_id, self._at(
                 self.book.polled.get(c.command_id, 0.0) + CONTROL_POLL))

@@ -84,6 +84,12 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         return (And(s.online, s.exec[r] == EXEC.running, s.flag[r]),
                 {s.exec[r]: EXEC.stopping, s.outcome[r]: OUTCOME.cancelled})
 
+    @b.action("desktop", target="server", params={"r": R})
+    def control_poll_clear(s, r):
+        """The 3 s control poll finds no cancel: nothing changes (a step all the same: the
+        implementation is checked to keep running)."""
+        return And(s.online, s.exec[r] == EXEC.running, Not(s.flag[r])), {}
+
     @b.action("desktop", target="server", params={"r": R, "o": (OUTCOME.completed, OUTCOME.failed)},
               fair=SF, labels={"o": OUTCOME})
     def graph_finish(s, r, o):
