@@ -147,6 +147,9 @@ def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:
     for p in props:
         if p.witness is not None and not ex.witness_seen.get(p.id, True):
             out.append(f"{p.id} {p.name}: its premise never holds ({p.witness_doc})")
+        for i, (doc, _) in enumerate(p.reaches):
+            if not ex.witness_seen.get(f"{p.id}~{i}", True):
+                out.append(f"{p.id} {p.name}: limit never reached ({doc})")
         if ex.trans_applied.get(p.id) == 0:
             out.append(f"{p.id} {p.name}: no transition it checks was ever taken")
     return out

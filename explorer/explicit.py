@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from models.dsl import Model
-from properties.base import Property
+from properties.base import Property, witness_conditions
 
 from .pycompile import compile_level, compile_pack, compile_pred, compile_trans, compile_unpack
 
@@ -116,9 +116,9 @@ def bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
     witnesses: list[tuple[str, Callable]] = []
     trans: list[list[tuple[str, Callable]]] = [[] for _ in model.instances]
     for p in props:
-        if p.witness is not None:
-            witnesses.append((p.id, compile_pred(p.witness(model.view(0), model))))
-            ex.witness_seen[p.id] = False
+        for key, cond in witness_conditions(p, model):
+            witnesses.append((key, compile_pred(cond)))
+            ex.witness_seen[key] = False
         for c in p.checks:
             if c.kind == "inv":
                 e = c.inv(model)

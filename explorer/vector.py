@@ -36,7 +36,7 @@ import numpy as np
 from models.dsl import Model, ModelError
 from models.errors import BadValue
 from models.expr import Slot
-from properties.base import Property
+from properties.base import Property, witness_conditions
 
 from .explicit import Exploration, Progress, Violation
 from .npeval import np_eval
@@ -178,9 +178,9 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     witnesses: list[tuple[str, object]] = []
     trans: list[list[tuple[str, object]]] = [[] for _ in insts]
     for p in props:
-        if p.witness is not None:
-            witnesses.append((p.id, p.witness(model.view(0), model)))
-            ex.witness_seen[p.id] = False
+        for key, cond in witness_conditions(p, model):
+            witnesses.append((key, cond))
+            ex.witness_seen[key] = False
         for c in p.checks:
             if c.kind == "inv":
                 e = c.inv(model)

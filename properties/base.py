@@ -66,6 +66,10 @@ class Property:
     #: a condition that must be true on some explored state, or the check is vacuous
     witness: Callable[[StateView, Model], Expr] | None = None
     witness_doc: str = ""
+    #: scaled-down limits the property speaks of, each with a condition that holds once
+    #: the limit is reached: an explored graph where one never holds leaves that limit
+    #: untested (the vacuity guardrail says "limit never reached")
+    reaches: tuple[tuple[str, Callable[[StateView, Model], Expr]], ...] = ()
     assumptions: tuple[str, ...] = ()
     #: other properties whose invariants the proof of this one may assume
     strengthen: tuple[str, ...] = ()
@@ -118,3 +122,12 @@ def unchanged(model: Model, skip: Sequence[str] = ()) -> Expr:
     """Every variable (but those in ``skip``) keeps its value across the step."""
     return And(*(Slot(i, 1) == Slot(i, 0) for v in model.variables if v.name not in skip
                  for i in v.slots))
+
+
+def witness_conditions(p: Property, m: Model) -> list[tuple[str, Expr]]:
+    """Every condition some explored state must meet for ``p``'s check not to be vacuous,
+    keyed as in ``Exploration.witness_seen``: the premise under ``p.id``, each limit under
+    ``p.id~i``."""
+    out = [(p.id, p.witness(m.view(0), m))] if p.witness is not None else []
+    out += [(f"{p.id}~{i}", f(m.view(0), m)) for i, (_, f) in enumerate(p.reaches)]
+    return out

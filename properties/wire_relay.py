@@ -165,6 +165,35 @@ def b8(s, m):
                holding <= c.light_slots)
 
 
+def _holding(s, c):
+    n = len(c.ops) * len(c.copies)
+    return Count(Or(s.stage[q] == STAGE.dispatch, s.stage[q] == STAGE.joined) for q in range(n))
+
+
+def _client_full(s, m):
+    c = _c(m)
+    return Or(*(relay.pending_of(s, c, [o for o in _ops(m) if c.ops[o].phone == p]) >= c.lim_client
+                for p in sorted({op.phone for op in c.ops})))
+
+
+def _total(s, m):
+    return relay.pending_of(s, _c(m), list(_ops(m)))
+
+
+#: each scaled-down limit of B8, and the condition that it is reached
+B8_REACHES = (
+    ("pending per client (lim_client)", _client_full),
+    ("pending per desktop (lim_desktop)", lambda s, m: _total(s, m) >= _c(m).lim_desktop),
+    ("pending per user (lim_user)", lambda s, m: _total(s, m) >= _c(m).lim_user),
+    ("pending per process (lim_process)", lambda s, m: _total(s, m) >= _c(m).lim_process),
+    ("durable rows (row_cap)", lambda s, m: Count(s.row[k] != ROW.none for k in range(
+        len(_c(m).impl_scopes))) >= _c(m).row_cap),
+    ("waiters per key (waiters)", lambda s, m: Or(*(s.waiters[k] >= _c(m).waiters
+                                                    for k in range(len(_c(m).impl_scopes))))),
+    ("light slots (light_slots)", lambda s, m: _holding(s, _c(m)) >= _c(m).light_slots),
+)
+
+
 def _any_op(m, f):
     return Or(*(f(o) for o in _ops(m)))
 
@@ -245,6 +274,7 @@ PROPERTIES = (
              "holding a light slot (running, or joined to a running copy) never exceed the "
              "slots (scaled-down limits: see the model's parameters).",
              (Check("inv", b8),), ("limit-off-by-one", "claim-without-slot"),
+             reaches=B8_REACHES,
              witness=lambda s, m: _any_op(m, lambda o: s.ans[o] == ANS.limit),
              witness_doc="a request refused by a pending limit (-32020)"),
 )
@@ -258,7 +288,7 @@ _PARAMS: dict[str, dict[str, int]] = {
     "outbox-without-operation-ledger": {"workload": 3, "ops": 1},
     "memory-only-claims": {"ops": 1},
     "rerun-after-lease": {"ops": 1},
-    "retry-mints-new-key": {"ops": 1},
+    "retry-mints-new-key": {"ops": 1, "row_cap": 2},  # the fresh key's row needs room
     "claim-without-slot": {"light_slots": 1},  # a join beside the running copy overfills 1 slot
 }
 MUTANTS = mutant_catalogue(MODEL, PROPERTIES, MODEL_MUTANTS, where=_WHERE, default_where="desktop",

@@ -103,3 +103,17 @@ def test_b1_counterexample_shows_the_old_socket_and_the_late_answer():
 def test_unknown_assumption_is_bad_input():
     res = CliRunner().invoke(main, ["explore", "--model", "wire-relay", "--drop-assumption", "x"])
     assert res.exit_code == 150 and "no assumption 'x'" in res.stderr
+
+
+def test_every_scaled_down_limit_is_reached_at_the_defaults():
+    # issue 12, blind spot 5: a limit the workload never reaches is untested
+    r = _run(())
+    assert not [w for w in r.warnings if "limit never reached" in w], r.warnings
+    assert all(r.exploration.witness_seen[f"B8~{i}"] for i in range(7))
+
+
+def test_the_guardrail_names_a_limit_the_workload_cannot_reach():
+    # two operations from one phone never make three entries pending
+    r = _run((("lim_process", 3),))
+    assert "B8 limits-hold: limit never reached (pending per process (lim_process))" in r.warnings
+    assert r.status["B8"] == "holds"

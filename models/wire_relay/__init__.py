@@ -97,10 +97,10 @@ SPEC = ModelSpec(
         Param("light_slots", 2, 1, 8, "light-call slots (real: 8); a joined copy keeps its "
               "slot, so joins need 2"),
         Param("lim_client", 1, 1, 64, "pending entries per client (real: 64)"),
-        Param("lim_desktop", 2, 1, 128, "pending entries per desktop (real: 128)"),
-        Param("lim_user", 2, 1, 512, "pending entries per user (real: 512)"),
-        Param("lim_process", 3, 1, 4096, "pending entries per relay process (real: 4,096)"),
-        Param("row_cap", 2, 1, 4096, "unexpired durable rows (real: 4,096)"),
+        Param("lim_desktop", 1, 1, 128, "pending entries per desktop (real: 128)"),
+        Param("lim_user", 1, 1, 512, "pending entries per user (real: 512)"),
+        Param("lim_process", 1, 1, 4096, "pending entries per relay process (real: 4,096)"),
+        Param("row_cap", 1, 1, 4096, "unexpired durable rows (real: 4,096)"),
         Param("waiters", 1, 1, 32, "copies that may join one running claim (real: 32)"),
         Param("switches", 0, 0, 2, "routing-authority switch episodes (-32024); each doubles "
               "the state space, so the default has none"),
