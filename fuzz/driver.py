@@ -28,7 +28,7 @@ from models.dsl import Model
 from models.expr import evaluate
 from properties import catalogue
 
-from . import mutants
+from . import mutants, stories
 from . import profiles  # noqa: F401  (registers the Hypothesis profiles)
 from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
 from .graph_harness import GraphHarness
@@ -71,6 +71,8 @@ class FuzzReport:
     map_visited: int = 0
     #: transitions the tour could not try: the harness did not return to their source
     unreached: int = 0
+    #: distinct states the walks reached with each long-story feature (fuzz.stories)
+    stories: dict[str, int] = field(default_factory=dict)
 
     @property
     def state_coverage(self) -> float:
@@ -417,6 +419,7 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     rep.seconds += time.perf_counter() - t0
     rep.map_states = len(mapped)
     rep.map_visited = len(rep.visited & mapped)
+    rep.stories = stories.count(model, sorted(rep.visited))
     return rep
 
 

@@ -536,9 +536,11 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               callback=lambda c, p, v: _usable_dir(v, "--out"))
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Model parameter (with --model), e.g. restarts=2 gens=3 for longer stories.")
 def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int, seed: int,
          profile: str | None, db: Path | None, tour_depth: int | None, as_json: bool,
-         out: Path | None) -> None:
+         out: Path | None, params: tuple[str, ...]) -> None:
     """Fuzz the reference implementation against the model (tour, then Hypothesis)."""
     from fuzz.driver import IMPL_MUTANTS, SYSTEMS, TOUR_DEPTH, hypothesis_run, model_for, \
         path_trace, tour
@@ -557,6 +559,12 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                 {x for m in SYSTEMS for x in IMPL_MUTANTS[m]})
             raise BadInput(f"{where} mutant {mutant!r} (known: {', '.join(known)})")
     systems = [model] if model else list(SYSTEMS)
+    overrides = _parse_params(params)
+    if overrides and model is None:
+        raise BadInput("--param needs --model (the two systems have different parameters)")
+    if overrides:  # every name and value checked before the work starts
+        checked = model_for(model, mutant, overrides).params  # type: ignore[arg-type]
+        overrides = {k: checked[k] for k in overrides}
     from fuzz.profiles import FUZZ_EXAMPLES, current
     prof = profile or current()
     n_ex = examples if examples is not None else FUZZ_EXAMPLES[prof]
@@ -567,12 +575,13 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
         depth = tour_depth if tour_depth is not None else TOUR_DEPTH[name]
         say(f"{name}: tour to depth {depth}")
         t0 = time.perf_counter()
-        rep = tour(name, mutant=mutant, depth=depth, seed=seed, log=say)
+        rep = tour(name, mutant=mutant, depth=depth, seed=seed, log=say, params=overrides)
         t_tour = time.perf_counter() - t0
         if rep.failure is None and n_ex:
             say(f"{name}: hypothesis, {n_ex} examples of up to {steps} steps, profile {prof}")
             rep = hypothesis_run(name, mutant=mutant, examples=n_ex, steps=steps, seed=seed,
                                  profile=prof, rep=rep, start_depth=min(depth, 8),
+                                 params=overrides,
                                  db=str(db) if db else None,
                                  hypothesis_shrink=prof == "nightly")
         elapsed = time.perf_counter() - t0
@@ -590,7 +599,9 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                            "distinct_model_states": len(rep.visited),
                            "map_depth": min(depth, 8), "map_states": rep.map_states,
                            "map_states_visited": rep.map_visited,
-                           "states_beyond_map": len(rep.visited) - rep.map_visited},
+                           "states_beyond_map": len(rep.visited) - rep.map_visited,
+                           "long_stories": rep.stories},
+            "params": overrides,
             "failure": rep.failure}
         if rep.failure:
             code = 12
@@ -624,6 +635,9 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                        f"{hy['map_states_visited']:,} "
                        f"({100 * hy['map_states_visited'] / hy['map_states']:.1f}%); "
                        f"{hy['states_beyond_map']:,} states beyond that depth")
+        if hy["long_stories"]:
+            click.echo("    long stories (distinct states): " + ", ".join(
+                f"{k} {v:,}" for k, v in hy["long_stories"].items()))
         if run["failure"]:
             click.echo(f"FAILURE: {run['failure']}")
             click.echo(rnd.text(run["trace"]))

@@ -1,0 +1,68 @@
+"""Issue 12, blind spot 6: longer stories.  A bug that needs two restarts sits beyond
+the default model (one restart) and the tour's depth; Hypothesis walks with the
+parameters of longer stories (two restarts, three generations) reach it, and the
+fuzzer reports how many states of each long story its walks reached."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from fuzz import mutants
+from fuzz.driver import hypothesis_run, tour
+from osf_check.cli import main
+from relay.wire.desktop_router import DesktopRouter
+
+LONG = {"restarts": 2, "gens": 3}
+
+
+class LosesClaimsOnTheSecondRestart(DesktopRouter):
+    """The claims file is opened afresh (and empty) once the process has restarted twice."""
+
+    lives = 0
+
+    def restarted(self):
+        new = super().restarted()
+        new.lives = self.lives + 1
+        if new.lives >= 2:
+            new.claims.db.execute("DELETE FROM claims")
+        return new
+
+
+def _register(monkeypatch, name):
+    monkeypatch.setitem(mutants.MUTANTS, ("wire-relay", name), mutants.ImplMutant(
+        name, "wire-relay", "test", {"desktop": LosesClaimsOnTheSecondRestart}))
+
+
+def test_a_bug_of_the_second_restart_needs_a_longer_story(monkeypatch):
+    name = "loses-claims-on-second-restart"
+    _register(monkeypatch, name)
+    # the default model allows one restart: no tour of it, at any depth, can show the bug
+    assert tour("wire-relay", mutant=name, depth=6).failure is None
+    rep = hypothesis_run("wire-relay", mutant=name, examples=300, steps=60, params=LONG,
+                         profile="ci", seed=0)
+    assert rep.failure is not None, rep.stories
+
+
+def test_the_fuzzer_reports_the_long_stories_it_reached():
+    res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--tour-depth", "3",
+                                    "--examples", "40", "--param", "restarts=2",
+                                    "--param", "gens=3", "--json"])
+    assert res.exit_code == 0, res.output
+    [run] = json.loads(res.stdout)["runs"]
+    assert run["params"] == LONG
+    stories = run["hypothesis"]["long_stories"]
+    assert set(stories) == {"two restarts", "two reconnects", "every operation answered"}
+    assert stories["two reconnects"] > 0
+    # the default model has one restart: that story cannot happen, and says so with a 0
+    res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--tour-depth", "3",
+                                    "--examples", "40", "--json"])
+    assert json.loads(res.stdout)["runs"][0]["hypothesis"]["long_stories"]["two restarts"] == 0
+
+
+def test_param_needs_a_model_and_valid_values():
+    r = CliRunner().invoke(main, ["fuzz", "--param", "restarts=2"])
+    assert r.exit_code == 150 and "--param needs --model" in r.output
+    r = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--param", "restarts=99"])
+    assert r.exit_code == 150 and "Traceback" not in r.output
