@@ -39,7 +39,7 @@ PACKAGES = ("relay/graph", "relay/wire")
 #: the tests that drive the implementation: its own, and the fuzz harness's (the
 #: correct implementation must conform to the model)
 #: (test_trust.py reads relay/'s source text, which mutmut rewrites: not a killer)
-TESTS = ["tests/test_wire_impl.py", "tests/test_wire_idempotency.py",
+TESTS = ["tests/test_impl_contracts.py", "tests/test_wire_impl.py", "tests/test_wire_idempotency.py",
          "tests/test_limits_at_edges.py", "tests/test_impl_machines.py",
          "tests/test_fuzz_inputs.py", "tests/test_fuzz_time.py", "tests/test_fuzz_noop_steps.py",
          "tests/test_fuzz_graph.py", "tests/test_fuzz_wire.py"]

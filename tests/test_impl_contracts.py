@@ -1,0 +1,303 @@
+"""The implementation's answers, exactly: every refusal path with its reason and text, every
+success with its fields.  Written against the documents where they fix a field, and as a
+regression pin of our own wording where they leave it open (a changed text is then a
+deliberate change, made here in the same commit).  Mutation testing (issue 12) showed
+these paths were run by the fuzzer but their exact answers were not looked at."""
+
+from __future__ import annotations
+
+import pytest
+
+from relay.clock import ManualClock
+from relay.graph.desktop import POLL_INTERVAL, CONTROL_POLL, Command, DesktopRelay
+from relay.graph.outbox import Outbox
+from relay.graph.server import NOT_FOUND, GraphServer, ToolError
+from relay.wire import envelope as env
+from relay.wire.app import DesktopApp
+from relay.wire.desktop_router import DesktopRouter
+from relay.wire.errors import (BUSY_MESSAGE, TIMEOUT_MESSAGE, answer_class, busy, desktop_error,
+                               kind_of, relay_error, timed_out)
+from relay.wire.registration import (Device, RegistrationError, VersionGate, parse_version,
+                                     register, show)
+
+DESK = "6f1c2a7e-0000-4000-8000-000000000001"
+PHONE = "6f1c2a7e-0000-4000-8000-000000000002"
+DEVICES = {DESK: Device(DESK, "desktop"), PHONE: Device(PHONE, "mobile"),
+           "6f1c2a7e-0000-4000-8000-000000000003": Device("6f1c2a7e-0000-4000-8000-000000000003",
+                                                          "mobile", forgotten=True),
+           "6f1c2a7e-0000-4000-8000-000000000004": Device("6f1c2a7e-0000-4000-8000-000000000004",
+                                                          "mobile", relay_permission=False)}
+
+
+# registration (004) ------------------------------------------------------------------------
+def _refusal(payload, role="desktop", rules=()):
+    with pytest.raises(RegistrationError) as e:
+        register(payload, role, DEVICES, VersionGate(lambda: list(rules)), 0.0)
+    return e.value.reason, str(e.value)
+
+
+@pytest.mark.parametrize("payload, role, reason, text", [
+    ([], "desktop", "invalidRegistration", "the payload is not an object"),
+    ({"deviceId": DESK, "relayProtocolVersion": "1.7", "x": 1}, "desktop",
+     "invalidRegistration", "unknown field x"),
+    ({"deviceId": DESK}, "desktop", "protocolUpdateRequired",
+     "Update the app: it does not say which relay protocol it speaks."),
+    ({"deviceId": DESK, "relayProtocolVersion": "1.x"}, "desktop",
+     "invalidRelayProtocolVersion", "cannot parse '1.x'"),
+    ({"deviceId": DESK, "relayProtocolVersion": "1.6"}, "desktop", "protocolUpdateRequired",
+     "Update the app: it speaks relay protocol 1.6, and 1.7 is required."),
+    ({"deviceId": "nope", "relayProtocolVersion": "1.7"}, "desktop", "invalidRegistration",
+     "deviceId is not a UUID"),
+    ({"deviceId": "6f1c2a7e-0000-4000-8000-00000000000f", "relayProtocolVersion": "1.7"},
+     "desktop", "unknownDevice", "no such device for this account"),
+    ({"deviceId": "6f1c2a7e-0000-4000-8000-000000000003", "relayProtocolVersion": "1.7"},
+     "mobile", "unknownDevice", "no such device for this account"),
+    ({"deviceId": PHONE, "relayProtocolVersion": "1.7"}, "desktop", "forbidden",
+     "the device may not open this connection"),
+    ({"deviceId": "6f1c2a7e-0000-4000-8000-000000000004", "relayProtocolVersion": "1.7"},
+     "mobile", "forbidden", "the device may not open this connection"),
+    ({"deviceId": PHONE, "relayProtocolVersion": "1.7", "targetDesktopDeviceId": "desk"},
+     "mobile", "invalidRegistration", "targetDesktopDeviceId is not a UUID"),
+])
+def test_each_registration_refusal_exactly(payload, role, reason, text):
+    assert _refusal(payload, role) == (reason, f"{reason}: {text}")
+
+
+def test_a_registration_keeps_role_target_and_session():
+    r = register({"deviceId": PHONE.upper(), "relayProtocolVersion": "1.12",
+                  "targetDesktopDeviceId": DESK.upper(), "sessionId": "sess-9"}, "mobile",
+                 DEVICES, VersionGate(lambda: ["1.8"]), 0.0)
+    assert (r.device, r.role, r.target, r.session_id) == (PHONE, "mobile", DESK, "sess-9")
+    # a desktop's target is not checked (only a phone is routed by it)
+    r = register({"deviceId": DESK, "relayProtocolVersion": "1.7",
+                  "targetDesktopDeviceId": "anything"}, "desktop", DEVICES,
+                 VersionGate(lambda: []), 0.0)
+    assert (r.role, r.target, r.session_id) == ("desktop", "anything", None)
+
+
+def test_the_version_gate_reads_the_rules_at_most_every_60_s():
+    reads = []
+    gate = VersionGate(lambda: reads.append(1) or ["1.9"])
+    assert gate.required(0.0) == (1, 9) and gate.required(59.9) == (1, 9) and len(reads) == 1
+    assert gate.required(60.0) == (1, 9) and len(reads) == 2
+    assert _refusal({"deviceId": DESK, "relayProtocolVersion": "1.8"}, rules=["1.9"]) == (
+        "protocolUpdateRequired",
+        "protocolUpdateRequired: Update the app: it speaks relay protocol 1.8, and 1.9 is "
+        "required.")
+    with pytest.raises(RegistrationError, match="relayProtocolPolicyUnavailable: a "
+                       "compatibility rule holds the version 'v2'"):
+        VersionGate(lambda: ["v2"]).required(0.0)
+    assert (parse_version("10.02"), parse_version(" 1.7"), show((3, 14))) == ((10, 2), None,
+                                                                               "3.14")
+
+
+# error answers (004's codes, our texts) ------------------------------------------------------
+def test_relay_and_desktop_errors_exactly():
+    assert relay_error(-32020, scope="client", limit=64, current=64) == {"error": {
+        "code": -32020, "message": "Too many pending requests.",
+        "data": {"kind": "limit", "scope": "client", "limit": 64, "current": 64,
+                 "retryable": True}}}
+    assert relay_error(-32021) == {"error": {"code": -32021, "message":
+                                             "A request with this id is already pending.",
+                                             "data": {"kind": "duplicate"}}}
+    assert desktop_error("conflict") == {"error": {"code": -32009, "message": "conflict",
+                                                   "data": {"kind": "conflict",
+                                                            "retryable": False}}}
+    assert desktop_error("busy", "wait") == {"error": {"code": -32031, "message": "wait",
+                                                       "data": {"kind": "busy",
+                                                                "retryable": True}}}
+    assert desktop_error("not_implemented")["error"]["message"] == "not implemented"
+    assert desktop_error("internal", retryable=True, x=1)["error"]["data"] == {
+        "kind": "internal", "retryable": True, "x": 1}
+    assert busy() == {"error": {"code": -32603, "message": BUSY_MESSAGE}}
+    assert timed_out() == {"error": {"code": -32603, "message": TIMEOUT_MESSAGE}}
+    assert [kind_of(a) for a in (busy(), timed_out(), {"error": {"code": 1}},
+                                 {"error": {"code": -32603, "message": "x"}})] == \
+        ["busy", "timed_out", "internal", "internal"]
+    assert [answer_class(a) for a in (
+        {"result": 1}, desktop_error("validation"), desktop_error("parse_error"),
+        desktop_error("database"), {"error": {"code": 7, "retryable": True}},
+        {"error": {"code": 7}})] == ["final", "final", "retryable", "ambiguous", "retryable",
+                                     "ambiguous"]
+
+
+# the Graph-run relay's tools through tools/call (000) -----------------------------------------
+SID = "gs_" + "ab" * 16
+RUN, READ = frozenset({"osfoundry:run"}), frozenset({"osfoundry:read"})
+
+
+def _server() -> GraphServer:
+    s = GraphServer()
+    s.sync("proj_1", [{"graph_session_id": SID, "name": "g", "slug": "s0", "version": 1}])
+    return s
+
+
+def test_every_tool_through_call_tool():
+    s = _server()
+    t = s.call_tool(1, "run_graph_session", {"graph_session_id": SID,
+                                              "idempotency_key": "key-12345678"}, RUN)
+    assert t["status"] == "queued" and set(t) == {"command_id", "status"}
+    assert s.call_tool(1, "get_graph_run", {"command_id": t["command_id"]}, READ) == t
+    assert s.call_tool(1, "list_graph_sessions", {"project_id": "proj_1"}, READ) == {
+        "project_id": "proj_1", "sessions": [{"name": "g", "slug": "s0", "version": 1,
+                                              "graph_session_id": SID}]}
+    assert s.call_tool(1, "list_graph_sessions", {}, READ) == {"project_id": "",
+                                                               "sessions": []}
+    with pytest.raises(ToolError, match="^limit must be 1 to 50$"):
+        s.call_tool(1, "list_graph_sessions", {"project_id": "proj_1", "limit": 51}, READ)
+    assert s.call_tool(1, "cancel_graph_run", {"command_id": t["command_id"]}, RUN) == {
+        "command_id": t["command_id"], "status": "cancelled"}
+    assert s.runs[0].status == "cancelled"  # cancel, not a read
+    for name, args, scopes, text in (
+            ("no_such_tool", {}, RUN | READ, "unknown tool 'no_such_tool'"),
+            ("get_graph_run", {"command_id": "x"}, RUN,
+             "get_graph_run needs the OAuth scope osfoundry:read"),
+            ("cancel_graph_run", [], RUN, "arguments must be an object")):
+        with pytest.raises(ToolError) as e:
+            s.call_tool(1, name, args, scopes)
+        assert str(e.value) == text
+    with pytest.raises(ToolError) as e:
+        s.call_tool(2, "get_graph_run", {"command_id": t["command_id"]}, READ)
+    assert str(e.value) == NOT_FOUND
+
+
+def test_the_tool_list_carries_scopes_and_no_scope_field():
+    tools = {t["name"]: t for t in GraphServer.tools_list()}
+    assert set(tools) == {"run_graph_session", "get_graph_run", "cancel_graph_run",
+                          "list_graph_sessions"}
+    for name, t in tools.items():
+        assert "scope" not in t
+        want = "osfoundry:run" if name in ("run_graph_session", "cancel_graph_run") \
+            else "osfoundry:read"
+        assert t["securitySchemes"] == [{"type": "oauth2", "scopes": [want]}]
+
+
+def test_a_completion_is_kept_without_its_routing_fields_and_a_late_one_is_ignored():
+    s = _server()
+    t = s.run_graph_session(1, {"graph_session_id": SID, "idempotency_key": "key-12345678"})
+    [cmd] = s.sync("proj_1", [{"graph_session_id": SID}])
+    assert cmd == {"command_id": t["command_id"], "graph_session_id": SID, "slug": "s0",
+                   "arguments": {}}
+    s.complete({"execution_id": t["command_id"], "status": "completed", "result": "r",
+                "total_tokens": 3})
+    assert s.get_graph_run(1, t["command_id"]) == {"command_id": t["command_id"],
+                                                   "status": "completed", "result": "r",
+                                                   "total_tokens": 3}
+    s.complete({"execution_id": t["command_id"], "status": "failed", "error": "late"})
+    assert s.get_graph_run(1, t["command_id"])["status"] == "completed"
+
+
+# the graph desktop's outbox and timers ---------------------------------------------------------
+def test_the_outbox_keeps_order_replaces_and_removes(tmp_path):
+    box = Outbox(tmp_path / "o.sqlite")
+    box.put("a", {"n": 1})
+    box.put("b", {"n": "日本"})
+    box.put("a", {"n": 3})  # a re-written completion goes to the end
+    assert box.entries() == [("b", {"n": "日本"}), ("a", {"n": 3})]
+    box.remove("b")
+    box.remove("zzz")
+    assert box.entries() == [("a", {"n": 3})] and "a" in box and "b" not in box
+    box.reopen()
+    assert box.entries() == [("a", {"n": 3})]
+    box.close()
+    with pytest.raises(RuntimeError, match="the outbox is closed"):
+        box.entries()
+
+
+def test_the_graph_desktop_reports_its_timers():
+    d = DesktopRelay(":memory:", clock=ManualClock())
+    assert d.timers() == [(POLL_INTERVAL, "round", None)]
+    d.clock.advance(7.0)
+    d.tick()
+    c = Command("c-1", d.session_id, d.slug)
+    d.commands["c-1"] = c
+    d.phase = "work"
+    d.start_or_refuse(c)
+    assert d.timers() == [(7.0 + CONTROL_POLL, "control_poll", "c-1"),
+                          (7.0 + POLL_INTERVAL, "round", None)]
+    d.clock.advance(3.0)
+    assert d.control_poll(c, False) is False
+    assert d.timers()[0] == (13.0, "control_poll", "c-1")
+    p = d.finish(c, "completed", "out", tokens=5, cost=0.5)
+    assert p["status"] == "completed" and d.history["c-1"]["result"] == "out"
+    assert d.timers() == [(27.0, "round", None)]
+
+
+# the wire desktop's handlers (004) ---------------------------------------------------------------
+def test_the_upload_ledger_step_by_step():
+    app = DesktopApp(sessions={"s": None})
+    up = "files.{}ChatAttachmentUpload{}"
+    begin, append = up.format("begin", ""), "files.appendChatAttachmentUploadChunk"
+    finish, cancel = up.format("finish", ""), up.format("cancel", "")
+    assert app.handle(begin, {"sessionId": "nope", "uploadId": "u"})["error"]["data"]["kind"] \
+        == "not_found"
+    assert app.handle(begin, {"sessionId": "s", "uploadId": 7})["error"]["message"] == \
+        "session not found"
+    assert app.handle(begin, {"sessionId": "s", "uploadId": "u"}) == {"result": {"uploadId": "u"}}
+    assert app.handle(append, {"uploadId": "nope"}) == desktop_error("not_found", "no such upload")
+    assert app.handle(append, {"uploadId": "u", "index": 0, "data": "a"}) == {
+        "result": {"uploadId": "u", "chunks": 1}}
+    assert app.handle(append, {"uploadId": "u", "index": 0, "data": "a"}) == {
+        "result": {"uploadId": "u", "chunks": 1}}  # a second run appends nothing
+    assert app.handle(append, {"uploadId": "u", "index": 1, "data": "b"})["result"]["chunks"] == 2
+    assert app.uploads["u"]["chunks"] == {0: "a", 1: "b"}
+    assert app.handle(finish, {"uploadId": "u"}) == {
+        "result": {"uploadId": "u", "state": "finished", "chunks": 2}}
+    assert app.handle(finish, {"uploadId": "u"})["result"]["state"] == "finished"  # again
+    assert app.handle(cancel, {"uploadId": "u"}) == desktop_error("conflict",
+                                                                  "the upload is finished")
+    assert app.handle(append, {"uploadId": "u", "index": 2}) == desktop_error(
+        "conflict", "the upload is finished")
+    app.handle(begin, {"sessionId": "s", "uploadId": "v"})
+    assert app.handle(cancel, {"uploadId": "v"}) == {
+        "result": {"uploadId": "v", "state": "cancelled", "chunks": 0}}
+    assert app.handle(finish, {"uploadId": "v"}) == desktop_error("conflict",
+                                                                  "the upload is cancelled")
+    assert app.handle("files.readBinary", {}) == desktop_error("not_implemented")
+
+
+def test_stop_and_send_now_exactly():
+    app = DesktopApp(sessions={"s": ("run-1", "th-1", "turn-1"), "idle": None})
+    app.handle("run.chatOutboxSubmit", env.outbox_params("s", "op-1"))
+    stop = {"sessionId": "s", "queueId": "q-1", "operationId": "op-1",
+            "expectedRunId": "run-1", "expectedThreadId": "th-1", "expectedTurnId": "turn-1"}
+    assert app.handle("run.chatOutboxStopAndSendNow", stop) == {"result": {
+        "stopped": True, "sent": True, "receipt": {"queueId": "q-1", "operationId": "op-1"}}}
+    assert app.sessions["s"] is None and app.outbox["s"][0]["sent"] is True
+    assert app.handle("run.chatOutboxStopAndSendNow", stop) == {"result": {
+        "stopped": False, "sent": False, "receipt": {"queueId": "q-1", "operationId": "op-1"}}}
+    assert app.handle("run.chatOutboxStopAndSendNow", {**stop, "sessionId": "idle",
+                                                       "queueId": "none"})["result"] == {
+        "stopped": False, "sent": False, "receipt": {"queueId": "none", "operationId": "op-1"}}
+    assert app.handle("run.chatOutboxStopAndSendNow", {**stop, "sessionId": "gone"}) == \
+        desktop_error("not_found", "session not found")
+    assert app.messages("s", "op-1") == 1 and app.messages("s", "op-2") == 0
+
+
+def test_the_codex_profile_switch_answers_and_emits_its_event():
+    app = DesktopApp()
+    assert app.handle("system.activateCodexAuthProfile", {"profileId": "p-2"}) == {
+        "result": {"profiles": [{"profileId": "p-2", "active": True}]}}
+    assert app.events == [{"agent": "codex", "profileId": "p-2"}] and app.active_profile == "p-2"
+
+
+def test_outbox_params_are_004s_example_shape():
+    assert env.outbox_params("s", "op", text="hi") == {
+        "queueId": "q-1", "operationId": "op", "sessionId": "s", "userText": "hi",
+        "promptText": "hi", "attachments": [], "speedMode": "normal", "createdAt": 0,
+        "updatedAt": 0, "intent": "enqueue", "sendMode": "queue", "source": "phone"}
+
+
+def test_the_wire_desktop_lists_its_timers_in_order():
+    d = DesktopRouter(":memory:", "user-1")
+    f = env.request("r-1", "system.activateCodexAuthProfile", {"sessionId": "s"}, key="key-1234")
+    f["payload"].update(clientId="c", userId="user-1")
+    call = d.receive(f, 1.0)
+    assert d.timers() == [(9.0, "slot_wait", call.cid)]
+    d.start(call, 2.0)
+    # a live handler: its lease is not listed (it outlives the handler, B10)
+    assert d.timers() == [(47.0, "dispatch", call.cid)]
+    d.fire("dispatch", call.cid, 47.0)
+    assert d.timers() == [(52.0, "enqueue", call.cid), (302.0, "lease", call.scope)]
+    assert d.tick(51.0) == [] and d.tick(52.0) == [("enqueue", call.cid)]
+    assert d.tick(302.0) == [("lease", call.scope)]
