@@ -1,0 +1,197 @@
+"""The Graph-run relay implementation alone: its tools, payload rules, projects,
+sharing, and crashes between steps (000).  Fuzzing it against the model is
+test_fuzz_graph.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fuzzcheck import run_then_kill
+from fuzz.oracles import bounded, utf16_length
+from relay.graph.desktop import DesktopRelay
+from relay.graph.payload import (ERROR_LIMIT, RESULT_LIMIT, completion_payload,
+                                 stringify_length, whole)
+from relay.graph.server import NOT_FOUND, GraphServer, ToolError
+
+SID = "gs_" + "ab" * 16
+
+
+def _sized(units: int, unit: str) -> str:
+    """A result whose completion's JSON.stringify length is ``units`` (UTF-16 code units),
+    or as close below as ``unit`` allows."""
+    base = whole("e", "completed", "", 1, 0.5)
+    overhead = utf16_length(json.dumps(base, ensure_ascii=False, separators=(",", ":")))
+    return unit * ((units - overhead) // utf16_length(unit))
+
+
+@pytest.mark.parametrize("unit", ["a", "日", "😀", "𝄞"])
+def test_a_result_at_the_limit_is_posted_whole_and_one_more_unit_is_not(unit):
+    text = _sized(RESULT_LIMIT, unit)
+    full = whole("e", "completed", text, 1, 0.5)
+    assert RESULT_LIMIT - utf16_length(unit) < stringify_length(full) <= RESULT_LIMIT
+    p = completion_payload("e", "completed", text, 1, 0.5)
+    assert p == full and bounded(p, full) is None
+    over = text + unit
+    q = completion_payload("e", "completed", over, 1, 0.5)
+    assert q == {"execution_id": "e", "status": "completed", "result_truncated": True}
+    assert bounded(q, whole("e", "completed", over, 1, 0.5)) is None
+
+
+def test_errors_are_cut_to_2000_characters():
+    p = completion_payload("e", "failed", None, 0, 0, error="é" * 5000)
+    assert len(p["error"]) == ERROR_LIMIT
+
+
+@pytest.mark.parametrize("args, needle", [
+    ({"graph_session_id": SID, "idempotency_key": "short"}, "8 to 128"),
+    ({"graph_session_id": SID, "idempotency_key": "k" * 129}, "8 to 128"),
+    ({"graph_session_id": SID}, "required"),
+    ({"graph_session_id": "gs_123", "idempotency_key": "k" * 8}, "32 hex"),
+    ({"graph_session_id": SID, "idempotency_key": "k" * 8, "user_id": 1}, "unknown field"),
+    ({"graph_session_id": SID, "idempotency_key": "k" * 8, "arguments": [1]}, "object"),
+])
+def test_run_graph_session_validates_its_input(args, needle):
+    with pytest.raises(ToolError, match=needle):
+        GraphServer().run_graph_session(0, args)
+
+
+def test_retry_with_the_same_key_gets_the_first_ticket_and_ids_are_uuids():
+    import uuid
+    s = GraphServer()
+    a = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})
+    b = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})
+    assert a == b and uuid.UUID(a["command_id"]).version == 4 and len(s.runs) == 1
+    assert set(a) == {"command_id", "status"}  # the tool's description names the reader
+    c = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "other-key"})
+    assert c["command_id"] != a["command_id"]  # a fresh key is a second run, by design
+
+
+def test_unknown_empty_and_foreign_ids_answer_the_same():
+    s = GraphServer()
+    cid = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})[
+        "command_id"]
+    answers = set()
+    for agent, x in ((1, cid), (0, ""), (0, "00000000-0000-4000-8000-000000000000"), (0, None)):
+        for call in (s.get_graph_run, s.cancel_graph_run):
+            with pytest.raises(ToolError) as e:
+                call(agent, x)
+            answers.add(str(e.value))
+    assert answers == {NOT_FOUND}
+    assert s.runs[0].status == "queued"  # the foreign cancel changed nothing
+
+
+def test_tools_carry_000s_contract_scopes_and_annotations():
+    from relay.graph.server import TOOLS
+    tools = {t["name"]: t for t in GraphServer.tools_list()}
+    assert set(tools) == {"run_graph_session", "get_graph_run", "cancel_graph_run",
+                          "list_graph_sessions"}
+    assert "Retrieve progress and result with get_graph_run" in \
+        tools["run_graph_session"]["description"]
+    assert tools["run_graph_session"]["annotations"] == {"readOnlyHint": False,
+                                                         "destructiveHint": True}
+    assert tools["get_graph_run"]["annotations"]["readOnlyHint"] is True
+    scopes = {n: t["securitySchemes"][0]["scopes"] for n, t in tools.items()}
+    assert scopes == {"run_graph_session": ["osfoundry:run"], "cancel_graph_run": ["osfoundry:run"],
+                      "get_graph_run": ["osfoundry:read"], "list_graph_sessions": ["osfoundry:read"]}
+    assert TOOLS["run_graph_session"]["inputSchema"]["additionalProperties"] is False
+
+
+def test_a_call_without_the_tools_scope_is_refused_and_changes_nothing():
+    s = GraphServer()
+    args = {"graph_session_id": SID, "idempotency_key": "k" * 8}
+    with pytest.raises(ToolError, match="osfoundry:run"):
+        s.call_tool(0, "run_graph_session", args, {"osfoundry:read"})
+    assert not s.runs
+    cid = s.call_tool(0, "run_graph_session", args, {"osfoundry:run"})["command_id"]
+    with pytest.raises(ToolError, match="osfoundry:read"):
+        s.call_tool(0, "get_graph_run", {"command_id": cid}, {"osfoundry:run"})
+    assert s.call_tool(0, "get_graph_run", {"command_id": cid}, {"osfoundry:read"})["status"] == \
+        "queued"
+    with pytest.raises(ToolError, match="osfoundry:run"):
+        s.call_tool(0, "cancel_graph_run", {"command_id": cid}, {"osfoundry:read"})
+    assert s.runs[0].status == "queued"
+
+
+def test_projects_are_kept_apart_by_sync_and_list():
+    s = GraphServer()
+    other = "gs_" + "cd" * 16
+    assert s.list_graph_sessions("p1") == {"project_id": "p1", "sessions": []}  # the default
+    s.sync("p1", [{"graph_session_id": SID, "name": "a", "description": "d", "slug": "x",
+                   "version": 1, "status": "ready"}])
+    s.sync("p2", [{"graph_session_id": other, "name": "b", "description": "e", "slug": "y",
+                   "version": 1, "status": "ready"}])
+    assert [x["graph_session_id"] for x in s.list_graph_sessions("p1")["sessions"]] == [SID]
+    assert [x["graph_session_id"] for x in s.list_graph_sessions("p2")["sessions"]] == [other]
+    a = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})
+    b = s.run_graph_session(0, {"graph_session_id": other, "idempotency_key": "j" * 8})
+    assert [r.project_id for r in s.runs] == ["p1", "p2"]  # filed under their projects
+    assert [c["command_id"] for c in s.sync("p2", [])] == [b["command_id"]]
+    assert s.list_graph_sessions("p2")["sessions"] == []  # p2's last sync uploaded nothing
+    assert [x["graph_session_id"] for x in s.list_graph_sessions("p1")["sessions"]] == [SID]
+    assert [c["command_id"] for c in s.sync("p1", [])] == [a["command_id"]]
+
+
+def test_the_desktop_syncs_each_enabled_project_with_its_own_sessions(tmp_path):
+    other = "gs_" + "cd" * 16
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), projects={"p1": SID, "p2": other})
+    assert [(r["project_id"], [x["graph_session_id"] for x in r["sessions"]])
+            for r in d.sync_requests()] == [("p1", [SID]), ("p2", [other])]
+    d.enabled["p1"] = False
+    assert [r["project_id"] for r in d.sync_requests()] == ["p2"]
+
+
+def test_the_project_binding_refuses_an_id_that_is_not_a_uuid():
+    with pytest.raises(ValueError, match="not a UUID"):
+        GraphServer._bind("cmd-1")
+    assert GraphServer._bind("00000000-0000-4000-8000-000000000000")
+
+
+def test_a_sharing_change_starts_a_round_at_once_unless_busy(tmp_path):
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.sharing_changed()
+    assert d.phase == "sync"
+    assert d.sharing_changed() == [] and d.phase == "sync"  # busy: skipped
+
+
+def test_reopening_the_database_loses_no_completion(tmp_path):
+    path = str(tmp_path / "outbox.sqlite")
+    d = DesktopRelay(path, session_id=SID)
+    d.sync_reply([{"command_id": "c1", "graph_session_id": SID, "slug": d.slug}])
+    c = d.next_command()
+    assert d.start_or_refuse(c) is None
+    d.finish(c, "completed", "日本語の結果")
+    d.outbox.close()  # the process dies before the POST is acknowledged
+    d2 = DesktopRelay(path, session_id=SID)
+    resent = d2.tick()
+    assert [p["execution_id"] for p in resent] == ["c1"]
+    assert resent[0]["result"] == "日本語の結果"
+
+
+CHILD = r"""
+import sys, os
+from relay.graph.desktop import DesktopRelay
+d = DesktopRelay(sys.argv[1], session_id="gs_" + "ab" * 16)
+d.sync_reply([{"command_id": "c1", "graph_session_id": d.session_id, "slug": d.slug}])
+c = d.next_command(); d.start_or_refuse(c); d.finish(c, "failed", "x", error="boom")
+print("written", flush=True)
+import time; time.sleep(60)
+"""
+
+
+def test_a_killed_process_loses_no_completion(tmp_path):
+    path = str(tmp_path / "outbox.sqlite")
+    run_then_kill(CHILD, path)
+    d = DesktopRelay(path, session_id=SID)
+    assert [(e, x["status"]) for e, x in d.outbox.entries()] == [("c1", "failed")]
+
+
+def test_the_full_record_stays_in_the_desktops_history(tmp_path):
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.commands["c1"] = c = __import__("relay.graph.desktop", fromlist=["Command"]).Command(
+        "c1", SID, d.slug, state="running")
+    big = "x" * (RESULT_LIMIT + 1)
+    posted = d.finish(c, "completed", big, 7, 0.5)
+    assert posted.get("result_truncated") is True and "result" not in posted
+    assert d.history["c1"]["result"] == big and d.history["c1"]["total_tokens"] == 7
