@@ -1,7 +1,8 @@
 """Mutation testing of ``relay/`` with mutmut: the tests and the fuzz harness as killers.
 
     python scripts/mutation_score.py --fast      # development: the implementation's tests
-    python scripts/mutation_score.py             # full: also the fuzz harness (nightly)
+    python scripts/mutation_score.py             # full: the survivors again, with the
+                                                 # fuzz harness among the killers (nightly)
     python scripts/mutation_score.py --json      # the figures for a machine
 
 Why mutmut (3.x) rather than cosmic-ray: it rewrites each function once with a
@@ -151,18 +152,27 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     try:
         _copy_tree(work)
-        with open(work / "pyproject.toml", "a", encoding="utf-8") as f:
-            f.write(_config(args.fast))
+        project = (work / "pyproject.toml").read_text(encoding="utf-8")
         python = _environment(work)
-        print(f"mutation_score: mutmut in {work} ({'fast' if args.fast else 'full'} mode, "
-              f"{args.jobs} jobs)", file=sys.stderr)
-        run = subprocess.run([str(python), "-m", "mutmut", "run", "--max-children",
-                              str(args.jobs)], cwd=work, stdout=sys.stderr)
-        statuses = collect(work)
-        if not statuses:
-            print(f"mutation_score: mutmut produced no results (exit {run.returncode})",
-                  file=sys.stderr)
-            return 1
+        # phase 1: every mutant against the implementation's own tests; phase 2 (full
+        # mode): the survivors again, with the fuzz harness among the killers
+        phases = [(True, [])] if args.fast else [(True, []), (False, None)]
+        statuses: dict[str, str] = {}
+        for fast, names in phases:
+            if names is None:
+                names = [n for n, st in statuses.items() if st != "killed"]
+                if not names:
+                    break
+            (work / "pyproject.toml").write_text(project + _config(fast), encoding="utf-8")
+            print(f"mutation_score: mutmut in {work} ({'fast' if fast else 'full'} killers, "
+                  f"{len(names) or 'all'} mutants, {args.jobs} jobs)", file=sys.stderr)
+            run = subprocess.run([str(python), "-m", "mutmut", "run", "--max-children",
+                                  str(args.jobs), *names], cwd=work, stdout=sys.stderr)
+            statuses = collect(work)
+            if not statuses:
+                print(f"mutation_score: mutmut produced no results (exit {run.returncode})",
+                      file=sys.stderr)
+                return 1
         report = score(statuses, equivalents())
     finally:
         if args.keep is None:

@@ -195,3 +195,75 @@ def test_the_full_record_stays_in_the_desktops_history(tmp_path):
     posted = d.finish(c, "completed", big, 7, 0.5)
     assert posted.get("result_truncated") is True and "result" not in posted
     assert d.history["c1"]["result"] == big and d.history["c1"]["total_tokens"] == 7
+
+
+# the desktop's round, step by step, with its exact outputs (000) ----------------------------
+def test_the_desktops_sync_uploads_each_enabled_projects_sessions_exactly(tmp_path):
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), projects={"p1": SID, "p2": "gs_" + "cd" * 16},
+                     enabled={"p2": False})
+    assert d.sync_requests() == [{"project_id": "p1", "sessions": [{
+        "graph_session_id": SID, "name": "graph", "description": "a shared Graph",
+        "slug": "s0", "version": 1, "status": "ready"}]}]
+    d.shared = False
+    assert d.sync_requests() == [{"project_id": "p1", "sessions": []}]
+
+
+def test_the_desktops_round_from_tick_to_round_end(tmp_path):
+    from relay.graph.desktop import NOT_SHARED, Command
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    assert d.tick() == [] and d.phase == "sync" and d.busy
+    assert d.round_end() is False  # not in the work phase
+    d.sync_failed()
+    assert d.phase == "idle" and not d.busy
+    d.online = False
+    assert d.tick() == [] and d.phase == "idle"  # offline: no round
+    d.online = True
+    d.tick()
+    d.sync_reply([{"command_id": "c1", "graph_session_id": SID, "slug": "s0"},
+                  {"command_id": "c2", "graph_session_id": SID, "slug": "old"}])
+    assert d.phase == "work" and d.commands["c1"] == Command("c1", SID, "s0")
+    c1 = d.next_command()
+    assert c1.command_id == "c1" and d.start_or_refuse(c1) is None
+    assert (c1.state, c1.outcome) == ("running", None) and d.executing() == [c1]
+    assert d.next_command() is None and d.round_end() is False  # one Graph at a time
+    assert d.control_poll(c1, False) is False and c1.state == "running"
+    assert d.control_poll(c1, True) is True
+    assert (c1.state, c1.outcome, c1.stop_sent) == ("stopping", "cancelled", 1)
+    assert d.control_poll(c1, True) is False and c1.stop_sent == 1  # the stop is sent once
+    p = d.finish(c1, "completed", "late")  # the Graph ended after the stop
+    assert p == {"execution_id": "c1", "status": "cancelled", "result": "late",
+                 "total_tokens": 0, "reported_cost": 0.0}
+    assert (c1.state, c1.outcome) == ("done", "cancelled") and d.history["c1"] == p
+    c2 = d.next_command()
+    assert c2.command_id == "c2"
+    refused = d.start_or_refuse(c2)  # the slug changed: closed as cancelled, never run
+    assert refused == {"execution_id": "c2", "status": "cancelled", "result": None,
+                       "total_tokens": 0, "reported_cost": 0.0, "error": NOT_SHARED}
+    assert (c2.state, c2.outcome) == ("done", "cancelled") and d.history["c2"] == refused
+    assert [e for e, _ in d.outbox.entries()] == ["c1", "c2"]
+    assert d.round_end() is True and d.phase == "idle"
+    assert [p["execution_id"] for p in d.tick()] == ["c1", "c2"]  # re-sent first
+    d.acked("c1")
+    assert [e for e, _ in d.outbox.entries()] == ["c2"]
+
+
+def test_consent_needs_the_project_enabled_the_session_shared_and_the_same_slug(tmp_path):
+    from relay.graph.desktop import Command
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    c = Command("c", SID, "s0")
+    assert d.consent(c)
+    assert not d.consent(Command("c", "gs_" + "ee" * 16, "s0"))  # no project shares it
+    d.enabled["proj_1"] = False
+    assert not d.consent(c)
+    d.enabled["proj_1"], d.shared = True, False
+    assert not d.consent(c)
+    d.shared, d.slug = True, "s1"
+    assert not d.consent(c)
+
+
+def test_a_payloads_error_is_cut_and_an_oversized_result_is_left_out():
+    assert completion_payload("e", "failed", "r", 1, 0.5, "x" * 2_001)["error"] == "x" * ERROR_LIMIT
+    assert "error" not in completion_payload("e", "completed", "r", 1, 0.5)
+    assert stringify_length({"a": "😀"}) == 10 and stringify_length([1, 2]) == 5
+    big = completion_payload("e", "completed", "x" * RESULT_LIMIT, 1, 0.5)
+    assert big == {"execution_id": "e", "status": "completed", "result_truncated": True}

@@ -301,3 +301,92 @@ def test_the_wire_desktop_lists_its_timers_in_order():
     assert d.timers() == [(52.0, "enqueue", call.cid), (302.0, "lease", call.scope)]
     assert d.tick(51.0) == [] and d.tick(52.0) == [("enqueue", call.cid)]
     assert d.tick(302.0) == [("lease", call.scope)]
+
+
+# the phone (004) ---------------------------------------------------------------------------------
+def test_the_phones_frames_waits_and_retries_exactly():
+    from relay.wire.phone import RETRY_KINDS, Phone
+    p = Phone("phone-1", "android")
+    assert p.request("r-1", "system.ping", {}, None) == {"type": "rpc.request", "payload": {
+        "id": "r-1", "method": "system.ping", "params": {}, "traceparent": env.TRACE}}
+    assert p.attempts == {}
+    f = p.request("r-2", "run.chatOutboxSubmit", {"x": 1}, "op-9")
+    assert f["payload"]["idempotencyKey"] == "op-9" and p.attempts == {"op-9": 1}
+    p.request("r-3", "run.chatOutboxSubmit", {"x": 1}, "op-9")
+    assert p.attempts == {"op-9": 2} and p.key("op-9", attempt=5) == "op-9"
+    assert [Phone("i").waits(m) for m in ("run.chatOutboxSubmit", "run.chatLoad",
+                                          "run.chatLoadThread", "run.chatLoadPageBefore",
+                                          "system.ping")] == [20.0, 115.0, 115.0, 60.0, 60.0]
+    assert p.waits("run.chatOutboxSubmit") == 60.0
+    for code in (-32010, -32011, -32012, -32020, -32023, -32024, -32028):
+        assert Phone.retries_after(relay_error(code)), code
+    for code in (-32021, -32022, -32026, -32027, -32601, -32600):
+        assert not Phone.retries_after(relay_error(code)) or relay_error(code)["error"][
+            "data"]["kind"] in RETRY_KINDS, code
+    assert Phone.retries_after(busy()) and Phone.retries_after(timed_out())
+    assert Phone.retries_after(desktop_error("unavailable"))
+    assert Phone.retries_after({"error": {"code": 1, "data": {"kind": "x", "retryable": True}}})
+    assert not Phone.retries_after(desktop_error("conflict"))
+    assert not Phone.retries_after({"result": {}})
+    assert not Phone.retries_after({"error": {"code": 1}})
+    assert RETRY_KINDS == {"retryable_error", "busy", "timed_out", "offline", "reconnecting",
+                           "relay_timeout", "limit", "duplicate", "gen_changed", "switching",
+                           "rate_limited", "unavailable"}
+
+
+def _fwd(rid, key="key-1234", user="user-1"):
+    f = env.request(rid, "system.activateCodexAuthProfile", {"sessionId": "s"}, key=key)
+    f["payload"].update(clientId="c", userId=user)
+    return f
+
+
+def test_the_wire_desktops_timers_fire_only_when_due_and_only_their_own():
+    from relay.wire.idempotency import LEASE, RETENTION
+    d = DesktopRouter(":memory:", "user-1", light=2)
+    first = d.receive(_fwd("a"), 0.0)
+    d.start(first, 0.0)
+    assert not d.fire("dispatch", first.cid, 44.9)  # not yet due
+    assert not d.fire("slot_wait", first.cid, 100.0)  # not its stage
+    assert not d.fire("dispatch", 999, 100.0)  # no such call
+    assert not d.fire("lease", first.scope, LEASE + 1)  # its handler is alive
+    join = d.receive(_fwd("b"), 1.0)
+    assert d.start(join, 1.0) == "join"
+    assert not d.can_resume(join)  # the first copy still runs
+    d.finish(first, {"result": {"ok": 1}}, 2.0)
+    assert d.can_resume(join) and not d.can_resume(first)
+    assert d.resume(join, 2.0) and join.answer == {"result": {"ok": 1}}
+    assert d.memory.get(first.scope).waiters == 0
+    assert not d.resume(join, 2.0)  # once
+    stored = d.claims.row(first.scope).stored_at
+    assert d.timers()[-1] == (stored + RETENTION, "retention", first.scope)
+    assert not d.fire("retention", first.scope, stored + RETENTION - 1)
+    assert d.claims.row(first.scope) is not None
+    assert d.fire("retention", first.scope, stored + RETENTION)
+    assert d.claims.row(first.scope) is None  # the key is forgotten
+    assert not d.fire("retention", first.scope, stored + RETENTION)
+
+
+def test_a_joined_copys_own_limit_leaves_the_claim_to_its_owner():
+    d = DesktopRouter(":memory:", "user-1", light=2)
+    first, join = d.receive(_fwd("a"), 0.0), d.receive(_fwd("b"), 30.0)
+    d.start(first, 0.0), d.start(join, 30.0)
+    assert d.memory.get(first.scope).waiters == 1
+    assert not d.fire("joined", join.cid, 74.9)
+    d.finish(first, {"result": {"ok": 1}}, 40.0)  # the owner answers; the joined copy ...
+    assert d.fire("joined", join.cid, 75.0)  # ... not woken in time gives up at 30 + 45
+    assert join.answer == timed_out() and d.memory.get(first.scope).waiters == 0
+    assert d.memory.state(first.scope) == "done"  # the owner's answer stays for replays
+
+
+def test_the_claims_file_survives_a_reopen_and_a_restart():
+    d = DesktopRouter(":memory:", "user-1")
+    c = d.receive(_fwd("a"), 0.0)
+    d.start(c, 0.0)
+    d.finish(c, {"result": {"ok": 1}}, 1.0)
+    d.reopen_claims()
+    assert d.claims.row(c.scope).answer == {"result": {"ok": 1}}
+    d2 = d.restarted()
+    assert d2.calls == {} and d2.memory.claims == {}
+    assert d2.claims.row(c.scope).answer == {"result": {"ok": 1}}
+    again = d2.receive(_fwd("b"), 2.0)
+    assert d2.start(again, 2.0) == "answer" and again.answer == {"result": {"ok": 1}}

@@ -211,3 +211,40 @@ def test_stored_answers_up_to_256_kib(tmp_path, delta):
     else:
         assert sent != answer and reg.row(s).answer == sent  # stored as ambiguous
         assert sent["error"]["data"]["kind"] == "ambiguous"
+
+
+# 004's size limits (relay/wire/limits.py), each at its edge, with the exact reason --------------
+def test_004s_size_limits_at_their_edges():
+    from relay.wire import limits as L
+    mib, kib = 1 << 20, 1 << 10
+    assert (L.MAX_FRAME, L.RECONCILE_SESSIONS, L.RECONCILE_RESULT, L.RECONCILE_OUTBOX,
+            L.COMMAND_OUTPUT_PAGE, L.READ_BINARY) == (32 * mib, 16, 8 * mib, 256, 256 * kib,
+                                                      16 * mib)
+    assert L.size({"a": "é"}) == len('{"a":"é"}'.encode("utf-8")) == 10  # compact UTF-8
+    rec = "run.chatReconcileSessions"
+    assert L.params_problem(rec, {"sessionIds": ["s"] * 16}) is None
+    assert L.params_problem(rec, {"sessionIds": ["s"] * 17}) == \
+        "run.chatReconcileSessions takes at most 16 sessions per call"
+    assert L.params_problem(rec, {}) is None and L.params_problem("x", {"sessionIds": [1] * 99}) is None
+    # the reconcile result: 8 MiB of compact JSON, 256 outbox entries a session
+    pad = 8 * mib - L.size({"sessions": [], "pad": ""})
+    assert L.result_problem(rec, {"sessions": [], "pad": "x" * pad}) is None
+    assert L.result_problem(rec, {"sessions": [], "pad": "x" * (pad + 1)}) == \
+        "run.chatReconcileSessions: result over 8 MiB"
+    ok = {"sessions": [{"outbox": [0] * 256}, {"outbox": None}, "not a session"]}
+    assert L.result_problem(rec, ok) is None
+    assert L.result_problem(rec, {"sessions": [{"outbox": [0] * 257}]}) == \
+        "run.chatReconcileSessions: over 256 outbox entries in a session"
+    assert L.result_problem(rec, None) is None and L.result_problem(rec, [1]) is None
+    # a command-output page: 256 KiB of UTF-8 (a 2-byte character counts twice)
+    page = "run.chatCommandOutputRead"
+    assert L.result_problem(page, {"output": "é" * (128 * kib)}) is None
+    assert L.result_problem(page, {"output": "é" * (128 * kib) + "x"}) == \
+        "run.chatCommandOutputRead: page over 256 KiB"
+    assert L.result_problem(page, "not a dict") is None
+    # a binary read: 16 MiB
+    assert L.result_problem("files.readBinary", {"data": "x" * (16 * mib)}) is None
+    assert L.result_problem("files.readBinary", {"data": "x" * (16 * mib + 1)}) == \
+        "files.readBinary: over 16 MiB"
+    assert L.result_problem("files.readBinary", "not a dict") is None
+    assert L.result_problem("system.ping", {"data": "x" * (16 * mib + 1)}) is None
