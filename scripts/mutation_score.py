@@ -49,6 +49,9 @@ FUZZ = ["tests/test_fuzz_time.py", "tests/test_fuzz_noop_steps.py",
 #: that runs a second Python cannot report to mutmut's trampolines; slow tests are the
 #: nightly fuzz's
 SELECT = "not catches_each and not standalone_regression and not killed_process"
+#: mutmut's exit codes: a failing test or a timeout kills the mutant
+STATUS = {1: "killed", 3: "killed", 36: "killed", -24: "killed", 24: "killed", 152: "killed",
+          255: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped"}
 
 
 def _config(fast: bool) -> str:

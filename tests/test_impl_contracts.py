@@ -390,3 +390,17 @@ def test_the_claims_file_survives_a_reopen_and_a_restart():
     assert d2.claims.row(c.scope).answer == {"result": {"ok": 1}}
     again = d2.receive(_fwd("b"), 2.0)
     assert d2.start(again, 2.0) == "answer" and again.answer == {"result": {"ok": 1}}
+
+
+def test_the_clock_moves_forward_only(tmp_path):
+    c = ManualClock(5)
+    assert c.now() == 5.0 and c.advance(0) == 5.0 and c.advance(0.5) == 5.5
+    with pytest.raises(ValueError, match="^time does not go backwards$"):
+        c.advance(-0.1)
+    assert c.now() == 5.5
+
+
+def test_the_outbox_file_is_written_ahead(tmp_path):
+    box = Outbox(tmp_path / "o.sqlite")
+    assert box.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert Outbox(":memory:").db.execute("PRAGMA journal_mode").fetchone()[0] == "memory"
