@@ -404,3 +404,61 @@ def test_the_outbox_file_is_written_ahead(tmp_path):
     box = Outbox(tmp_path / "o.sqlite")
     assert box.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert Outbox(":memory:").db.execute("PRAGMA journal_mode").fetchone()[0] == "memory"
+
+
+# the envelope's refusals (004: -32600 with the reason), exactly -------------------------------
+@pytest.mark.parametrize("frame, reason", [
+    ("text", "not an rpc.request frame"),
+    ({"type": "rpc.response"}, "not an rpc.request frame"),
+    ({"type": "rpc.request", "payload": {}, "z": 1, "a": 2}, "unknown envelope field: a"),
+    ({"type": "rpc.request", "payload": []}, "rpc.request without a payload object"),
+    ({"type": "rpc.request", "payload": {"id": "r", "b": 1, "a": 1}},
+     "unknown field in rpc.request: a"),
+    ({"type": "rpc.request", "payload": {"id": " "}},
+     "request id missing, empty or over 128 bytes"),
+    ({"type": "rpc.request", "payload": {"id": "r"}}, "method missing"),
+    ({"type": "rpc.request", "payload": {"id": "r", "method": "m", "params": []}},
+     "params must be an object"),
+    ({"type": "rpc.request", "payload": {"id": "r", "method": "m"}},
+     "missing or malformed traceparent"),
+    ({"type": "rpc.request", "payload": {"id": "r", "method": "m", "traceparent": env.TRACE,
+                                         "tracestate": 5}}, "malformed tracestate"),
+    ({"type": "rpc.request", "payload": {"id": "r", "method": "m", "traceparent": env.TRACE,
+                                         "idempotencyKey": 5}}, "idempotencyKey must be a string"),
+])
+def test_each_malformed_frame_is_refused_with_its_reason(frame, reason):
+    with pytest.raises(env.FrameError) as e:
+        env.validate_request(frame)
+    assert str(e.value) == reason
+
+
+def test_a_valid_frame_comes_back_trimmed_with_its_params():
+    p = env.validate_request({"type": "rpc.request", "payload": {
+        "id": " r-1 ", "method": "m", "traceparent": env.TRACE, "tracestate": "a=b"}})
+    assert p == {"id": "r-1", "method": "m", "traceparent": env.TRACE, "tracestate": "a=b",
+                 "params": {}}
+    assert env.validate_request(env.request("r", "m", {"a": 1}))["params"] == {"a": 1}
+
+
+def test_the_desktops_params_rules_exactly():
+    sub, stop = "run.chatOutboxSubmit", "run.chatOutboxStopAndSendNow"
+    good = env.outbox_params("s", "op")
+    assert env.params_problem(sub, good, "k") is None
+    assert env.params_problem(sub, good, "") == env.params_problem(sub, good, "é" * 129) == \
+        "a mutation needs a non-empty idempotency key of at most 256 bytes"
+    assert env.params_problem(sub, good, "é" * 128) is None  # 256 bytes
+    assert env.params_problem("system.ping", {}, None) is None  # not a mutation
+    assert env.params_problem("no.such", {}, None) is None
+    less = {k: v for k, v in good.items() if k not in ("queueId", "userText")}
+    assert env.params_problem(sub, less, "k") == "run.chatOutboxSubmit: missing queueId"
+    assert env.params_problem(sub, {**good, "zz": 1, "aa": 2}, "k") == \
+        "run.chatOutboxSubmit: unknown aa"
+    assert env.params_problem(sub, {**good, "threadId": "t"}, "k") is None  # optional
+    fields = {"sessionId": "s", "queueId": "q", "operationId": "o", "expectedRunId": "r",
+              "expectedThreadId": "t", "expectedTurnId": "u"}
+    assert env.params_problem(stop, fields, "k") is None
+    assert env.params_problem(stop, {**fields, "x": 1}, "k") == (
+        "run.chatOutboxStopAndSendNow takes exactly expectedRunId, expectedThreadId, "
+        "expectedTurnId, operationId, queueId, sessionId")
+    assert env.params_problem("system.ping", {"session_id": 1}, None) == \
+        "snake_case param: session_id"
