@@ -282,6 +282,7 @@ def test_the_codex_profile_switch_answers_and_emits_its_event():
 
 
 def test_outbox_params_are_004s_example_shape():
+    assert env.outbox_params("s", "op")["userText"] == "hello"
     assert env.outbox_params("s", "op", text="hi") == {
         "queueId": "q-1", "operationId": "op", "sessionId": "s", "userText": "hi",
         "promptText": "hi", "attachments": [], "speedMode": "normal", "createdAt": 0,
@@ -411,6 +412,7 @@ def test_the_outbox_file_is_written_ahead(tmp_path):
     ("text", "not an rpc.request frame"),
     ({"type": "rpc.response"}, "not an rpc.request frame"),
     ({"type": "rpc.request", "payload": {}, "z": 1, "a": 2}, "unknown envelope field: a"),
+    ({"type": "rpc.request", "payload": {}, "zz": 1}, "unknown envelope field: zz"),
     ({"type": "rpc.request", "payload": []}, "rpc.request without a payload object"),
     ({"type": "rpc.request", "payload": {"id": "r", "b": 1, "a": 1}},
      "unknown field in rpc.request: a"),
