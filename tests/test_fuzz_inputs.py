@@ -39,6 +39,19 @@ TEXT = st.one_of(st.text(max_size=20), st.sampled_from(["", " ", "日本語", "�
 HOW = st.sampled_from(["keep"] * 9 + ["drop", "any", "text"])
 
 
+def _vary(draw, fields: dict) -> None:
+    """Each field of a well-formed input is kept, dropped, or replaced by any JSON value
+    or by a string near the limits."""
+    for field in list(fields):
+        how = draw(HOW)
+        if how == "drop":
+            del fields[field]
+        elif how == "any":
+            fields[field] = draw(JSON)
+        elif how == "text":
+            fields[field] = draw(TEXT)
+
+
 def reordered(d: dict) -> dict:
     """The same mapping, its keys in the reverse order (at every level)."""
     return {k: reordered(v) if isinstance(v, dict) else v for k, v in reversed(list(d.items()))}
@@ -63,14 +76,7 @@ def _graph_valid(args: dict) -> bool:
 def tool_inputs(draw) -> dict:
     args: dict = {"graph_session_id": SESSION, "idempotency_key": "key-12345678",
                   "arguments": {"a": 1, "b": [1, 2]}}
-    for field in list(args):
-        how = draw(HOW)
-        if how == "drop":
-            del args[field]
-        elif how == "any":
-            args[field] = draw(JSON)
-        elif how == "text":
-            args[field] = draw(TEXT)
+    _vary(draw, args)
     if draw(st.booleans()):
         args[draw(st.sampled_from(["extra", "graphSessionId", "Idempotency_Key", ""]))] = draw(JSON)
     order = draw(st.permutations(list(args)))
@@ -118,14 +124,7 @@ def frames(draw) -> tuple[dict, str]:
                                    "run.chatOutboxSubmit", "session.rename", ""]))
     p: dict = {"id": "r-1", "method": method, "params": {"sessionId": "s", "n": 1},
                "traceparent": TRACE, "idempotencyKey": "key-12345678"}
-    for field in list(p):
-        how = draw(HOW)
-        if how == "drop":
-            del p[field]
-        elif how == "any":
-            p[field] = draw(JSON)
-        elif how == "text":
-            p[field] = draw(TEXT)
+    _vary(draw, p)
     if draw(st.integers(0, 4)) == 0:
         p[draw(st.sampled_from(["extra", "requestId", "Id"]))] = draw(JSON)
     if draw(st.integers(0, 4)) == 0:  # a mutation without its key, now and then
