@@ -58,7 +58,7 @@ class Call:
     key: str | None
     traceparent: str | None
     heavy: bool
-    stage: str  # slot_wait, dispatch, joined, enqueue
+    stage: str  # slot_wait, dispatch, joined, enqueue, sent
     deadline: float | None
     scope: Scope | None = None
     answer: dict[str, Any] | None = None
@@ -262,6 +262,7 @@ class DesktopRouter:
         if call.stage != "enqueue" or call.answer is None:
             raise RuntimeError(f"call {call.cid} has no answer to send")
         del self.calls[call.cid]
+        call.stage, call.deadline = "sent", None
         answer = call.answer
         if "result" in answer and snake_keys(answer["result"]):
             answer = desktop_error("validation", f"snake_case key in result: "

@@ -101,7 +101,7 @@ def answer_class(answer: dict[str, Any]) -> str:
     if err is None:
         return "final"
     data = err.get("data") or {}
-    kind = data.get("kind", err.get("code"))
+    kind = data.get("kind")
     if data.get("retryable") or err.get("retryable") or kind == "parse_error":
         return "retryable"
     return "final" if kind in FINAL else "ambiguous"

@@ -115,7 +115,6 @@ class RelayRouter:
         self.answer_buckets: dict[str, TokenBucket] = {}
         self.switching = False
         self.draining = False
-        self._gens = 0
         self.registrations: dict[tuple[str, str], int] = {}  # the current one per phone device
 
     # desktop connections --------------------------------------------------------------
