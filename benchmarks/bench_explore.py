@@ -15,8 +15,8 @@ import resource
 import statistics
 import time
 
-from explorer.explicit import bfs
-from properties import catalogue
+from osf_check.explorer.explicit import bfs
+from osf_check.properties import catalogue
 
 
 def run(model: str, params: dict, depth: int | None, props: bool) -> tuple[float, int, int, int]:

@@ -18,12 +18,13 @@ from typing import Any, NoReturn, Sequence
 
 import click
 
-from explorer.check import EXIT, ModelResult, check, prepare, verdict_exit
-from models.dsl import ModelError
-from models.errors import InputError
-from properties import catalogue
-from traces import render as rnd
-from traces.format import atomic_write, dumps, load_trace, to_itf
+from osf_check.explorer.check import EXIT, ModelResult, check, prepare, verdict_exit
+from osf_check.models.dsl import ModelError
+from osf_check.models.errors import InputError
+from osf_check.api import Checker, ExploreResult
+from osf_check.properties import catalogue, sources
+from osf_check.traces import render as rnd
+from osf_check.traces.format import atomic_write, dumps, load_trace, to_itf
 
 from . import report
 
@@ -166,20 +167,43 @@ def _parse_depth(s: str) -> int | None:
     return d
 
 
+def _load_files(paths: Sequence[str]) -> list[str]:
+    """Register every model of each --model-file; returns their names in order."""
+    names: list[str] = []
+    for p in paths:
+        names += [n for n in sources.load_file(p) if n not in names]
+    return names
+
+
+def _one_model(model: str | None, from_files: Sequence[str]) -> str:
+    if model is not None:
+        return model
+    if len(from_files) == 1:
+        return from_files[0]
+    raise BadInput("name the model with --model" + (
+        f" (the model files define {', '.join(from_files)})" if from_files else ""))
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="osf-check")
 def main() -> None:
     """osf-check: model checker and fuzzing harness for relay protocols."""
+    for w in sources.load_entry_points():  # models that installed packages register
+        click.echo(f"osf-check: warning: {w}", err=True)
 
 
 @main.command("list")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
-def list_cmd(as_json: bool) -> None:
-    """Models (with parameters), properties and mutants."""
+@click.option("--model-file", "model_files", multiple=True, metavar="PATH",
+              callback=lambda c, p, v: _load_files(v),
+              help="Also load the models of this Python file.")
+def list_cmd(as_json: bool, model_files: list[str]) -> None:
+    """Models (with parameters and where each comes from), properties and mutants."""
     data: dict[str, Any] = {"models": []}
     for name, spec in catalogue.MODELS.items():
         data["models"].append({
             "name": name, "title": spec.title, "default": spec.default,
+            "source": catalogue.SOURCES[name],
             "params": [{"name": p.name, "default": p.default, "min": p.lo, "max": p.hi,
                         "doc": p.doc} for p in spec.params],
             "properties": [{"id": p.id, "name": p.name, "kind": p.kinds, "statement": p.statement,
@@ -198,6 +222,7 @@ def list_cmd(as_json: bool) -> None:
     for m in data["models"]:
         dflt = "" if m["default"] else "  (not in the default set: --model " + m["name"] + ")"
         click.echo(f"model {m['name']}: {m['title']}{dflt}")
+        click.echo(f"  from: {m['source']}")
         click.echo("  parameters:")
         for p in m["params"]:
             click.echo(f"    {p['name']}={p['default']}  ({p['min']}..{p['max']}) {p['doc']}")
@@ -235,6 +260,10 @@ def _progress(name: str):
               help="Explore paths of up to N steps.")
 @click.option("--model", "models", multiple=True, metavar="M",
               help="Model to check (repeatable; default: every default model).")
+@click.option("--model-file", "model_files", multiple=True, metavar="PATH",
+              callback=lambda c, p, v: _load_files(v),
+              help="Load models and properties from this Python file and check them "
+                   "(see 'Writing your own model').")
 @click.option("--property", "props", multiple=True, metavar="ID",
               help="Property id or name (repeatable; default: all of the model's).")
 @click.option("--mutant", default=None, metavar="NAME", help="Switch on a known bug.")
@@ -261,7 +290,8 @@ def _progress(name: str):
               help="Continue an interrupted run from its --checkpoint directory.")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Processes expanding each level (vector engine).")
-def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant: str | None,
+def explore(depth: str, models: tuple[str, ...], model_files: list[str],
+            props: tuple[str, ...], mutant: str | None,
             params: tuple[str, ...], max_states: int | None, seed: int, as_json: bool,
             out: Path | None, strict: bool, go_on: bool, no_deadlock: bool,
             drop: tuple[str, ...], engine: str, checkpoint: str | None,
@@ -271,7 +301,7 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
     overrides = _parse_params(params)
     if max_states is not None and max_states < 1:
         raise BadInput("--max-states must be at least 1")
-    names = list(models) or catalogue.default_models()
+    names = list(models) or model_files or catalogue.default_models()
     for n in names:
         catalogue.spec(n)
     if mutant is not None and not models:
@@ -295,20 +325,19 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
     for n in names:  # every name and value checked before any work starts
         prepare(n, params=overrides, mutant=mutant, props=props, drop=drop)
     _DONE.update(checkpoint=checkpoint)
-    results: list[ModelResult] = []
+    explored: list[ExploreResult] = []
     for n in names:
         click.echo(f"osf-check: exploring {n} to depth "
                    f"{bound if bound is not None else 'unbounded'}", err=True)
-        results.append(check(
-            n, params=overrides, mutant=mutant, props=props, drop=drop, depth=bound,
-            max_states=max_states, check_deadlock=not no_deadlock,
-            stop_on_violation=not go_on, strict=strict, progress=_progress(n),
-            log=lambda s: click.echo(f"osf-check: {s}", err=True), engine=engine,
-            checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-            workers=workers))
+        checker = Checker(n).params(**overrides).mutant(mutant).properties(*props) \
+            .drop(*drop).depth(bound).engine(engine).workers(workers).max_states(max_states) \
+            .seed(seed).keep_going(go_on).deadlocks(not no_deadlock).strict(strict)
+        explored.append(checker.explore(
+            progress=_progress(n), log=lambda s: click.echo(f"osf-check: {s}", err=True),
+            checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume))
+    results: list[ModelResult] = [e.raw for e in explored]
     code = verdict_exit([r.verdict for r in results])
-    traces: dict[int, list[dict[str, Any]]] = {
-        k: [report.violation_trace(r, v, seed) for v in r.violations] for k, r in enumerate(results)}
+    traces: dict[int, list[dict[str, Any]]] = {k: e.traces for k, e in enumerate(explored)}
     written: list[Path] = []
     if out is not None:
         for k, r in enumerate(results):
@@ -318,12 +347,8 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
     if out is not None:
         written.append(out / "result.json")
     _record(doc, out, "result.json", as_json, code)
-    for k, r in enumerate(results):
-        click.echo(report.explore_text(r, bound, seed))
-        for v, tr in zip(r.violations, traces[k]):
-            click.echo(f"VIOLATION of {v.prop} ({v.kind}): shortest counterexample, "
-                       f"{len(tr['steps']) - 1} steps")
-            click.echo(rnd.text(tr))
+    for e in explored:
+        click.echo(e.text(), nl=False)
     if len(results) > 1:
         click.echo(report.summary_table(results))
     if written:
@@ -333,7 +358,12 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
 
 
 @main.command()
-@click.option("--model", "model", required=True, metavar="M", help="Model to prove.")
+@click.option("--model", "model", default=None, metavar="M",
+              help="Model to prove (optional with a --model-file of one model).")
+@click.option("--model-file", "model_files", multiple=True, metavar="PATH",
+              callback=lambda c, p, v: _load_files(v),
+              help="Load models and properties from this Python file (see 'Writing your own "
+                   "model').")
 @click.option("--property", "props", multiple=True, metavar="ID", help="Property (repeatable).")
 @click.option("--k", "k", type=int, default=4, show_default=True,
               help="BMC depth and the largest k tried for k-induction.")
@@ -358,93 +388,34 @@ def explore(depth: str, models: tuple[str, ...], props: tuple[str, ...], mutant:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               callback=lambda c, p, v: _usable_dir(v, "--out"),
               help="Directory for traces of refutations and counterexamples to induction.")
-def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params: tuple[str, ...],
+def prove(model: str | None, model_files: list[str], props: tuple[str, ...], k: int,
+          mutant: str | None, params: tuple[str, ...],
           timeout: float, seed: int, mine: bool, assume: tuple[str, ...], sample_depth: int,
           go_on: bool, as_json: bool, out: Path | None) -> None:
     """z3: bounded model checking and k-induction (proof for every depth)."""
-    from explorer.prove import describe
-    from explorer.prove import prove as run_prove
     if k < 1:
         raise BadInput("--k must be at least 1")
     if timeout <= 0:
         raise BadInput("--timeout must be positive")
     if sample_depth < 0:
         raise BadInput("--sample-depth must be 0 or more")
-    overrides = _parse_params(params)
-    _, chosen, _ = prepare(model, params=overrides, mutant=mutant, props=props)
-    provable = [p for p in chosen if any(c.kind in ("inv", "trans") for c in p.checks)]
-    if not provable:
-        raise BadInput(f"{', '.join(p.id for p in chosen)}: reach and fair properties are "
-                       f"checked by explore, not prove")
-    t0 = time.perf_counter()
-    m, results = run_prove(model, params=overrides, mutant=mutant, props=props, k=k,
-                           timeout=timeout, seed=seed, mine=mine, assume=assume,
-                           sample_depth=sample_depth, stop_on_refutation=not go_on,
-                           log=lambda s: click.echo(f"osf-check: {s}", err=True))
-    from traces.format import make_trace
-    docs, written = [], []
-    for r in results:
-        entry: dict[str, Any] = {"id": r.prop.id, "name": r.prop.name, "kind": r.prop.kinds,
-                                 "status": r.status, "k": r.k, "assumed": r.assumed,
-                                 "mined": [describe(e, m) for e in r.mined],
-                                 "lemmas": {"proved": r.lemmas[0], "given": r.lemmas[1]},
-                                 "cti_reachable": r.cti_reachable, "note": r.note,
-                                 "queries": [{"what": q, "seconds": round(sec, 3)}
-                                             for q, sec in r.queries]}
-        for label, data in (("trace", r.trace), ("cti", r.cti)):
-            if data is None:
-                continue
-            states, acts = data
-            tr = make_trace(m, states, [None] + list(acts),
-                            prop={"id": r.prop.id, "name": r.prop.name, "kind": label},
-                            message=((r.note or "counterexample found by bounded model checking")
-                                     if label == "trace" else
-                                     "counterexample to induction: the property holds on the "
-                                     "first states and fails on the last; its first state may "
-                                     "be unreachable"),
-                            seed=seed, source="prove")
-            entry[label] = tr
-            if out is not None:
-                mut = f"-{mutant}" if mutant else ""
-                stem = f"{model}{mut}-{r.prop.id}-{'prove' if label == 'trace' else 'cti'}"
-                written += report.write_outputs(out, tr, stem, report.err)
-        docs.append(entry)
-    statuses = [r.status for r in results]
-    code = 12 if "refuted" in statuses else (152 if any(s in ("unknown", "timeout") for s in statuses)
-                                             else 0)
-    doc = {"schema_version": report.SCHEMA_VERSION, "command": "prove", "model": model,
-           "params": m.params, "mutant": mutant, "seed": seed, "k": k,
-           "sample_depth": sample_depth, "exit_code": code,
-           "seconds": round(time.perf_counter() - t0, 3), "properties": docs}
+    checker = Checker(_one_model(model, model_files)).params(**_parse_params(params)) \
+        .mutant(mutant).properties(*props).seed(seed).keep_going(go_on)
+    pr = checker.prove(k=k, timeout=timeout, mine=mine, assume=assume,
+                       sample_depth=sample_depth,
+                       log=lambda s: click.echo(f"osf-check: {s}", err=True))
+    doc = report.prove_json(pr)
+    code = pr.exit_code
+    written: list[Path] = []
+    if out is not None:
+        for entry in doc["properties"]:
+            for label in ("trace", "cti"):
+                if label in entry:
+                    stem = (f"{pr.model.name}{'-' + mutant if mutant else ''}-{entry['id']}-"
+                            f"{'prove' if label == 'trace' else 'cti'}")
+                    written += report.write_outputs(out, entry[label], stem, report.err)
     _record(doc, out, "prove.json", as_json, code)
-    click.echo(f"{model}{' mutant ' + mutant if mutant else ''}: BFS over every state to depth "
-               f"{sample_depth}, z3 BMC to depth {k} and k-induction k=1..{k}, seed {seed}")
-    for r, d in zip(results, docs):
-        line = f"  {r.prop.title:<36} {r.status}"
-        if r.status == "proved":
-            line += f" (k={r.k}" + (f", assuming {', '.join(r.assumed)}" if r.assumed else "") + \
-                (f", with {len(r.mined)} strengthening invariants" if r.mined else "") + \
-                (f" incl. {r.lemmas[0]} hand-written lemmas" if r.lemmas[0] else "") + ")"
-        elif r.status == "refuted":
-            line += f" at depth {r.k}"
-        elif r.note:
-            line += f" ({r.note})"
-        click.echo(line)
-        for q in d["queries"]:
-            click.echo(f"      {q['what']}: {q['seconds']:.2f} s")
-        if r.status == "refuted":
-            click.echo(rnd.text(d["trace"]))
-        if r.status == "unknown" and "cti" in d:
-            reach = {True: "reachable", False: "unreachable", None: "not found in the sampled "
-                     "reachable states"}[r.cti_reachable]
-            click.echo(f"      counterexample to induction ({reach}); last step: "
-                       f"{d['cti']['steps'][-1]['label']}" + ("" if mine else
-                                                              " — try --mine"))
-    if mine and any(r.mined for r in results):
-        mined = next(r.mined for r in results if r.mined)
-        click.echo(f"  mined strengthening invariants ({len(mined)}), for example:")
-        for e in mined[:5]:
-            click.echo(f"      {describe(e, m)}")
+    click.echo(report.prove_text(pr, doc["properties"]), nl=False)
     if written:
         click.echo(f"written to {out}: " + ", ".join(p.name for p in written[:6]) +
                    (" …" if len(written) > 6 else ""))
@@ -464,7 +435,7 @@ def prove(model: str, props: tuple[str, ...], k: int, mutant: str | None, params
 def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool,
            out: Path | None) -> None:
     """z3 deadline analysis of the wire protocol (B9, B10, who gives up first)."""
-    from explorer import timing as tm
+    from osf_check.explorer import timing as tm
     if list_deadlines:
         for k, v in tm.DEADLINES.items():
             click.echo(f"{k}={v:g}")
@@ -542,7 +513,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
          profile: str | None, db: Path | None, tour_depth: int | None, as_json: bool,
          out: Path | None, params: tuple[str, ...]) -> None:
     """Fuzz the reference implementation against the model (tour, then Hypothesis)."""
-    from fuzz.driver import IMPL_MUTANTS, SYSTEMS, TOUR_DEPTH, hypothesis_run, model_for, \
+    from osf_check.fuzz.driver import IMPL_MUTANTS, SYSTEMS, TOUR_DEPTH, hypothesis_run, model_for, \
         path_trace, tour
     if model is not None:
         catalogue.spec(model)
@@ -565,7 +536,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
     if overrides:  # every name and value checked before the work starts
         checked = model_for(model, mutant, overrides).params  # type: ignore[arg-type]
         overrides = {k: checked[k] for k in overrides}
-    from fuzz.profiles import FUZZ_EXAMPLES, current
+    from osf_check.fuzz.profiles import FUZZ_EXAMPLES, current
     prof = profile or current()
     n_ex = examples if examples is not None else FUZZ_EXAMPLES[prof]
     say = (lambda s: click.echo(f"osf-check: {s}", err=True))
@@ -664,7 +635,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
 def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run: float,
              min_run: float, loss: float, as_json: bool, out: Path | None) -> None:
     """Timed statistics of the Graph-run relay implementation on a simulated clock."""
-    from simulate.experiments import Facts, plot_dot, run_all, to_json
+    from osf_check.simulate.experiments import Facts, plot_dot, run_all, to_json
     f = Facts(poll=poll, control=control_poll, median_run=median_run, floor=min_run, loss=loss)
     t0 = time.perf_counter()
     tables = run_all(runs, seed, f)
@@ -700,8 +671,8 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
               help="Write a standalone regression test that replays this trace.")
 def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None) -> None:
     """Run a trace against the implementation and say step by step whether it followed."""
-    from fuzz.driver import IMPL_MUTANTS, SYSTEMS
-    from fuzz.driver import replay as run_replay
+    from osf_check.fuzz.driver import IMPL_MUTANTS, SYSTEMS
+    from osf_check.fuzz.driver import replay as run_replay
     tr = load_trace(trace_file)
     if tr["model"] not in SYSTEMS:
         raise BadInput(f"{tr['model']} has no implementation to replay against (replay "
@@ -735,7 +706,7 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
             f"It replays the trace against the implementation"
             f"{' (mutant ' + mutant + ')' if mutant else ''} and expects the outcome recorded "
             f'when it was emitted.\n"""\n\n'
-            f"import json\n\nfrom fuzz.driver import replay\n\n"
+            f"import json\n\nfrom osf_check.fuzz.driver import replay\n\n"
             f"TRACE = json.loads({json.dumps(tr, ensure_ascii=False)!r})\n"
             f"MUTANT = {mutant!r}\n"
             f"EXPECTED = {expected!r}  # (step, followed)\n\n\n"

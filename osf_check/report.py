@@ -8,11 +8,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from explorer.check import EXIT, ModelResult
-from explorer.explicit import Violation
-from explorer.pycompile import compile_steps
-from traces import render
-from traces.format import atomic_write, dumps, make_trace, to_itf
+from osf_check.explorer.check import EXIT, ModelResult
+from osf_check.explorer.explicit import Violation
+from osf_check.explorer.pycompile import compile_steps
+from osf_check.traces import render
+from osf_check.traces.format import atomic_write, dumps, make_trace, to_itf
 
 SCHEMA_VERSION = 1
 
@@ -185,3 +185,74 @@ def summary_table(results: Sequence[ModelResult]) -> str:
 
 def err(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
+
+
+def prove_traces(pr: Any) -> list[dict[str, Any]]:
+    """Each property's entry of ``prove --json``: status, k, mined invariants, queries, and
+    the trace of a refutation or a counterexample to induction."""
+    from osf_check.explorer.prove import describe
+    from osf_check.traces.format import make_trace
+    m, docs = pr.model, []
+    for r in pr.results:
+        entry: dict[str, Any] = {"id": r.prop.id, "name": r.prop.name, "kind": r.prop.kinds,
+                                 "status": r.status, "k": r.k, "assumed": r.assumed,
+                                 "mined": [describe(e, m) for e in r.mined],
+                                 "lemmas": {"proved": r.lemmas[0], "given": r.lemmas[1]},
+                                 "cti_reachable": r.cti_reachable, "note": r.note,
+                                 "queries": [{"what": q, "seconds": round(sec, 3)}
+                                             for q, sec in r.queries]}
+        for label, data in (("trace", r.trace), ("cti", r.cti)):
+            if data is None:
+                continue
+            states, acts = data
+            entry[label] = make_trace(
+                m, states, [None] + list(acts),
+                prop={"id": r.prop.id, "name": r.prop.name, "kind": label},
+                message=((r.note or "counterexample found by bounded model checking")
+                         if label == "trace" else
+                         "counterexample to induction: the property holds on the first states "
+                         "and fails on the last; its first state may be unreachable"),
+                seed=pr.seed, source="prove")
+        docs.append(entry)
+    return docs
+
+
+def prove_json(pr: Any) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "command": "prove", "model": pr.model.name,
+            "params": pr.model.params, "mutant": pr.model.mutant, "seed": pr.seed, "k": pr.k,
+            "sample_depth": pr.sample_depth, "exit_code": pr.exit_code,
+            "seconds": round(pr.seconds, 3), "properties": prove_traces(pr)}
+
+
+def prove_text(pr: Any, docs: Sequence[dict[str, Any]] | None = None) -> str:
+    from osf_check.explorer.prove import describe
+    m, k = pr.model, pr.k
+    docs = prove_traces(pr) if docs is None else docs
+    lines = [f"{m.name}{' mutant ' + m.mutant if m.mutant else ''}: BFS over every state to "
+             f"depth {pr.sample_depth}, z3 BMC to depth {k} and k-induction k=1..{k}, seed "
+             f"{pr.seed}"]
+    for r, d in zip(pr.results, docs):
+        line = f"  {r.prop.title:<36} {r.status}"
+        if r.status == "proved":
+            line += f" (k={r.k}" + (f", assuming {', '.join(r.assumed)}" if r.assumed else "") + \
+                (f", with {len(r.mined)} strengthening invariants" if r.mined else "") + \
+                (f" incl. {r.lemmas[0]} hand-written lemmas" if r.lemmas[0] else "") + ")"
+        elif r.status == "refuted":
+            line += f" at depth {r.k}"
+        elif r.note:
+            line += f" ({r.note})"
+        lines.append(line)
+        lines += [f"      {q['what']}: {q['seconds']:.2f} s" for q in d["queries"]]
+        if r.status == "refuted":
+            lines.append(render.text(d["trace"]).rstrip("\n"))
+        if r.status == "unknown" and "cti" in d:
+            reach = {True: "reachable", False: "unreachable", None: "not found in the sampled "
+                     "reachable states"}[r.cti_reachable]
+            lines.append(f"      counterexample to induction ({reach}); last step: "
+                         f"{d['cti']['steps'][-1]['label']}" + ("" if pr.mine else
+                                                                " — try --mine"))
+    mined = next((r.mined for r in pr.results if r.mined), None)
+    if pr.mine and mined:
+        lines.append(f"  mined strengthening invariants ({len(mined)}), for example:")
+        lines += [f"      {describe(e, m)}" for e in mined[:5]]
+    return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""Mutation testing of ``relay/`` with mutmut: the tests and the fuzz harness as killers.
+"""Mutation testing of ``osf_check/relay/`` with mutmut: the tests and the fuzz harness as killers.
 
     python scripts/mutation_score.py --fast      # development: the implementation's tests
     python scripts/mutation_score.py             # full: the survivors again, with the
@@ -36,7 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENT = ROOT / "docs" / "mutation-equivalent.txt"
-PACKAGES = ("relay/graph", "relay/wire")
+PACKAGES = ("osf_check/relay/graph", "osf_check/relay/wire")
 #: the implementation's own tests (fast mode: seconds per mutant)
 UNIT = ["tests/test_impl_contracts.py", "tests/test_graph_impl.py", "tests/test_wire_impl.py",
         "tests/test_wire_idempotency.py", "tests/test_limits_at_edges.py",
@@ -57,10 +57,9 @@ STATUS = {1: "killed", 3: "killed", 36: "killed", -24: "killed", 24: "killed", 1
 def _config(fast: bool) -> str:
     args = ["-p", "no:cacheprovider", "-q", "-m", "not slow", "-k", SELECT]
     tests = UNIT + ([] if fast else FUZZ)
-    also = ["models/", "fuzz/", "explorer/", "properties/", "simulate/", "traces/",
-            "osf_check/", "docs/", "README.md"]
+    also = ["osf_check/", "docs/", "README.md"]
     return ("\n[tool.mutmut]\n"
-            f"source_paths = [\"relay/\"]\n"
+            f"source_paths = [\"osf_check/relay/\"]\n"
             f"also_copy = {json.dumps(also)}\n"
             f"pytest_add_cli_args = {json.dumps(args)}\n"
             f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"

@@ -1,4 +1,4 @@
-"""Shared fixtures; the Hypothesis profiles come from :mod:`fuzz.profiles`.
+"""Shared fixtures; the Hypothesis profiles come from :mod:`osf_check.fuzz.profiles`.
 
 Hypothesis loads its built-in ``ci`` profile by itself when CI=true (derandomized,
 no example database); elsewhere ``dev`` is loaded, or the one HYPOTHESIS_PROFILE names.
@@ -11,7 +11,7 @@ import os
 import pytest
 from hypothesis import settings
 
-import fuzz.profiles  # noqa: F401  (registers dev and nightly)
+import osf_check.fuzz.profiles  # noqa: F401  (registers dev and nightly)
 
 if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
@@ -22,5 +22,5 @@ elif not os.environ.get("CI"):
 @pytest.fixture(scope="session")
 def graph_relay_result():
     """The correct Graph-run relay model at its defaults, depth 12, --strict."""
-    from explorer.check import check
+    from osf_check.explorer.check import check
     return check("graph-relay", depth=12, strict=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fuzz.driver import FuzzReport, model_for, path_trace, replay
-from traces import render as rnd
+from osf_check.fuzz.driver import FuzzReport, model_for, path_trace, replay
+from osf_check.traces import render as rnd
 
 
 def assert_reproduces(rep: FuzzReport) -> None:

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from explorer.check import check
+from osf_check.explorer.check import check
 from osf_check.cli import main
 
 CHILD = """
 import os, signal, sys
-from explorer.check import check
+from osf_check.explorer.check import check
 cp, level, mutant = sys.argv[1], int(sys.argv[2]), sys.argv[3] or None
 
 def progress(done, distinct, generated, seconds):
@@ -58,8 +58,8 @@ def test_wire_relay_resumes_to_the_same_verdicts(tmp_path):
     cp = tmp_path / "cp"
     kw = dict(mutant="disconnect-leaves-pending", depth=7, engine="vector",
               stop_on_violation=False)
-    from explorer.check import prepare
-    from explorer.vector import vector_bfs
+    from osf_check.explorer.check import prepare
+    from osf_check.explorer.vector import vector_bfs
     m, props, _ = prepare("wire-relay", mutant=kw["mutant"])
     vector_bfs(m, props, depth=7, stop_on_violation=False, checkpoint=cp, checkpoint_every=0,
                stop_after_levels=4, keep_graph=any(c.kind in ("reach", "fair")

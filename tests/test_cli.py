@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from osf_check.cli import main
 from osf_check.report import result_schema
-from traces.format import load_trace, to_itf
+from osf_check.traces.format import load_trace, to_itf
 
 
 def run(*args: str):
@@ -101,7 +101,7 @@ def test_render_text_formats(trace_file, fmt, view, needle):
 
 
 def test_render_svg_with_the_bundled_renderer(trace_file, tmp_path):
-    from traces.render import find_renderer
+    from osf_check.traces.render import find_renderer
     if find_renderer() is None:  # pragma: no cover - the graphviz-pure wheel is a dependency
         pytest.fail("no renderer: graphviz-pure should be installed with osf-check")
     out = tmp_path / "x.svg"

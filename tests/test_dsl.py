@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from explorer.npeval import np_eval
-from explorer.pycompile import compile_pred, compile_trans, py_source
-from models.dsl import Bool, Enum, Int, ModelBuilder, ModelError
-from models.expr import And, Const, Count, If, Implies, Not, Or, Select, Slot, evaluate
+from osf_check.explorer.npeval import np_eval
+from osf_check.explorer.pycompile import compile_pred, compile_trans, py_source
+from osf_check.models.dsl import Bool, Enum, Int, ModelBuilder, ModelError
+from osf_check.models.expr import And, Const, Count, If, Implies, Not, Or, Select, Slot, evaluate
 
 NSLOTS = 4
 VALUE = st.integers(0, 3)
@@ -88,20 +88,38 @@ def _counter(hi: int):
 
 
 def test_an_update_outside_its_domain_names_the_action():
-    from explorer.explicit import bfs
+    from osf_check.explorer.explicit import bfs
     with pytest.raises(ModelError, match=r"action inc sets n to 3, outside its domain Int\(0, 2\)"):
         bfs(_counter(2), [], depth=None)
 
 
 def test_builder_rejects_inconsistent_models():
-    b = ModelBuilder("bad")
+    b = ModelBuilder("bad", actors=("server", "client"))
     b.var("x", Bool(), actor="server")
     with pytest.raises(ModelError, match="declared twice"):
         b.var("x", Bool(), actor="server")
-    with pytest.raises(ModelError, match="unknown actor"):
+    with pytest.raises(ModelError, match="actor 'martian' is not one of the model's actors "
+                                         r"\(server, client\)"):
         b.var("y", Bool(), actor="martian")
+    with pytest.raises(ModelError, match="actor 'clinet'"):
+        b.action("clinet")
+    with pytest.raises(ModelError, match="non-empty"):
+        ModelBuilder("bad", actors=("a", "a"))
     with pytest.raises(ModelError, match="initial state"):
         b.build()
+
+
+def test_a_model_declares_its_own_actors_or_takes_them_in_order_of_use():
+    b = ModelBuilder("free")
+    b.var("x", Bool(), actor="proc")
+
+    @b.action("hero", target="client")
+    def go(s):
+        return True, {s.x: True}
+    b.init(x=False)
+    assert b.build().actors == ("proc", "hero", "client")
+    with pytest.raises(ModelError, match="non-empty name"):
+        b.var("y", Bool(), actor="")
 
 
 def test_state_round_trips_through_its_shown_form():
@@ -116,7 +134,7 @@ def test_state_round_trips_through_its_shown_form():
 
 
 def test_packing_uses_the_fewest_bits():
-    from explorer.pycompile import compile_pack, compile_unpack
+    from osf_check.explorer.pycompile import compile_pack, compile_unpack
     m = _counter(2)
     assert m.bits() == 2 + 1 + 1
     pack, unpack = compile_pack(m), compile_unpack(m)

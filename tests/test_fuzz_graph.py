@@ -10,13 +10,13 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from fuzz.driver import hypothesis_run, tour
+from osf_check.fuzz.driver import hypothesis_run, tour
 from fuzzcheck import assert_reproduces
-from fuzz.graph_harness import IMPL_MUTANTS
+from osf_check.fuzz.graph_harness import IMPL_MUTANTS
 from osf_check.cli import main
-from fuzz import mutants
-from fuzz.oracles import bounded
-from relay.graph.payload import RESULT_LIMIT, whole
+from osf_check.fuzz import mutants
+from osf_check.fuzz.oracles import bounded
+from osf_check.relay.graph.payload import RESULT_LIMIT, whole
 from test_graph_impl import _sized
 
 
@@ -127,7 +127,7 @@ def test_replay_emits_a_standalone_regression_test(tmp_path):
 
 # coverage is what the implementation was seen to do ------------------------------------------
 def test_tour_coverage_drops_when_the_harness_skips_transitions():
-    from fuzz.driver import make_harness
+    from osf_check.fuzz.driver import make_harness
 
     class Forgetful:
         """Every 5th restore does nothing: the transitions tried then start elsewhere."""

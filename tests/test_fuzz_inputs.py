@@ -15,10 +15,10 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relay.graph.server import GraphServer, ToolError
-from relay.wire import envelope as env
-from relay.wire.desktop_router import DesktopRouter
-from relay.wire.relay_router import Client, RelayRouter, ToPhone
+from osf_check.relay.graph.server import GraphServer, ToolError
+from osf_check.relay.wire import envelope as env
+from osf_check.relay.wire.desktop_router import DesktopRouter
+from osf_check.relay.wire.relay_router import Client, RelayRouter, ToPhone
 
 SETTINGS = settings(max_examples=300, derandomize=True, database=None, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

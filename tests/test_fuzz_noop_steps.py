@@ -5,10 +5,10 @@ and rounds with nothing queued (sync) already were."""
 
 from __future__ import annotations
 
-from fuzz import mutants
-from fuzz.driver import tour
-from models.graph_relay import SPEC
-from relay.graph.desktop import DesktopRelay
+from osf_check.fuzz import mutants
+from osf_check.fuzz.driver import tour
+from osf_check.models.graph_relay import SPEC
+from osf_check.relay.graph.desktop import DesktopRelay
 
 
 class StopsOnAnyPollAnswer(DesktopRelay):

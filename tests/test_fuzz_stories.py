@@ -9,10 +9,10 @@ import json
 
 from click.testing import CliRunner
 
-from fuzz import mutants
-from fuzz.driver import hypothesis_run, tour
+from osf_check.fuzz import mutants
+from osf_check.fuzz.driver import hypothesis_run, tour
 from osf_check.cli import main
-from relay.wire.desktop_router import DesktopRouter
+from osf_check.relay.wire.desktop_router import DesktopRouter
 
 LONG = {"restarts": 2, "gens": 3}
 

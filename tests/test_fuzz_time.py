@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from fuzz import mutants
-from fuzz.deadlines import keep_pending
-from fuzz.driver import tour
-from relay.graph.desktop import DesktopRelay
-from relay.wire.desktop_router import DesktopRouter
-from relay.wire.idempotency import DurableClaims
-from relay.wire.relay_router import RelayRouter
+from osf_check.fuzz import mutants
+from osf_check.fuzz.deadlines import keep_pending
+from osf_check.fuzz.driver import tour
+from osf_check.relay.graph.desktop import DesktopRelay
+from osf_check.relay.wire.desktop_router import DesktopRouter
+from osf_check.relay.wire.idempotency import DurableClaims
+from osf_check.relay.wire.relay_router import RelayRouter
 
 
 class LeaseExtendedByBusyRetry(DurableClaims):

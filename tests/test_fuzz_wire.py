@@ -7,11 +7,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from fuzz.driver import TOUR_DEPTH, hypothesis_run, tour
-from fuzz.wire_harness import IMPL_MUTANTS
+from osf_check.fuzz.driver import TOUR_DEPTH, hypothesis_run, tour
+from osf_check.fuzz.wire_harness import IMPL_MUTANTS
 from fuzzcheck import assert_reproduces, run_then_kill
 from osf_check.cli import main
-from relay.wire.idempotency import DurableClaims, Scope
+from osf_check.relay.wire.idempotency import DurableClaims, Scope
 
 
 def test_the_tour_covers_every_state_and_transition_within_depth_8():
@@ -81,7 +81,7 @@ def test_fuzz_cli_on_both_systems(tmp_path):
 # crashes between steps --------------------------------------------------------------------
 CHILD = r"""
 import sys
-from relay.wire.idempotency import DurableClaims, Scope
+from osf_check.relay.wire.idempotency import DurableClaims, Scope
 reg = DurableClaims(sys.argv[1])
 done, running = Scope("u", "p::d", "system.activateCodexAuthProfile", "k-done"), Scope("u", "p::d", "system.activateCodexAuthProfile", "k-run")
 reg.claim(done, {"n": 1}, 0.0); reg.store(done, {"result": {"ok": True}}, 1.0)
@@ -103,7 +103,7 @@ def test_a_killed_desktop_loses_no_durable_claim(tmp_path):
 
 
 def test_reopening_the_claims_between_every_step_changes_nothing(tmp_path):
-    from fuzz.driver import Checker, make_harness, model_for
+    from osf_check.fuzz.driver import Checker, make_harness, model_for
     m = model_for("wire-relay", None)
     chk = Checker(m)
     h = make_harness(m, None, str(tmp_path))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from models.dsl import Bool, Int, ModelBuilder
-from models.expr import And, Not
-from properties.base import Check, Goal, Property
+from osf_check.models.dsl import Bool, Int, ModelBuilder
+from osf_check.models.expr import And, Not
+from osf_check.properties.base import Check, Goal, Property
 
-from explorer.check import _vacuity
-from explorer.explicit import bfs
-from explorer.graph import check_graph
+from osf_check.explorer.check import _vacuity
+from osf_check.explorer.explicit import bfs
+from osf_check.explorer.graph import check_graph
 
 
 def ladder(n: int, *, trap: bool = False, quiet_end: bool = True, fair: str | None = "strong"):

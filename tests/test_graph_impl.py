@@ -9,11 +9,11 @@ import json
 import pytest
 
 from fuzzcheck import run_then_kill
-from fuzz.oracles import bounded, utf16_length
-from relay.graph.desktop import DesktopRelay
-from relay.graph.payload import (ERROR_LIMIT, RESULT_LIMIT, completion_payload,
+from osf_check.fuzz.oracles import bounded, utf16_length
+from osf_check.relay.graph.desktop import DesktopRelay
+from osf_check.relay.graph.payload import (ERROR_LIMIT, RESULT_LIMIT, completion_payload,
                                  stringify_length, whole)
-from relay.graph.server import NOT_FOUND, GraphServer, ToolError
+from osf_check.relay.graph.server import NOT_FOUND, GraphServer, ToolError
 
 SID = "gs_" + "ab" * 16
 
@@ -83,7 +83,7 @@ def test_unknown_empty_and_foreign_ids_answer_the_same():
 
 
 def test_tools_carry_000s_contract_scopes_and_annotations():
-    from relay.graph.server import TOOLS
+    from osf_check.relay.graph.server import TOOLS
     tools = {t["name"]: t for t in GraphServer.tools_list()}
     assert set(tools) == {"run_graph_session", "get_graph_run", "cancel_graph_run",
                           "list_graph_sessions"}
@@ -171,7 +171,7 @@ def test_reopening_the_database_loses_no_completion(tmp_path):
 
 CHILD = r"""
 import sys, os
-from relay.graph.desktop import DesktopRelay
+from osf_check.relay.graph.desktop import DesktopRelay
 d = DesktopRelay(sys.argv[1], session_id="gs_" + "ab" * 16)
 d.sync_reply([{"command_id": "c1", "graph_session_id": d.session_id, "slug": d.slug}])
 c = d.next_command(); d.start_or_refuse(c); d.finish(c, "failed", "x", error="boom")
@@ -189,7 +189,7 @@ def test_a_killed_process_loses_no_completion(tmp_path):
 
 def test_the_full_record_stays_in_the_desktops_history(tmp_path):
     d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
-    d.commands["c1"] = c = __import__("relay.graph.desktop", fromlist=["Command"]).Command(
+    d.commands["c1"] = c = __import__("osf_check.relay.graph.desktop", fromlist=["Command"]).Command(
         "c1", SID, d.slug, state="running")
     big = "x" * (RESULT_LIMIT + 1)
     posted = d.finish(c, "completed", big, 7, 0.5)
@@ -209,7 +209,7 @@ def test_the_desktops_sync_uploads_each_enabled_projects_sessions_exactly(tmp_pa
 
 
 def test_the_desktops_round_from_tick_to_round_end(tmp_path):
-    from relay.graph.desktop import NOT_SHARED, Command
+    from osf_check.relay.graph.desktop import NOT_SHARED, Command
     d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
     assert d.tick() == [] and d.phase == "sync" and d.busy
     assert d.round_end() is False  # not in the work phase
@@ -248,7 +248,7 @@ def test_the_desktops_round_from_tick_to_round_end(tmp_path):
 
 
 def test_consent_needs_the_project_enabled_the_session_shared_and_the_same_slug(tmp_path):
-    from relay.graph.desktop import Command
+    from osf_check.relay.graph.desktop import Command
     d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
     c = Command("c", SID, "s0")
     assert d.consent(c)

@@ -7,11 +7,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from explorer.check import check
-from explorer.explicit import bfs
-from models.graph_relay import SPEC
+from osf_check.explorer.check import check
+from osf_check.explorer.explicit import bfs
+from osf_check.models.graph_relay import SPEC
 from osf_check.cli import main
-from properties import catalogue
+from osf_check.properties import catalogue
 
 MUTANTS = [m for m in catalogue.MUTANTS if m.model == "graph-relay"]
 PROPS = catalogue.properties_of("graph-relay")
@@ -78,7 +78,7 @@ def test_shortest_counterexamples_have_the_expected_lengths():
 
 
 def test_a2_fair_lasso_is_a_real_fair_cycle():
-    from explorer.check import check
+    from osf_check.explorer.check import check
     r = check("graph-relay", mutant="outbox-off", props=["A2"], params={"intents": 1},
               stop_on_violation=False)
     kinds = {v.kind: v for v in r.violations}
@@ -104,7 +104,7 @@ def test_same_command_prints_the_same_trace():
 
 
 def test_a12_holds_on_the_correct_model_with_two_projects():
-    from fuzz.driver import tour
+    from osf_check.fuzz.driver import tour
     r = check("graph-relay", params={"projects": 2}, depth=10, strict=True)
     assert r.verdict == "ok" and r.status["A12"] == "holds", (r.status, r.warnings)
     assert r.exploration.witness_seen["A12"]  # a queued run of a disabled project was met

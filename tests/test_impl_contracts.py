@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from relay.clock import ManualClock
-from relay.graph.desktop import POLL_INTERVAL, CONTROL_POLL, Command, DesktopRelay
-from relay.graph.outbox import Outbox
-from relay.graph.server import NOT_FOUND, GraphServer, ToolError
-from relay.wire import envelope as env
-from relay.wire.app import DesktopApp
-from relay.wire.desktop_router import DesktopRouter
-from relay.wire.errors import (BUSY_MESSAGE, TIMEOUT_MESSAGE, answer_class, busy, desktop_error,
+from osf_check.relay.clock import ManualClock
+from osf_check.relay.graph.desktop import POLL_INTERVAL, CONTROL_POLL, Command, DesktopRelay
+from osf_check.relay.graph.outbox import Outbox
+from osf_check.relay.graph.server import NOT_FOUND, GraphServer, ToolError
+from osf_check.relay.wire import envelope as env
+from osf_check.relay.wire.app import DesktopApp
+from osf_check.relay.wire.desktop_router import DesktopRouter
+from osf_check.relay.wire.errors import (BUSY_MESSAGE, TIMEOUT_MESSAGE, answer_class, busy, desktop_error,
                                kind_of, relay_error, timed_out)
-from relay.wire.registration import (Device, RegistrationError, VersionGate, parse_version,
+from osf_check.relay.wire.registration import (Device, RegistrationError, VersionGate, parse_version,
                                      register, show)
 
 DESK = "6f1c2a7e-0000-4000-8000-000000000001"
@@ -306,7 +306,7 @@ def test_the_wire_desktop_lists_its_timers_in_order():
 
 # the phone (004) ---------------------------------------------------------------------------------
 def test_the_phones_frames_waits_and_retries_exactly():
-    from relay.wire.phone import RETRY_KINDS, Phone
+    from osf_check.relay.wire.phone import RETRY_KINDS, Phone
     p = Phone("phone-1", "android")
     assert p.request("r-1", "system.ping", {}, None) == {"type": "rpc.request", "payload": {
         "id": "r-1", "method": "system.ping", "params": {}, "traceparent": env.TRACE}}
@@ -342,7 +342,7 @@ def _fwd(rid, key="key-1234", user="user-1"):
 
 
 def test_the_wire_desktops_timers_fire_only_when_due_and_only_their_own():
-    from relay.wire.idempotency import LEASE, RETENTION
+    from osf_check.relay.wire.idempotency import LEASE, RETENTION
     d = DesktopRouter(":memory:", "user-1", light=2)
     first = d.receive(_fwd("a"), 0.0)
     d.start(first, 0.0)

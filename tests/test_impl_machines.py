@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from relay.graph.desktop import Command, DesktopRelay
-from relay.wire import envelope as env
-from relay.wire.desktop_router import HEAVY_SLOTS, HOLDING, LIGHT_SLOTS, DesktopRouter
-from relay.wire.idempotency import MAX_COMPLETED, MAX_ROWS, MAX_RUNNING, MAX_WAITERS
-from relay.wire.relay_router import LIMITS, Client, RelayRouter
+from osf_check.relay.graph.desktop import Command, DesktopRelay
+from osf_check.relay.wire import envelope as env
+from osf_check.relay.wire.desktop_router import HEAVY_SLOTS, HOLDING, LIGHT_SLOTS, DesktopRouter
+from osf_check.relay.wire.idempotency import MAX_COMPLETED, MAX_ROWS, MAX_RUNNING, MAX_WAITERS
+from osf_check.relay.wire.relay_router import LIMITS, Client, RelayRouter
 
 SETTINGS = settings(max_examples=25, stateful_step_count=30, derandomize=True, database=None,
                     deadline=None, suppress_health_check=list(HealthCheck))

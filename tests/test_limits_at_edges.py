@@ -14,11 +14,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fuzz.oracles import utf16_length
-from relay.graph.desktop import Command, DesktopRelay
-from relay.graph.server import GraphServer, ToolError
-from relay.wire.idempotency import DurableClaims, MemoryClaims, Scope
-from relay.wire.relay_router import Client, RelayRouter, request
+from osf_check.fuzz.oracles import utf16_length
+from osf_check.relay.graph.desktop import Command, DesktopRelay
+from osf_check.relay.graph.server import GraphServer, ToolError
+from osf_check.relay.wire.idempotency import DurableClaims, MemoryClaims, Scope
+from osf_check.relay.wire.relay_router import Client, RelayRouter, request
 
 SID = "gs_" + "ab" * 16
 FAST = settings(max_examples=25, deadline=None)
@@ -215,7 +215,7 @@ def test_stored_answers_up_to_256_kib(tmp_path, delta):
 
 # 004's size limits (relay/wire/limits.py), each at its edge, with the exact reason --------------
 def test_004s_size_limits_at_their_edges():
-    from relay.wire import limits as L
+    from osf_check.relay.wire import limits as L
     mib, kib = 1 << 20, 1 << 10
     assert (L.MAX_FRAME, L.RECONCILE_SESSIONS, L.RECONCILE_RESULT, L.RECONCILE_OUTBOX,
             L.COMMAND_OUTPUT_PAGE, L.READ_BINARY) == (32 * mib, 16, 8 * mib, 256, 256 * kib,

@@ -20,18 +20,18 @@ def _meta(tmp_path: Path, codes: dict[str, int | None]) -> Path:
 
 
 def test_a_survivor_lowers_the_score_and_an_equivalent_leaves_the_denominator(tmp_path):
-    names = [f"relay.wire.x.x_f__mutmut_{i}" for i in range(4)]
+    names = [f"osf_check.relay.wire.x.x_f__mutmut_{i}" for i in range(4)]
     work = _meta(tmp_path, {names[0]: 1, names[1]: 36, names[2]: 0, names[3]: 33})
     st = ms.collect(work)
     assert st == {names[0]: "killed", names[1]: "killed", names[2]: "survived",
                   names[3]: "no tests"}
-    r = ms.score(st, {})["relay/wire"]
+    r = ms.score(st, {})["osf_check/relay/wire"]
     assert (r["mutants"], r["killed"], r["score"]) == (4, 2, 50.0)
     assert r["surviving"] == [names[2], names[3]]
-    r = ms.score(st, {names[2]: "why"})["relay/wire"]
+    r = ms.score(st, {names[2]: "why"})["osf_check/relay/wire"]
     assert (r["equivalent"], r["score"]) == (1, 66.7)
-    all_killed = ms.score({n: "killed" for n in names}, {})["relay/wire"]
-    assert all_killed["score"] == 100.0 and ms.score(st, {})["relay/graph"]["score"] is None
+    all_killed = ms.score({n: "killed" for n in names}, {})["osf_check/relay/wire"]
+    assert all_killed["score"] == 100.0 and ms.score(st, {})["osf_check/relay/graph"]["score"] is None
 
 
 def test_the_equivalents_file_is_well_formed_and_each_line_says_why():

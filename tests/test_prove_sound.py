@@ -9,9 +9,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from explorer.prove import prove
+from osf_check.explorer.prove import prove
 from osf_check.cli import main
-from properties import catalogue
+from osf_check.properties import catalogue
 
 SAFETY_MUTANTS = [mu for mu in catalogue.MUTANTS if mu.model in ("graph-relay", "wire-relay")
                   and any(c.kind in ("inv", "trans")

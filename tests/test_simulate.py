@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from osf_check.cli import main
-from simulate.experiments import Facts, idempotency, lost_post, pickup_wait, result_limits, run_all
+from osf_check.simulate.experiments import Facts, idempotency, lost_post, pickup_wait, result_limits, run_all
 
 N = 2_000
 

@@ -8,13 +8,13 @@ import pytest
 import z3
 from click.testing import CliRunner
 
-from explorer.check import prepare
-from explorer.explicit import bfs
-from explorer.pycompile import compile_steps
-from explorer.symbolic import PropertyChecks, bmc, k_induction, to_z3
-from models.expr import And, If, Or, Select, Slot
+from osf_check.explorer.check import prepare
+from osf_check.explorer.explicit import bfs
+from osf_check.explorer.pycompile import compile_steps
+from osf_check.explorer.symbolic import PropertyChecks, bmc, k_induction, to_z3
+from osf_check.models.expr import And, If, Or, Select, Slot
 from osf_check.cli import main
-from properties import catalogue
+from osf_check.properties import catalogue
 
 CASES = [(m, None) for m in ("graph-relay", "wire-relay", "two-phase")] + [
     (mu.model, mu.name) for mu in catalogue.MUTANTS]
@@ -59,7 +59,7 @@ def test_bfs_and_bmc_agree_on_the_shortest_counterexample(model, mutant):
 
 
 def test_z3_terms_match_the_reference_interpreter():
-    from models.expr import evaluate
+    from osf_check.models.expr import evaluate
     e = If(And(Slot(0) > 1, Slot(1) == 0), Select(Slot(2), [Slot(0), Slot(1) + 3]), 7)
     xs = [z3.Int(f"x{i}") for i in range(3)]
     for st in [(2, 0, 0), (2, 0, 1), (0, 1, 1), (3, 0, 1)]:
@@ -114,7 +114,7 @@ def test_prove_bad_input():
 
 
 def test_seed_reaches_z3():
-    from explorer.symbolic import set_seed
+    from osf_check.explorer.symbolic import set_seed
     set_seed(7)
     assert z3.get_param("smt.random_seed") == "7"
     set_seed(0)

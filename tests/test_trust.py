@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fuzz import mutants
-from fuzz.driver import SYSTEMS, hypothesis_run, make_harness, model_for, replay, tour
-from models.errors import UnknownName
+from osf_check.fuzz import mutants
+from osf_check.fuzz.driver import SYSTEMS, hypothesis_run, make_harness, model_for, replay, tour
+from osf_check.models.errors import UnknownName
 from osf_check.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,12 +19,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # internal errors: exit 153, one line, the traceback in a file ------------------------------
 def test_a_bug_inside_an_engine_is_an_internal_error_not_bad_input(monkeypatch, tmp_path):
-    import explorer.check
-
+    import osf_check.explorer.check as check
     def broken(*args, **kwargs):
         raise KeyError("internal-bug")
 
-    monkeypatch.setattr(explorer.check, "check_graph", broken)
+    monkeypatch.setattr(check, "check_graph", broken)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
     monkeypatch.setattr(tempfile, "tempdir", None)
@@ -72,7 +71,7 @@ def test_replay_refuses_a_misspelt_mutant():
 
 
 def test_every_catalogue_mutant_of_an_implementation_has_its_bug_class():
-    from properties import catalogue
+    from osf_check.properties import catalogue
     impl = {n for s in SYSTEMS for n in mutants.names(s)}
     model = {m.name for m in catalogue.MUTANTS if m.model in SYSTEMS}
     # every model mutant of a system with an implementation is applied to it
@@ -84,18 +83,20 @@ def test_every_catalogue_mutant_of_an_implementation_has_its_bug_class():
 
 # the reference implementation carries nothing of the checker -----------------------------
 def test_relay_holds_no_mutant_no_hook_and_no_ghost():
-    text = "\n".join(p.read_text() for p in (ROOT / "relay").rglob("*.py"))
+    text = "\n".join(p.read_text() for p in (ROOT / "osf_check" / "relay").rglob("*.py"))
     for word in ("mutant", "MUTANTS", "fail_next_store", "cancelled_while_queued",
                  "in_memory", "test hook", "ghost"):
         assert word not in text, word
 
 
 def test_the_harness_judges_answers_without_the_implementations_helpers():
+    pattern = r"from (osf_check\.)?relay\.\S+ import .*\b{}\b"
+    assert re.search(pattern.format("kind_of"), "from osf_check.relay.wire.errors import kind_of")
     for name in ("graph_harness.py", "wire_harness.py", "oracles.py"):
-        text = (ROOT / "fuzz" / name).read_text()
+        text = (ROOT / "osf_check" / "fuzz" / name).read_text()
         imports = "\n".join(x for x in text.splitlines() if x.startswith(("from ", "import ")))
         for helper in ("answer_class", "kind_of", "bounded", "fingerprint", "desktop_error"):
-            assert not re.search(rf"from relay\.\S+ import .*\b{helper}\b", imports), \
+            assert not re.search(pattern.format(helper), imports), \
                 (name, helper)
 
 
@@ -121,7 +122,7 @@ def test_a_fuzz_run_leaves_nothing_in_the_directory_it_ran_in(tmp_path):
     import subprocess
     import sys
     root = Path(__file__).resolve().parents[1]
-    code = ("from fuzz.driver import hypothesis_run\n"
+    code = ("from osf_check.fuzz.driver import hypothesis_run\n"
             "r = hypothesis_run('graph-relay', examples=5, steps=5, seed=0, profile='dev')\n"
             "assert r.failure is None, r.failure\n")
     env = {k: v for k, v in __import__("os").environ.items()

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from explorer.check import prepare
-from explorer.explicit import bfs
-from explorer.graph import check_graph
-from explorer.vector import Layout, vector_bfs
-from models.two_phase import SPEC
-from properties import catalogue
+from osf_check.explorer.check import prepare
+from osf_check.explorer.explicit import bfs
+from osf_check.explorer.graph import check_graph
+from osf_check.explorer.vector import Layout, vector_bfs
+from osf_check.models.two_phase import SPEC
+from osf_check.properties import catalogue
 
 CASES = [(m, None) for m in ("graph-relay", "wire-relay", "two-phase")] + [
     (mu.model, mu.name) for mu in catalogue.MUTANTS]

@@ -13,16 +13,16 @@ import json
 
 import pytest
 
-from relay.wire import envelope as env
-from relay.wire import limits
-from relay.wire.app import DesktopApp
-from relay.wire.desktop_router import DesktopRouter
-from relay.wire.errors import answer_class, desktop_error, kind_of, relay_error
-from relay.wire.idempotency import (AMBIGUOUS, BUSY, LEASE, RETENTION, DurableClaims,
+from osf_check.relay.wire import envelope as env
+from osf_check.relay.wire import limits
+from osf_check.relay.wire.app import DesktopApp
+from osf_check.relay.wire.desktop_router import DesktopRouter
+from osf_check.relay.wire.errors import answer_class, desktop_error, kind_of, relay_error
+from osf_check.relay.wire.idempotency import (AMBIGUOUS, BUSY, LEASE, RETENTION, DurableClaims,
                                     MemoryClaims, Scope)
-from relay.wire.ratelimit import TokenBucket
-from relay.wire.registration import Device, VersionGate
-from relay.wire.relay_router import (KEEP_PENDING, Client, Entry, RelayRouter, ToDesktop,
+from osf_check.relay.wire.ratelimit import TokenBucket
+from osf_check.relay.wire.registration import Device, VersionGate
+from osf_check.relay.wire.relay_router import (KEEP_PENDING, Client, Entry, RelayRouter, ToDesktop,
                                      ToPhone)
 
 USER, DESK = "user-1", "desk-1"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from relay.wire.idempotency import (AMBIGUOUS, LEASE, MAX_ANSWER, RETENTION, DurableClaims,
+from osf_check.relay.wire.idempotency import (AMBIGUOUS, LEASE, MAX_ANSWER, RETENTION, DurableClaims,
                                     Scope, answer_class)
-from relay.wire.errors import desktop_error
+from osf_check.relay.wire.errors import desktop_error
 
 S = Scope("user-1", "phone-1::desk-1", "system.activateCodexAuthProfile", "op-1")
 OK = {"result": {"ok": True}}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from relay.wire import envelope as env
-from relay.wire.app import DesktopApp
-from relay.wire.desktop_router import (DISPATCH, DISPATCH_LOADS, ENQUEUE, SLOT_WAIT,
+from osf_check.relay.wire import envelope as env
+from osf_check.relay.wire.app import DesktopApp
+from osf_check.relay.wire.desktop_router import (DISPATCH, DISPATCH_LOADS, ENQUEUE, SLOT_WAIT,
                                        DesktopRouter)
-from relay.wire.errors import BUSY_MESSAGE, TIMEOUT_MESSAGE, kind_of
-from relay.wire.idempotency import LEASE
-from relay.wire.relay_router import (KEEP_LOADS, KEEP_OUTBOX, KEEP_PENDING, Client,
+from osf_check.relay.wire.errors import BUSY_MESSAGE, TIMEOUT_MESSAGE, kind_of
+from osf_check.relay.wire.idempotency import LEASE
+from osf_check.relay.wire.relay_router import (KEEP_LOADS, KEEP_OUTBOX, KEEP_PENDING, Client,
                                      RelayRouter, ToDesktop, ToPhone)
 
 USER, DESK = "user-1", "desk-1"
@@ -364,7 +364,7 @@ def test_outbox_ledger():
     app.handle("run.chatOutboxSubmit", p)
     app.handle("run.chatOutboxSubmit", p)
     assert app.messages("s", "op-1") == 1
-    from fuzz.mutants import OutboxWithoutLedger
+    from osf_check.fuzz.mutants import OutboxWithoutLedger
     bad = OutboxWithoutLedger(sessions={"s": None})
     bad.handle("run.chatOutboxSubmit", p)
     bad.handle("run.chatOutboxSubmit", p)
@@ -372,7 +372,7 @@ def test_outbox_ledger():
 
 
 # registration and the version gate ------------------------------------------------------------
-from relay.wire.registration import (Device, RegistrationError, VersionGate,  # noqa: E402
+from osf_check.relay.wire.registration import (Device, RegistrationError, VersionGate,  # noqa: E402
                                      precheck_allows, register)
 
 DESK_ID = "6f1c2a7e-0000-4000-8000-000000000001"
@@ -455,10 +455,10 @@ def test_a_phone_may_register_without_a_target_and_then_reaches_no_desktop():
 
 # the implementation's deadlines are the ones B9 and B10 are proved with -----------------------
 def test_implementation_deadlines_match_the_timing_analysis():
-    from explorer.timing import DEADLINES, analyse
-    from relay.wire.idempotency import RETENTION
-    from relay.wire.phone import Phone
-    from relay.wire.relay_router import keep_pending
+    from osf_check.explorer.timing import DEADLINES, analyse
+    from osf_check.relay.wire.idempotency import RETENTION
+    from osf_check.relay.wire.phone import Phone
+    from osf_check.relay.wire.relay_router import keep_pending
     impl = {
         "slot": SLOT_WAIT, "dispatch": DISPATCH, "dispatch_load": DISPATCH_LOADS,
         "enqueue": ENQUEUE, "lease": LEASE, "retention": RETENTION,
@@ -504,7 +504,7 @@ def test_a_stale_source_registration_is_refused_at_admission():
 
 
 def test_the_phone_never_sends_an_unlisted_method_or_a_mutation_without_its_key():
-    from relay.wire.phone import Phone
+    from osf_check.relay.wire.phone import Phone
     p = Phone("phone-1")
     with pytest.raises(ValueError, match="not in the phone's method list"):
         p.request("r-1", "session.rename", {}, None)
@@ -535,7 +535,7 @@ def test_stop_and_send_now_never_stops_another_run():
 
 
 def test_004s_size_limits_are_enforced_by_the_desktop():
-    from relay.wire import limits
+    from osf_check.relay.wire import limits
     d = DesktopRouter(":memory:", USER)
     ids = [f"s{i}" for i in range(17)]
     answer = _answered(d, forwarded("rc", "run.chatReconcileSessions", {"sessionIds": ids}, None))

@@ -8,11 +8,11 @@ from functools import lru_cache
 import pytest
 from click.testing import CliRunner
 
-from explorer.check import check
-from explorer.explicit import bfs
-from models.wire_relay import SPEC
+from osf_check.explorer.check import check
+from osf_check.explorer.explicit import bfs
+from osf_check.models.wire_relay import SPEC
 from osf_check.cli import main
-from properties import catalogue
+from osf_check.properties import catalogue
 
 MUTANTS = [m for m in catalogue.MUTANTS if m.model == "wire-relay"]
 PROPS = catalogue.properties_of("wire-relay")

@@ -1,0 +1,295 @@
+"""The Python API: a checker builder over a model, and the results it returns.
+
+A :class:`Checker` says *what* to check (a model, its parameters, a mutant, which
+properties, which assumptions to drop) and *how* (depth, engine, workers, limits).
+Each setter returns a new checker, so one configured checker can be varied:
+
+>>> import osf_check
+>>> base = osf_check.Checker("two-phase").params(rms=2)
+>>> r = base.depth(None).explore()
+>>> r.verdict, r.distinct, r.generated, r.complete
+('ok', 56, 154, True)
+>>> r.status
+{'T1': 'holds'}
+>>> bad = base.mutant("commit-without-all-prepared").explore()
+>>> bad.verdict, bad.exit_code, len(bad.traces[0]["steps"]) - 1
+('safety', 12, 5)
+
+The model can be a catalogue name, a :class:`~osf_check.models.spec.ModelSpec`, a
+built :class:`~osf_check.models.dsl.Model`, a module (or object) with ``SPEC`` and
+``PROPERTIES``, or the path of a model file.  The defaults are the command line's:
+depth 12, engine ``auto``, seed 0, stop at the first violation, deadlocks reported,
+and ``prove`` mines strengthening invariants.  Results serialise as the CLI's
+``--json`` does (:meth:`ExploreResult.to_json`) and print as its text
+(:meth:`ExploreResult.text`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from osf_check.explorer.check import EXIT, ModelResult, check, prepare
+from osf_check.models.dsl import Model
+from osf_check.models.errors import BadValue
+from osf_check.models.spec import ModelSpec
+from osf_check.properties import catalogue, sources
+
+__all__ = ["Checker", "ExploreResult", "ProveResult", "load", "models"]
+
+ENGINES = ("auto", "explicit", "vector")
+
+
+def models() -> dict[str, str]:
+    """Every model the catalogue holds, with where it came from."""
+    return dict(catalogue.SOURCES)
+
+
+def load(model: Any) -> str:
+    """Register ``model`` if needed and return its catalogue name (see the module doc for
+    what a model may be).  A file or module with several models needs a name instead."""
+    if isinstance(model, str) and model in catalogue.MODELS:
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        p = Path(model)
+        if p.suffix != ".py":
+            catalogue.spec(str(model))  # raises with the names that exist
+        return _one(sources.load_file(p), str(p))
+    if isinstance(model, ModelSpec):
+        if catalogue.MODELS.get(model.name) is not model:
+            catalogue.register(model, source=f"python object {model.build_fn.__module__}")
+        return model.name
+    if isinstance(model, Model):
+        if model.name not in catalogue.MODELS:
+            spec = ModelSpec(model.name, model.name, (), {}, lambda params, mutant: model)
+            catalogue.register(spec, source="python object (a built Model)")
+        return model.name
+    if isinstance(model, types.ModuleType) or hasattr(model, "SPEC") or hasattr(model, "SPECS"):
+        source = f"module {getattr(model, '__name__', type(model).__name__)}"
+        done = [n for n, s in catalogue.SOURCES.items() if s == source]
+        return _one(done or sources.register_module(model, source=source), source)
+    raise BadValue(f"cannot check a {type(model).__name__}: give a model name, a ModelSpec, "
+                   "a built Model, a module with SPEC, or a model file's path")
+
+
+def _one(names: list[str], where: str) -> str:
+    if len(names) != 1:
+        raise BadValue(f"{where} defines {len(names)} models ({', '.join(names)}): "
+                       "choose one by its name")
+    return names[0]
+
+
+@dataclass(frozen=True)
+class Checker:
+    """What to check and how.  Every setter returns a new :class:`Checker`."""
+
+    model: Any
+    _params: Mapping[str, Any] = field(default_factory=dict)
+    _mutant: str | None = None
+    _properties: tuple[str, ...] = ()
+    _drop: tuple[str, ...] = ()
+    _depth: int | None = 12
+    _engine: str = "auto"
+    _workers: int = 1
+    _max_states: int | None = None
+    _seed: int = 0
+    _keep_going: bool = False
+    _deadlocks: bool = True
+    _strict: bool = False
+
+    def __post_init__(self) -> None:
+        name = load(self.model)
+        if isinstance(self.model, Model):  # a built model brings its parameters
+            object.__setattr__(self, "_params", {**self.model.params, **self._params})
+            object.__setattr__(self, "_mutant", self._mutant or self.model.mutant)
+            if catalogue.SOURCES[name] == "python object (a built Model)":
+                object.__setattr__(self, "_params", {})
+        object.__setattr__(self, "model", name)
+
+    def _with(self, **kw: Any) -> "Checker":
+        return dataclasses.replace(self, **kw)
+
+    # what ----------------------------------------------------------------------------------
+    def params(self, **values: Any) -> "Checker":
+        """Model parameters by name (checked against the model's ranges when run)."""
+        return self._with(_params={**self._params, **values})
+
+    def mutant(self, name: str | None) -> "Checker":
+        """Switch on one of the model's mutants (a known bug), or ``None``."""
+        return self._with(_mutant=name)
+
+    def properties(self, *ids: str) -> "Checker":
+        """Check only these properties (ids like ``A2`` or names); none: all of them."""
+        return self._with(_properties=tuple(ids))
+
+    def drop(self, *assumptions: str) -> "Checker":
+        """Check without these environment assumptions."""
+        return self._with(_drop=tuple(assumptions))
+
+    # how -------------------------------------------------------------------------------------
+    def depth(self, n: int | None) -> "Checker":
+        """Explore paths of up to ``n`` steps; ``None``: every reachable state."""
+        if n is not None and (not isinstance(n, int) or n < 0):
+            raise BadValue(f"depth is a non-negative integer or None, got {n!r}")
+        return self._with(_depth=n)
+
+    def engine(self, name: str) -> "Checker":
+        """``explicit`` (compiled Python), ``vector`` (numpy) or ``auto`` (vector)."""
+        if name not in ENGINES:
+            raise BadValue(f"unknown engine {name!r} (one of {', '.join(ENGINES)})")
+        return self._with(_engine=name)
+
+    def workers(self, n: int) -> "Checker":
+        """Processes expanding each level (the vector engine)."""
+        if not isinstance(n, int) or not 1 <= n <= 64:
+            raise BadValue(f"workers is an integer in 1..64, got {n!r}")
+        return self._with(_workers=n)
+
+    def max_states(self, n: int | None) -> "Checker":
+        """Stop (verdict ``incomplete``) past this many distinct states."""
+        if n is not None and (not isinstance(n, int) or n < 1):
+            raise BadValue(f"max_states is a positive integer or None, got {n!r}")
+        return self._with(_max_states=n)
+
+    def seed(self, n: int) -> "Checker":
+        """Recorded in results and traces (and fed to z3 by :meth:`prove`)."""
+        return self._with(_seed=int(n))
+
+    def keep_going(self, on: bool = True) -> "Checker":
+        """Keep exploring after a violation, to find the other properties' too."""
+        return self._with(_keep_going=on)
+
+    def deadlocks(self, on: bool = True) -> "Checker":
+        """Report deadlocks (states with nothing enabled that are not quiescent)."""
+        return self._with(_deadlocks=on)
+
+    def strict(self, on: bool = True) -> "Checker":
+        """Vacuity warnings make the verdict ``vacuous``."""
+        return self._with(_strict=on)
+
+    # run -------------------------------------------------------------------------------------
+    def explore(self, *, progress: Callable[[int, int, int, float], None] | None = None,
+                log: Callable[[str], None] | None = None, checkpoint: str | None = None,
+                checkpoint_every: float = 300.0, resume: str | None = None
+                ) -> "ExploreResult":
+        """Breadth-first exploration to the depth, with shortest counterexamples."""
+        r = check(self.model, params=dict(self._params), mutant=self._mutant,
+                  props=self._properties, drop=self._drop, depth=self._depth,
+                  max_states=self._max_states, check_deadlock=self._deadlocks,
+                  stop_on_violation=not self._keep_going, strict=self._strict,
+                  progress=progress, log=log, engine=self._engine, checkpoint=checkpoint,
+                  checkpoint_every=checkpoint_every, resume=resume, workers=self._workers)
+        return ExploreResult(r, self._depth, self._seed)
+
+    def prove(self, *, k: int = 4, timeout: float = 120.0, mine: bool = True,
+              assume: Sequence[str] = (), sample_depth: int = 12,
+              log: Callable[[str], None] | None = None) -> "ProveResult":
+        """z3: bounded model checking to ``k`` and k-induction (a proof for every depth)."""
+        from osf_check.explorer.prove import prove as run_prove
+        if not isinstance(k, int) or k < 1:
+            raise BadValue("k must be at least 1")
+        if timeout <= 0:
+            raise BadValue("timeout must be positive")
+        if sample_depth < 0:
+            raise BadValue("sample_depth must be 0 or more")
+        _, chosen, _ = prepare(self.model, params=dict(self._params), mutant=self._mutant,
+                               props=self._properties)
+        if not [p for p in chosen if any(c.kind in ("inv", "trans") for c in p.checks)]:
+            raise BadValue(f"{', '.join(p.id for p in chosen) or 'no property'}: reach and "
+                           "fair properties are checked by explore, not prove")
+        t0 = time.perf_counter()
+        m, results = run_prove(self.model, params=dict(self._params), mutant=self._mutant,
+                               props=self._properties, k=k, timeout=timeout, seed=self._seed,
+                               mine=mine, assume=assume, sample_depth=sample_depth,
+                               stop_on_refutation=not self._keep_going, log=log)
+        return ProveResult(m, results, self._seed, k, sample_depth, mine,
+                           time.perf_counter() - t0)
+
+
+class ExploreResult:
+    """One model's exploration: counts, histogram, verdicts, warnings and traces."""
+
+    def __init__(self, r: ModelResult, bound: int | None, seed: int):
+        from osf_check import report
+        self.raw, self.bound, self.seed = r, bound, seed
+        self.traces = [report.violation_trace(r, v, seed) for v in r.violations]
+
+    model = property(lambda self: self.raw.model)
+    verdict = property(lambda self: self.raw.verdict, doc="ok, safety, liveness, deadlock, "
+                       "vacuous or incomplete")
+    exit_code = property(lambda self: EXIT.get(self.raw.verdict, 0))
+    distinct = property(lambda self: self.raw.exploration.distinct)
+    generated = property(lambda self: self.raw.exploration.generated)
+    complete = property(lambda self: self.raw.exploration.complete)
+    histogram = property(lambda self: self.raw.exploration.histogram(),
+                         doc="distinct states first reached at each depth")
+    status = property(lambda self: dict(self.raw.status), doc="property id -> holds, violated…")
+    warnings = property(lambda self: list(self.raw.warnings))
+    violations = property(lambda self: list(self.raw.violations))
+
+    def to_json(self, command: str = "explore") -> dict[str, Any]:
+        """The document ``osf-check explore --json`` prints for this model."""
+        from osf_check import report
+        return report.result_json(command, self.seed, self.bound, [self.raw],
+                                  {0: self.traces}, self.exit_code)
+
+    def text(self) -> str:
+        """What ``osf-check explore`` prints for this model (without the final line)."""
+        from osf_check import report
+        from osf_check.traces import render
+        out = report.explore_text(self.raw, self.bound, self.seed) + "\n"
+        for v, tr in zip(self.raw.violations, self.traces):
+            out += (f"VIOLATION of {v.prop} ({v.kind}): shortest counterexample, "
+                    f"{len(tr['steps']) - 1} steps\n") + render.text(tr) + "\n"
+        return out
+
+    def write(self, out: str | Path) -> list[Path]:
+        """Every trace (JSON, ITF, DOT, Mermaid, SVG where Graphviz renders) into ``out``."""
+        from osf_check import report
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        for v, tr in zip(self.raw.violations, self.traces):
+            written += report.write_outputs(out, tr, report._stem(self.raw, v), report.err)
+        return written
+
+    def __repr__(self) -> str:
+        return (f"<ExploreResult {self.model.name}: {self.verdict}, {self.distinct:,} distinct "
+                f"states, depth {self.raw.exploration.depth_reached}>")
+
+
+class ProveResult:
+    """z3's verdict per property: proved, refuted (with a trace), unknown or timeout."""
+
+    def __init__(self, model: Model, results: list[Any], seed: int, k: int,
+                 sample_depth: int, mine: bool, seconds: float):
+        self.model, self.results, self.seed, self.k = model, results, seed, k
+        self.sample_depth, self.mine, self.seconds = sample_depth, mine, seconds
+
+    @property
+    def status(self) -> dict[str, str]:
+        return {r.prop.id: r.status for r in self.results}
+
+    @property
+    def exit_code(self) -> int:
+        statuses = list(self.status.values())
+        if "refuted" in statuses:
+            return EXIT["safety"]
+        return EXIT["incomplete"] if any(s in ("unknown", "timeout") for s in statuses) else 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The document ``osf-check prove --json`` prints."""
+        from osf_check import report
+        return report.prove_json(self)
+
+    def text(self) -> str:
+        from osf_check import report
+        return report.prove_text(self)
+
+    def __repr__(self) -> str:
+        return f"<ProveResult {self.model.name}: {self.status}>"

@@ -1,0 +1,163 @@
+"""One check of one model: BFS, graph checks, verdict, vacuity warnings.
+
+This is the library entry point the CLI calls; it returns a :class:`ModelResult`
+and prints nothing (progress goes to the callback it is given).
+
+>>> r = check("two-phase", params={"rms": 3}, depth=None)
+>>> r.exploration.distinct, r.exploration.generated, r.verdict
+(288, 1146, 'ok')
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from osf_check.models.dsl import Model
+from osf_check.properties import catalogue
+from osf_check.properties.base import Property
+
+from .explicit import Exploration, Progress, Violation, bfs
+from .graph import GraphReport, check_graph
+from osf_check.models.errors import BadValue
+
+__all__ = ["ModelResult", "check", "prepare", "EXIT", "verdict_exit"]
+
+#: exit codes (TLC's scheme) by verdict
+EXIT = {"ok": 0, "deadlock": 11, "safety": 12, "liveness": 13, "vacuous": 14,
+        "bad-input": 150, "incomplete": 152}
+
+
+@dataclass
+class ModelResult:
+    model: Model
+    properties: list[Property]
+    exploration: Exploration
+    graph: GraphReport | None
+    status: dict[str, str]  # property id -> holds / violated / inconclusive / not checked
+    warnings: list[str]
+    verdict: str
+    params_from_mutant: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    assumptions: dict[str, bool] = field(default_factory=dict)  # name -> in force
+
+    @property
+    def violations(self) -> list[Violation]:
+        return self.exploration.violations
+
+
+def _kind_verdict(kind: str) -> str:
+    return {"inv": "safety", "trans": "safety", "deadlock": "deadlock"}.get(kind, "liveness")
+
+
+def check(model: str, *, params: dict[str, object] | None = None, mutant: str | None = None,
+          props: Sequence[str] = (), drop: Sequence[str] = (), depth: int | None = 12, max_states: int | None = None,
+          check_deadlock: bool = True, stop_on_violation: bool = True, strict: bool = False,
+          extension_budget: int = 4_000_000, progress: Progress | None = None,
+          log: Callable[[str], None] | None = None, engine: str = "auto",
+          checkpoint: str | None = None, checkpoint_every: float = 300.0,
+          resume: str | None = None, workers: int = 1) -> ModelResult:
+    """Explore ``model`` and check its properties; raises ``LookupError``/``ValueError`` on
+    bad names or parameters (the CLI turns those into exit code 150)."""
+    t0 = time.perf_counter()
+    m, chosen, from_mutant = prepare(model, params=params, mutant=mutant, props=props, drop=drop)
+    want_graph = any(c.kind in ("reach", "fair") for p in chosen for c in p.checks)
+    if engine not in ("auto", "explicit", "vector"):
+        raise BadValue(f"unknown engine {engine!r} (explicit, vector or auto)")
+    if engine == "explicit" and (checkpoint or resume):
+        raise BadValue("--checkpoint and --resume need the vector engine")
+    if engine == "explicit":
+        ex = bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
+                 check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
+                 progress=progress)
+    else:  # the vector engine gives the same counts and verdicts, faster
+        from .vector import vector_bfs
+        ex = vector_bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
+                        check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
+                        progress=progress, checkpoint=checkpoint,
+                        checkpoint_every=checkpoint_every, resume=resume, workers=workers)
+    status = {p.id: "holds" for p in chosen}
+    for v in ex.violations:
+        if v.prop in status:
+            status[v.prop] = "violated"
+    graph = None
+    if want_graph and ex.stopped is None:
+        if log:
+            log(f"{model}: reach and fair checks on {ex.distinct:,} states")
+        graph = check_graph(ex, chosen, budget=extension_budget)
+        for pid, st in graph.checked.items():
+            if status.get(pid) != "violated":
+                status[pid] = st
+    elif want_graph:
+        for p in chosen:
+            if status[p.id] == "holds" and any(c.kind in ("reach", "fair") for c in p.checks):
+                status[p.id] = "not checked"
+    warnings = _vacuity(m, chosen, ex)
+    kinds = {_kind_verdict(v.kind) for v in ex.violations}
+    if "safety" in kinds:
+        verdict = "safety"
+    elif "liveness" in kinds:
+        verdict = "liveness"
+    elif "deadlock" in kinds:
+        verdict = "deadlock"
+    elif ex.stopped == "max-states" or "inconclusive" in status.values():
+        verdict = "incomplete"
+    elif strict and warnings:
+        verdict = "vacuous"
+    else:
+        verdict = "ok"
+    return ModelResult(m, chosen, ex, graph, status, warnings, verdict, from_mutant,
+                       time.perf_counter() - t0, assumptions_in_force(model, drop))
+
+
+def prepare(model: str, *, params: dict[str, object] | None = None, mutant: str | None = None,
+            props: Sequence[str] = (), drop: Sequence[str] = ()
+            ) -> tuple[Model, list[Property], dict[str, int]]:
+    """Resolve names and parameters and build the model; ``LookupError``/``ValueError``
+    name the first bad one.  Returns the model, the properties to check, and the
+    parameters the mutant supplied."""
+    spec = catalogue.spec(model)
+    chosen = catalogue.select_properties(model, list(props))
+    from_mutant: dict[str, int] = {}
+    merged = dict(params or {})
+    if mutant is not None:
+        mu = catalogue.mutant(model, mutant)
+        from_mutant = {k: v for k, v in mu.params.items() if k not in merged}
+        merged = {**from_mutant, **merged}
+    for a in drop:
+        catalogue.assumption(model, a)
+    return spec.build(merged, mutant, drop), chosen, from_mutant
+
+
+def assumptions_in_force(model: str, drop: Sequence[str]) -> dict[str, bool]:
+    return {a.name: a.name not in drop for a in catalogue.ASSUMPTIONS if a.model == model}
+
+
+def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:
+    out = []
+    if ex.stopped == "violation":
+        return out  # an early stop is not evidence of vacuity
+    fired: dict[str, int] = {}
+    for inst, n in zip(m.instances, ex.fired):
+        fired[inst.name] = fired.get(inst.name, 0) + n
+    for name, n in fired.items():
+        if n == 0:
+            out.append(f"action {name} was never enabled")
+    for p in props:
+        if p.witness is not None and not ex.witness_seen.get(p.id, True):
+            out.append(f"{p.id} {p.name}: its premise never holds ({p.witness_doc})")
+        for i, (doc, _) in enumerate(p.reaches):
+            if not ex.witness_seen.get(f"{p.id}~{i}", True):
+                out.append(f"{p.id} {p.name}: limit never reached ({doc})")
+        if ex.trans_applied.get(p.id) == 0:
+            out.append(f"{p.id} {p.name}: no transition it checks was ever taken")
+    return out
+
+
+def verdict_exit(verdicts: Sequence[str]) -> int:
+    """One exit code for several models: the most serious verdict wins."""
+    for v in ("safety", "liveness", "deadlock", "incomplete", "vacuous"):
+        if v in verdicts:
+            return EXIT[v]
+    return 0

@@ -1,0 +1,223 @@
+"""The explicit engine: breadth-first search with parent links.
+
+States are deduplicated on their packed integer; every state found is checked
+against the invariants, every edge against the transition checks.  Because the
+search is breadth-first and action instances are tried in their (fixed) order of
+definition, the first violation found is a shortest one and the same command
+always prints the same trace.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from osf_check.models.dsl import Model
+from osf_check.properties.base import Property, witness_conditions
+
+from .pycompile import compile_level, compile_pack, compile_pred, compile_trans, compile_unpack
+
+__all__ = ["Violation", "Exploration", "bfs", "Progress"]
+
+Progress = Callable[[int, int, int, float], None]  # depth, distinct, generated, seconds
+
+
+@dataclass
+class Violation:
+    """A property that failed, with the shortest path (ids of states) that shows it."""
+
+    prop: str
+    kind: str  # inv, trans, deadlock, reach, fair
+    message: str
+    path: list[int]  # state ids from an initial state
+    actions: list[int]  # action instance index taken into path[i] (-1 for the first)
+    loop_start: int | None = None  # index into path where the lasso's cycle starts
+
+
+@dataclass
+class Exploration:
+    """Everything a BFS learned; the graph part is filled only when asked for."""
+
+    model: Model
+    bound: int | None
+    packed: list[int] = field(default_factory=list)
+    parent: array = field(default_factory=lambda: array("q"))
+    via: array = field(default_factory=lambda: array("q"))
+    level_start: list[int] = field(default_factory=list)  # first id of each depth
+    generated: int = 0
+    fired: list[int] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    complete: bool = False
+    stopped: str | None = None  # why the search ended early: violation, max-states
+    expanded: int = 0  # ids < expanded have had all their successors computed
+    seconds: float = 0.0
+    edges: tuple[array, array, array] | None = None  # src, dst, action instance
+    ids: dict[int, int] = field(default_factory=dict)  # packed state -> id
+    witness_seen: dict[str, bool] = field(default_factory=dict)
+    trans_applied: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def distinct(self) -> int:
+        return len(self.packed)
+
+    @property
+    def depth_reached(self) -> int:
+        return len(self.level_start) - 1
+
+    @property
+    def unexpanded(self) -> int:
+        return self.distinct - self.expanded
+
+    def stored_bytes(self) -> int:
+        """Bytes held for the visited set: the packed states (each an int object shared by
+        the dedup dict and the id list), the dict, and the parent/action links."""
+        import sys
+        ints = sum(sys.getsizeof(p) for p in self.packed)
+        return (ints + sys.getsizeof(self.ids) + sys.getsizeof(self.packed)
+                + self.parent.itemsize * len(self.parent) + self.via.itemsize * len(self.via))
+
+    def histogram(self) -> list[int]:
+        bounds = self.level_start + [self.distinct]
+        return [bounds[i + 1] - bounds[i] for i in range(len(self.level_start))]
+
+    def path_to(self, sid: int) -> tuple[list[int], list[int]]:
+        ids, acts = [], []
+        while sid >= 0:
+            ids.append(sid)
+            acts.append(self.via[sid])
+            sid = self.parent[sid]
+        return ids[::-1], acts[::-1]
+
+    def state(self, sid: int) -> tuple:
+        return self._unpack(self.packed[sid])
+
+    def __post_init__(self) -> None:
+        self._unpack = compile_unpack(self.model)
+
+
+def bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
+        max_states: int | None = None, keep_graph: bool = False,
+        check_deadlock: bool = True, stop_on_violation: bool = True,
+        progress: Progress | None = None) -> Exploration:
+    """Explore ``model`` breadth-first to ``depth`` steps (``None``: no bound).
+
+    With ``stop_on_violation`` the search finishes the level on which the first
+    violation was found (so every shortest violation of that length is reported)
+    and stops.  ``keep_graph`` records every edge for the reach and fair checks.
+    """
+    t0 = time.perf_counter()
+    pack = compile_pack(model)
+    ex = Exploration(model, depth)
+    ex.fired = [0] * len(model.instances)
+
+    invs: list[tuple[str, Callable]] = []
+    witnesses: list[tuple[str, Callable]] = []
+    trans: list[list[tuple[str, Callable]]] = [[] for _ in model.instances]
+    for p in props:
+        for key, cond in witness_conditions(p, model):
+            witnesses.append((key, compile_pred(cond)))
+            ex.witness_seen[key] = False
+        for c in p.checks:
+            if c.kind == "inv":
+                e = c.inv(model)
+                if e.op != "true":
+                    invs.append((p.id, compile_pred(e)))
+            elif c.kind == "trans":
+                ex.trans_applied.setdefault(p.id, 0)
+                for inst in model.instances:
+                    e = c.trans(model, inst)
+                    if e is not None and e.op != "true":
+                        trans[inst.index].append((p.id, compile_trans(e)))
+    quiet = compile_pred(model.quiescent) if model.quiescent is not None else (lambda s: False)
+    failed: set[str] = set()
+
+    def violate(prop: str, kind: str, msg: str, sid: int, extra: int | None = None) -> None:
+        failed.add(prop)
+        ids, acts = ex.path_to(sid)
+        if extra is not None:  # an edge whose target is not (yet) a state of its own
+            ids.append(-1)
+            acts.append(extra)
+        ex.violations.append(Violation(prop, kind, msg, ids, acts))
+
+    ids = ex.ids
+    packed, parent, via = ex.packed, ex.parent, ex.via
+    frontier: list[tuple[int, tuple, int]] = []
+
+    def add_new(s: tuple, p: int, par: int, act: int) -> int:
+        sid = len(packed)
+        ids[p] = sid
+        packed.append(p)
+        parent.append(par)
+        via.append(act)
+        for pid, f in invs:
+            if pid not in failed and not f(s):
+                violate(pid, "inv", "invariant violated", sid)
+        for pid, f in witnesses:
+            if not ex.witness_seen[pid] and f(s):
+                ex.witness_seen[pid] = True
+        frontier.append((sid, s, p))
+        return sid
+
+    def on_trans(ai: int, sid: int, s: tuple, t: tuple) -> None:
+        for pid, chk in trans[ai]:
+            ex.trans_applied[pid] += 1
+            if pid not in failed and not chk(s, t):
+                # the shortest path to t may not go through this edge
+                violate(pid, "trans", f"transition check failed on "
+                        f"{model.instances[ai].label}", sid, extra=ai)
+
+    def on_stuck(sid: int, s: tuple) -> None:
+        if check_deadlock and "deadlock" not in failed and not quiet(s):
+            violate("deadlock", "deadlock", "no action is enabled and the state is not a "
+                    "legitimate end state", sid)
+
+    ex.level_start.append(0)
+    for s in model.initial_states:
+        p = pack(s)
+        if p not in ids:
+            add_new(s, p, -1, -1)
+    ex.generated = len(model.initial_states)
+    src_e, dst_e, act_e = array("q"), array("q"), array("q")
+    expand_level = compile_level(model, {i for i, t in enumerate(trans) if t}, keep_graph)
+    limit = max_states if max_states is not None else 1 << 62
+    level = 0
+    clock = [t0]
+
+    def tick(sid: int) -> None:
+        if progress is not None:
+            now = time.perf_counter()
+            if now - clock[0] >= 1.0:
+                clock[0] = now
+                progress(level + 1, len(packed), ex.generated, now - t0)
+
+    while frontier:
+        if ex.violations and stop_on_violation:
+            ex.stopped = "violation"
+            break
+        if depth is not None and level >= depth:
+            break
+        current, frontier = frontier, []
+        ex.level_start.append(len(packed))
+        gen, stop_at = expand_level(current, ids, add_new, ex.fired, on_trans, src_e, dst_e,
+                                    act_e, limit, packed, tick, on_stuck)
+        ex.generated += gen
+        if stop_at >= 0:
+            ex.expanded = stop_at + 1
+            ex.stopped = "max-states"
+            break
+        ex.expanded = current[-1][0] + 1 if current else ex.expanded
+        level += 1
+        if not frontier:
+            ex.level_start.pop()  # the level we opened found nothing new
+    if ex.level_start and ex.level_start[-1] == len(packed):
+        ex.level_start.pop()
+    ex.complete = not frontier and ex.stopped is None
+    if ex.complete:
+        ex.expanded = len(packed)
+    if keep_graph:
+        ex.edges = (src_e, dst_e, act_e)
+    ex.seconds = time.perf_counter() - t0
+    return ex
+

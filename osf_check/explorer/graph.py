@@ -1,0 +1,448 @@
+"""Checks on the explored state graph: reachability (``reach``) and fair liveness (``fair``).
+
+Both run after the BFS on the graph it recorded.  A state whose future was cut by
+the depth bound is never reported as a violation on the strength of the missing
+part: a ``reach`` candidate (a premise state from which no goal state is reachable
+in the explored graph) is resolved by searching its own future past the bound,
+which either finds a goal state (no violation) or exhausts that future (a real
+violation); a ``fair`` counterexample is a real cycle of explored edges, among
+states whose successors were all computed, on which the fairness assumption
+holds edge by edge.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import networkx as nx
+import numpy as np
+
+from osf_check.properties.base import Goal, Property
+
+from .explicit import Exploration, Violation
+from .npeval import np_eval, packed_array, unpack_columns
+from .pycompile import compile_pack, compile_pred, compile_steps, compile_unpack
+
+__all__ = ["GraphReport", "check_graph", "fairness_of_cycle"]
+
+
+@dataclass
+class GraphReport:
+    """What the graph checks did, per property id."""
+
+    checked: dict[str, str] = field(default_factory=dict)  # id -> "holds"/"violated"/"inconclusive"
+    extension_states: int = 0
+    unresolved: dict[str, int] = field(default_factory=dict)
+    #: premise states on the bound itself (nothing of their future computed): not judged
+    undecided: dict[str, int] = field(default_factory=dict)
+
+
+class _Graph:
+    """The explored graph as arrays (CSR): successors of each state id, and predicates
+    of the states evaluated column-wise with numpy."""
+
+    def __init__(self, ex: Exploration):
+        assert ex.edges is not None, "bfs(keep_graph=True) records the edges"
+        n = ex.distinct
+        self.n = n
+        self.src = np.frombuffer(ex.edges[0], dtype=np.int64) if n else np.zeros(0, np.int64)
+        self.dst = np.frombuffer(ex.edges[1], dtype=np.int64) if n else np.zeros(0, np.int64)
+        self.act = np.frombuffer(ex.edges[2], dtype=np.int64) if n else np.zeros(0, np.int64)
+        # BFS expands states in id order, so edges are already sorted by source
+        self.off = np.searchsorted(self.src, np.arange(n + 1))
+        order = np.argsort(self.dst, kind="stable")
+        self.rsrc = self.src[order]
+        self.roff = np.searchsorted(self.dst[order], np.arange(n + 1))
+        self.expanded = ex.expanded
+        self.ex = ex
+        self.cols = unpack_columns(packed_array(ex.packed, ex.model), ex.model)
+        self._enabled: dict[int, frozenset[int]] = {}
+        self._unpack = compile_unpack(ex.model)
+
+    def pred(self, e) -> np.ndarray:
+        return np.broadcast_to(np.asarray(np_eval(e, self.cols, n=self.n), dtype=bool), (self.n,))
+
+    def state(self, i: int) -> tuple:
+        return self._unpack(self.ex.packed[i])
+
+    def succ(self, u: int) -> list[tuple[int, int]]:
+        a, b = self.off[u], self.off[u + 1]
+        return list(zip(self.dst[a:b].tolist(), self.act[a:b].tolist()))
+
+    def backward(self, mark: np.ndarray) -> np.ndarray:
+        """Every state from which a marked state is reachable (marked ones included)."""
+        mark = mark.copy()
+        frontier = np.flatnonzero(mark)
+        while frontier.size:
+            starts, ends = self.roff[frontier], self.roff[frontier + 1]
+            lens = ends - starts
+            total = int(lens.sum())
+            if total == 0:
+                break
+            idx = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
+            preds = np.unique(self.rsrc[idx])
+            frontier = preds[~mark[preds]]
+            mark[frontier] = True
+        return mark
+
+    def enabled(self, u: int) -> frozenset[int]:
+        got = self._enabled.get(u)
+        if got is None:
+            got = self._enabled[u] = frozenset(self.act[self.off[u]:self.off[u + 1]].tolist())
+        return got
+
+
+def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_000_000
+                ) -> GraphReport:
+    """Run the reach and fair checks of ``props`` on ``ex``; add violations to ``ex``."""
+    model = ex.model
+    rep = GraphReport()
+    todo = [(p, c) for p in props for c in p.checks if c.kind in ("reach", "fair")]
+    if not todo:
+        return rep
+    g = _Graph(ex)
+    ext = _Extension(ex, budget)
+    for p, c in todo:
+        goals = c.goals(model)
+        status = "holds"
+        for goal in goals:
+            if c.kind == "reach":
+                und = [0]
+                res = _reach(g, ex, ext, p, goal, und)
+                rep.undecided[p.id] = rep.undecided.get(p.id, 0) + und[0]
+            else:
+                res = _fair(g, ex, p, goal)
+            if res == "violated":
+                status = "violated"
+                break
+            if res == "inconclusive":
+                status = "inconclusive"
+        prev = rep.checked.get(p.id)
+        if prev != "violated":
+            rep.checked[p.id] = status if prev in (None, "holds") or status == "violated" else prev
+    rep.extension_states = ext.used
+    rep.unresolved = ext.unresolved
+    return rep
+
+
+# ---------------------------------------------------------------------------
+# reach
+
+class _Extension:
+    """Searches the future of a state past the depth bound, sharing what it learns.
+
+    It first follows only the actions the model declares fair (the protocol's own
+    progress, which is how a goal is usually reached) and, only if that finds no
+    goal state, the whole future, which must then be exhausted to prove a violation.
+    """
+
+    def __init__(self, ex: Exploration, budget: int):
+        self.ex = ex
+        self.steps = compile_steps(ex.model)
+        self.fair = [i.fairness is not None for i in ex.model.instances]
+        self.pack = compile_pack(ex.model)
+        self.budget = budget
+        self.used = 0
+        self.unresolved: dict[str, int] = {}
+        self.good: set[int] = set()  # packed states known to reach the current goal
+
+    def reaches(self, start: tuple, goal: Callable[[tuple], bool], known_good: Callable[[int], bool]
+                ) -> bool | None:
+        """True: a goal state is reachable; False: the whole future lacks one; None: budget."""
+        if self._dive(start, goal, known_good):
+            return True
+        for detours in (0, 1, 2):
+            if self._search(start, goal, known_good, detours, 20_000):
+                return True
+        return self._search(start, goal, known_good, None, None)
+
+    def _dive(self, start, goal, known_good, limit: int = 2_000) -> bool:
+        """Depth-first along fair actions: the protocol simply making progress."""
+        pack = self.pack
+        fair_steps = [f for f, is_fair in zip(self.steps, self.fair) if is_fair]
+        seen: set[int] = set()
+        stack = [(start, pack(start), 0)]
+        trail: list[int] = []
+        while stack and len(seen) < limit:
+            s, p, k = stack.pop()
+            del trail[k:]
+            trail.append(p)
+            if p in self.good or goal(s) or known_good(p):
+                self.good.update(trail)
+                self.used += len(seen) + 1
+                return True
+            if p in seen:
+                continue
+            seen.add(p)
+            for f in reversed(fair_steps):
+                t = f(s)
+                if t is not None:
+                    stack.append((t, pack(t), k + 1))
+        self.used += len(seen)
+        return False
+
+    def _search(self, start, goal, known_good, detours: int | None, limit: int | None
+                ) -> bool | None:
+        """BFS that takes fair actions freely and at most ``detours`` others (None: any)."""
+        pack, steps, fair = self.pack, self.steps, self.fair
+        p0 = pack(start)
+        parent: dict[int, int] = {p0: -1}
+        used: dict[int, int] = {p0: 0}
+        q = deque([(p0, start)])
+        seen = 0
+        while q:
+            p, s = q.popleft()
+            if p in self.good or goal(s) or known_good(p):
+                while p != -1:  # the path back to start reaches the goal too
+                    self.good.add(p)
+                    p = parent[p]
+                return True
+            u = used[p]
+            for f, is_fair in zip(steps, fair):
+                if detours is not None and not is_fair and u >= detours:
+                    continue
+                t = f(s)
+                if t is None:
+                    continue
+                pt = pack(t)
+                ut = u if is_fair else u + 1
+                if pt not in used or used[pt] > ut:
+                    if pt not in parent:
+                        seen += 1
+                        self.used += 1
+                    parent[pt] = p
+                    used[pt] = ut
+                    q.append((pt, t))
+                    if self.used > self.budget or (limit is not None and seen > limit):
+                        return None
+        return False
+
+
+def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal,
+           rep_undecided: list[int]) -> str:
+    prem_m = g.pred(goal.premise)
+    good = g.backward(g.pred(goal.goal))
+    unexp = np.zeros(g.n, dtype=bool)
+    unexp[g.expanded:] = True
+    cut = g.backward(unexp)  # futures that run into the bound
+    ext.good = set()
+    ids = ex.ids
+    gl = compile_pred(goal.goal)
+    known = lambda pk: (i := ids.get(pk)) is not None and bool(good[i])  # noqa: E731
+    bad: list[int] = []
+    unresolved = 0
+    # deepest level first: a state resolved there makes every state that can reach it
+    # good too, which settles most shallower candidates without a search
+    bounds = ex.level_start + [g.n]
+    for lv in range(len(ex.level_start) - 1, -1, -1):
+        lo, hi = bounds[lv], bounds[lv + 1]
+        cand = np.flatnonzero(prem_m[lo:hi] & ~good[lo:hi]) + lo
+        if lo >= g.expanded:
+            # at the bound: nothing of their future was computed; never judged
+            rep_undecided[0] += len(cand)
+            continue
+        fresh = []
+        for i in cand.tolist():
+            res = False if not cut[i] else ext.reaches(g.state(i), gl, known)
+            if res is True:
+                fresh.append(i)
+            elif res is False:
+                bad.append(i)  # its whole future is explored and holds no goal state
+            else:
+                unresolved += 1
+        if fresh:
+            mark = np.zeros(g.n, dtype=bool)
+            mark[fresh] = True
+            good |= g.backward(mark)
+    if bad:
+        i = min(bad)  # BFS order: the shortest prefix
+        path, acts = ex.path_to(i)
+        ex.violations.append(Violation(
+            p.id, "reach", f"{goal.label}: from this state no state where the goal holds is "
+            f"reachable (its whole future was explored)", path, acts))
+        return "violated"
+    if unresolved:
+        ext.unresolved[p.id] = ext.unresolved.get(p.id, 0) + unresolved
+        return "inconclusive"
+    return "holds"
+
+
+# ---------------------------------------------------------------------------
+# fair
+
+def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
+    model = ex.model
+    inside_m = g.pred(goal.premise) & ~g.pred(goal.goal)
+    inside_m = inside_m.copy()
+    inside_m[g.expanded:] = False  # only states whose successors are all known
+    if not inside_m.any():
+        return "holds"
+    fair_masks = [g.pred(e) for _, e in model.fair_states]
+    strong = np.array([i.index for i in model.instances if i.fairness == "strong"], dtype=np.int64)
+    weak = np.array([i.index for i in model.instances if i.fairness == "weak"], dtype=np.int64)
+    comp = _find_fair_scc(g, inside_m, fair_masks, strong, weak)
+    if comp is None:
+        return "holds"
+    keep = np.isin(g.src, comp) & np.isin(g.dst, comp)
+    G = nx.DiGraph()
+    G.add_nodes_from(comp.tolist())
+    G.add_edges_from(zip(g.src[keep].tolist(), g.dst[keep].tolist()))
+    fair_states = [compile_pred(e) for _, e in model.fair_states]
+    states = _States(g)
+    scc = set(comp.tolist())
+    prefix, cycle = _lasso(G, scc, g, fair_states, strong.tolist(), weak.tolist(), states)
+    path, acts = ex.path_to(prefix)
+    loop_at = len(path) - 1
+    for u, v, a in cycle:
+        path.append(v)
+        acts.append(a)
+    ok, why = fairness_of_cycle([(u, a) for u, _, a in cycle], g, fair_states, strong.tolist(),
+                                weak.tolist(), states)
+    assert ok, f"internal error: the lasso found is not fair ({why})"
+    ex.violations.append(Violation(
+        p.id, "fair", f"{goal.label}: a fair cycle on which the goal never holds", path, acts,
+        loop_start=loop_at))
+    return "violated"
+
+
+class _States:
+    """Unpacked states on demand (the fair search touches few of them)."""
+
+    def __init__(self, g: _Graph):
+        self.g = g
+        self.cache: dict[int, tuple] = {}
+
+    def __getitem__(self, i: int) -> tuple:
+        got = self.cache.get(i)
+        if got is None:
+            got = self.cache[i] = self.g.state(i)
+        return got
+
+
+def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
+                   strong: np.ndarray, weak: np.ndarray) -> np.ndarray | None:
+    """Streett-style refinement over strongly connected components (scipy): a component
+    is fair when it visits every fair-state condition, takes inside it every strongly
+    fair action enabled in it, and does not keep a weakly fair action enabled everywhere
+    without taking it.  States enabling a strongly fair action never taken inside their
+    component are removed and the rest is split again.  Returns the fair component with
+    the smallest state id (shortest prefix), or None."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = g.n
+    nacts = int(g.act.max()) + 1 if len(g.act) else 1
+    strong_m = np.zeros(nacts + 1, dtype=bool)
+    strong_m[strong[strong < nacts]] = True
+    alive = alive.copy()
+    while alive.any():
+        e_in = alive[g.src] & alive[g.dst]
+        src, dst, act = g.src[e_in], g.dst[e_in], g.act[e_in]
+        m = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+        _, label = connected_components(m, directed=True, connection="strong")
+        # non-trivial components: more than one state, or a self-loop
+        sizes = np.bincount(label[alive], minlength=label.max() + 1)
+        loops = np.zeros(len(sizes), dtype=bool)
+        loops[label[src[src == dst]]] = True
+        same = label[src] == label[dst]
+        real = (sizes > 1) | loops
+        # actions taken inside each component: (component, action) pairs
+        taken = set(zip(label[src[same]].tolist(), act[same].tolist()))
+        # actions enabled at each alive state (any edge, inside or leaving)
+        a_src = alive[g.src]
+        en_node, en_act = g.src[a_src], g.act[a_src]
+        en_comp = label[en_node]
+        bad = np.zeros(n, dtype=bool)
+        is_strong = strong_m[en_act]
+        not_taken = np.fromiter(((c, a) not in taken for c, a in
+                                 zip(en_comp[is_strong].tolist(), en_act[is_strong].tolist())),
+                                dtype=bool, count=int(is_strong.sum()))
+        bad[en_node[is_strong][not_taken]] = True
+        bad &= alive & real[label]
+        comp_ok = real.copy()
+        for fm in fair_masks:
+            has = np.zeros(len(sizes), dtype=bool)
+            has[label[alive & fm]] = True
+            comp_ok &= has
+        for a in weak.tolist():
+            cnt = np.bincount(en_comp[en_act == a], minlength=len(sizes))
+            everywhere = cnt >= sizes
+            took = np.zeros(len(sizes), dtype=bool)
+            took[[c for c, b in taken if b == a]] = True
+            comp_ok &= ~(everywhere & ~took)
+        # components whose states are all good and meet the state conditions are fair
+        bad_comp = np.zeros(len(sizes), dtype=bool)
+        bad_comp[label[bad]] = True
+        fair_comp = comp_ok & ~bad_comp
+        ids = np.flatnonzero(alive & fair_comp[label])
+        if ids.size:
+            c = label[ids.min()]
+            return np.flatnonzero(alive & (label == c))
+        if not bad.any():
+            return None
+        # drop the bad states, and whole components that are no cycle or miss a fair-state
+        # condition or a weakly fair action (their parts would miss it too)
+        alive &= ~bad & real[label] & comp_ok[label]
+    return None
+
+
+def _lasso(S: nx.DiGraph, comp: set[int], g: _Graph, fair_states, strong, weak, states):
+    entry = min(comp)  # smallest BFS id: shortest prefix
+    # what the cycle must visit: a state of each fairness condition, an edge of each
+    # strongly fair action enabled in the SCC, an edge or a disabling state of each weak one
+    targets: list[tuple[str, tuple[int, ...]]] = []
+    for f in fair_states:
+        targets.append(("state", (min(u for u in comp if f(states[u])),)))
+    enabled_somewhere = set().union(*(g.enabled(u) for u in comp))
+
+    def edge_of(a: int) -> tuple[int, int, int]:
+        return min((u, v, a) for u in comp for v, b in g.succ(u) if b == a and v in comp)
+
+    for a in strong:
+        if a in enabled_somewhere:
+            targets.append(("edge", edge_of(a)))
+    for a in weak:
+        off = [u for u in comp if a not in g.enabled(u)]
+        targets.append(("state", (min(off),)) if off else ("edge", edge_of(a)))
+
+    def act(u: int, v: int, want: int | None = None) -> int:
+        acts = [b for w, b in g.succ(u) if w == v]
+        return want if want in acts else min(acts)
+
+    cycle: list[tuple[int, int, int]] = []
+    cur = entry
+    for kind, t in targets:
+        walk = nx.shortest_path(S, cur, t[0])
+        cycle += [(a, b, act(a, b)) for a, b in zip(walk, walk[1:])]
+        cur = t[0]
+        if kind == "edge":
+            u, v, a = t
+            cycle.append((u, v, act(u, v, a)))
+            cur = v
+    if cur != entry or not cycle:
+        if cur == entry:  # nothing to visit: any cycle through entry
+            nxt = min(S.successors(entry))
+            cycle.append((entry, nxt, act(entry, nxt)))
+            cur = nxt
+        walk = nx.shortest_path(S, cur, entry)
+        cycle += [(a, b, act(a, b)) for a, b in zip(walk, walk[1:])]
+    return entry, cycle
+
+
+def fairness_of_cycle(cycle: list[tuple[int, int]], g: _Graph, fair_states, strong, weak, states
+                      ) -> tuple[bool, str]:
+    """Check a cycle (state, action taken) edge by edge against the fairness assumption."""
+    on = [u for u, _ in cycle]
+    taken = {a for _, a in cycle}
+    for k, f in enumerate(fair_states):
+        if not any(f(states[u]) for u in on):
+            return False, f"fair state condition {k} never holds on the cycle"
+    for a in strong:
+        if a not in taken and any(a in g.enabled(u) for u in on):
+            return False, f"strongly fair action {a} enabled on the cycle but never taken"
+    for a in weak:
+        if a not in taken and all(a in g.enabled(u) for u in on):
+            return False, f"weakly fair action {a} always enabled on the cycle but never taken"
+    return True, ""

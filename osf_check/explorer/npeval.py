@@ -1,0 +1,107 @@
+"""The vectorized interpretation of the DSL: an expression over numpy columns.
+
+Each state slot becomes a column (one row per state); ``If`` becomes
+``np.where``, ``And`` becomes ``&`` and so on, so a predicate is evaluated over a
+whole set of states at once.
+
+>>> import numpy as np
+>>> from osf_check.models.expr import Slot, If, And
+>>> cols = [np.array([0, 1, 2]), np.array([5, 5, 6])]
+>>> np_eval(If(And(Slot(0) >= 1, Slot(1) == 5), 1, 0), cols).tolist()
+[0, 1, 0]
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from osf_check.models.dsl import Model
+from osf_check.models.expr import Expr, fold
+
+__all__ = ["np_eval", "unpack_columns", "pack_columns", "packed_array"]
+
+
+def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | None = None,
+            n: int | None = None) -> np.ndarray:
+    """Evaluate ``e`` row by row; truth values come back as bool arrays (constants may come
+    back as numpy scalars: broadcast with ``np.broadcast_to(result, (n,))``)."""
+    if n is None:
+        n = len(cols[0]) if len(cols) else 0
+
+    def leaf(x: Expr) -> np.ndarray:
+        if x.op == "const":
+            return np.int64(x.value)  # a scalar: numpy broadcasts it
+        if x.op in ("true", "false"):
+            return np.bool_(x.op == "true")
+        i, which = x.value
+        return (nxt if which else cols)[i]  # type: ignore[index]
+
+    def node(op: str, a: list[np.ndarray]) -> np.ndarray:
+        if op in ("and", "or"):
+            r = a[0].astype(bool)
+            for y in a[1:]:
+                r = (r & y.astype(bool)) if op == "and" else (r | y.astype(bool))
+            return r
+        if op == "not":
+            return ~a[0].astype(bool)
+        if op == "implies":
+            return ~a[0].astype(bool) | a[1].astype(bool)
+        if op == "ite":
+            return np.where(a[0].astype(bool), a[1], a[2])
+        if op == "select":
+            return np.choose(np.broadcast_to(a[0], (n,)).astype(np.int64),
+                             [np.broadcast_to(y, (n,)) for y in a[1:]])
+        # truth values take part in arithmetic as 0/1
+        x0 = a[0].astype(np.int64) if a[0].dtype == bool else a[0]
+        x1 = a[1].astype(np.int64) if a[1].dtype == bool else a[1]
+        return _BIN[op](x0, x1)
+
+    return fold(e, leaf, node)
+
+
+_BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.floor_divide,
+        "mod": np.mod, "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+        "gt": np.greater, "ge": np.greater_equal}
+
+
+def _layout(model: Model) -> list[tuple[int, int, int]]:
+    out, off = [], 0
+    for d in model.slot_domains:
+        out.append((off, d.bits, d.lo))
+        off += d.bits
+    return out
+
+
+def packed_array(packed: Sequence[int], model: Model) -> np.ndarray:
+    """Packed states as a uint64 array, or an object array of Python ints past 64 bits."""
+    if model.bits() > 64:
+        return np.array(list(packed), dtype=object)
+    return np.fromiter(packed, dtype=np.uint64, count=len(packed))
+
+
+def unpack_columns(arr: np.ndarray, model: Model) -> list[np.ndarray]:
+    """One int64 column per slot."""
+    if arr.dtype == object:  # wider than 64 bits: unpack state by state
+        from .pycompile import compile_unpack
+        unpack = compile_unpack(model)
+        rows = np.array([unpack(p) for p in arr.tolist()], dtype=np.int64).reshape(
+            len(arr), model.nslots)
+        return [rows[:, i].copy() for i in range(model.nslots)]
+    cols = []
+    for off, bits, lo in _layout(model):
+        if bits == 0:
+            cols.append(np.full(len(arr), lo, dtype=np.int64))
+            continue
+        c = ((arr >> np.uint64(off)) & np.uint64((1 << bits) - 1)).astype(np.int64)
+        cols.append(c + lo if lo else c)
+    return cols
+
+
+def pack_columns(cols: Sequence[np.ndarray], model: Model) -> np.ndarray:
+    out = np.zeros(len(cols[0]) if cols else 0, dtype=np.uint64)
+    for c, (off, bits, lo) in zip(cols, _layout(model)):
+        if bits:
+            out |= (np.asarray(c, dtype=np.int64) - lo).astype(np.uint64) << np.uint64(off)
+    return out

@@ -1,0 +1,304 @@
+"""``prove``: refute with the shortest trace, or prove for every depth, soundly.
+
+For each invariant or transition property:
+
+1. every reachable state to ``sample_depth`` (12) is checked by the explicit BFS:
+   a violation there is *refuted*, with the shortest trace;
+2. bounded model checking to depth K (z3): a violation is *refuted*;
+3. k-induction for k = 1..K of the property **together with** every property it
+   assumes (``--assume``, the property's ``strengthen``): the assumptions are
+   hypotheses before the checked state and obligations on it, so they are proved
+   along; assuming the property itself is bad input;
+4. otherwise, with ``mine``, candidate invariants are mined from the sampled
+   reachable states and filtered Houdini-style to the largest set that is inductive
+   together from the initial states (so: proved invariants); induction is tried again
+   with them (and the property's hand-written lemmas, which must survive Houdini too);
+5. otherwise BMC deepens past what the BFS checked whole, up to ``sample_depth``, and
+   only then is the verdict ``unknown``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from osf_check.models.dsl import Model
+from osf_check.models.expr import Expr, Implies, Or, Slot
+from osf_check.properties import catalogue
+from osf_check.properties.base import Property
+
+from .check import prepare
+from .explicit import bfs
+from .npeval import packed_array, unpack_columns
+from .pycompile import compile_pack, compile_steps
+from .symbolic import PropertyChecks, bmc, houdini, k_induction, set_seed
+from osf_check.models.errors import BadValue, UnknownName
+
+__all__ = ["ProofResult", "prove", "mine_candidates"]
+
+
+@dataclass
+class ProofResult:
+    prop: Property
+    status: str  # proved, refuted, unknown, timeout, skipped
+    k: int = 0
+    trace: tuple[list[tuple], list[int]] | None = None  # states, actions (refuted)
+    cti: tuple[list[tuple], list[int]] | None = None
+    cti_reachable: bool | None = None
+    assumed: list[str] = field(default_factory=list)
+    mined: list[Expr] = field(default_factory=list)
+    queries: list[tuple[str, float]] = field(default_factory=list)
+    note: str = ""
+    lemmas: tuple[int, int] = (0, 0)  # hand-written lemmas proved / given
+
+
+def describe(e: Expr, model: Model) -> str:
+    """A mined invariant as a person reads it."""
+    names, doms = model.slot_names, model.slot_domains
+
+    def atom(x: Expr) -> str:
+        if x.op == "eq" and x.args[0].op == "slot" and x.args[1].op == "const":
+            i = x.args[0].value[0]
+            return f"{names[i]} = {doms[i].show(x.args[1].value)}".replace("True", "true").replace(
+                "False", "false")
+        if x.op == "or":
+            return "(" + " or ".join(atom(y) for y in x.args) + ")"
+        return repr(x)
+
+    if e.op == "implies":
+        return f"{atom(e.args[0])} ⇒ {atom(e.args[1])}"
+    return atom(e)
+
+
+def mine_candidates(model: Model, packed: Sequence[int], limit: int = 20_000) -> list[Expr]:
+    """Candidate invariants true on every sampled state: each slot's observed values,
+    and for each pair of slots, value a of one ⇒ the values the other took with it."""
+    cols = unpack_columns(packed_array(packed, model), model)
+    doms = model.slot_domains
+    n = len(cols)
+    seen = [np.unique(c) for c in cols]
+    out: list[Expr] = []
+    for i in range(n):
+        if len(seen[i]) < doms[i].size:
+            out.append(Or(*(Slot(i) == int(v) for v in seen[i])))
+    for i in range(n):
+        if len(seen[i]) < 2:
+            continue
+        for a in seen[i].tolist():
+            mask = cols[i] == a
+            for j in range(n):
+                if j == i or len(seen[j]) < 2:
+                    continue
+                vals = np.unique(cols[j][mask])
+                if len(vals) < len(seen[j]):
+                    out.append(Implies(Slot(i) == a, Or(*(Slot(j) == int(v) for v in vals))))
+                    if len(out) >= limit:
+                        return out
+    return out
+
+
+def _sample_trace(ex, v) -> tuple[list[tuple], list[int]]:
+    """A BFS violation as (states, actions): the violating edge's target recomputed."""
+    states: list[tuple] = []
+    acts: list[int] = []
+    for sid, ai in zip(v.path, v.actions):
+        states.append(ex.state(sid) if sid >= 0 else compile_steps(ex.model)[ai](states[-1]))
+        if ai >= 0:
+            acts.append(ai)
+    return states, acts
+
+
+@dataclass
+class _Sample:
+    """The reachable states of a bounded BFS, each checked against every chosen property."""
+
+    ex: Any
+    covered: int  # every state at depth <= covered, and every edge out of them, was checked
+    first: dict[str, Any]  # property id -> its shortest violation in the sample
+
+    @classmethod
+    def take(cls, model: Model, props: Sequence[Property], depth: int, max_states: int,
+             say: Callable[[str], None]) -> "_Sample":
+        say(f"checking every reachable state to depth {depth} (BFS, at most "
+            f"{max_states:,} states)")
+        ex = bfs(model, props, depth=depth, max_states=max_states, check_deadlock=False,
+                 stop_on_violation=False)
+        if ex.stopped == "max-states":
+            # the level being built was cut: its parents' edges were not all checked, so
+            # only paths that end two levels above it are known to be checked whole
+            covered = max(ex.depth_reached - 2, 0)
+        elif ex.complete:
+            covered = 1 << 30  # the whole reachable space
+        else:
+            covered = depth
+        first: dict[str, Any] = {}
+        for v in ex.violations:
+            first.setdefault(v.prop, v)
+        say(f"{ex.distinct:,} states checked ({'every depth' if ex.complete else f'to depth {min(covered, depth)}'})")
+        return cls(ex, covered, first)
+
+
+def prove(model_name: str, *, params: dict | None = None, mutant: str | None = None,
+          props: Sequence[str] = (), k: int = 4, timeout: float | None = 120.0, seed: int = 0,
+          mine: bool = True, assume: Sequence[str] = (), sample_depth: int = 12,
+          sample_states: int = 2_000_000, stop_on_refutation: bool = True,
+          log: Callable[[str], None] | None = None) -> tuple[Model, list[ProofResult]]:
+    """Prove or refute each chosen invariant and transition property, soundly.
+
+    Every verdict is backed by a whole argument or it is ``unknown``:
+
+    - *refuted*: a concrete path from an initial state (found by the explicit BFS over
+      every state to ``sample_depth``, or by BMC), the shortest one the BFS knows;
+    - *proved*: k-induction of the property **together with every property it
+      assumes** (``assume`` and the property's own ``strengthen``): an assumption is a
+      hypothesis on the states before the checked one *and* an obligation on the
+      checked one, so an assumption that does not hold cannot prove anything.  Mined
+      invariants are used only after Houdini proved them inductive from the initial
+      states;
+    - otherwise BMC deepens past the BFS sample's whole levels, up to ``sample_depth``,
+      and only then is the status ``unknown`` (or ``timeout``).
+
+    With ``stop_on_refutation`` (the default, like explore's), once the BFS sample
+    refutes a property the others are ``not checked``: the run's verdict is already
+    a violation, and proving the rest of a broken model costs minutes.
+
+    Raises ``LookupError`` for unknown names and ``ValueError`` for a property that
+    assumes itself.
+    """
+    set_seed(seed)
+    model, chosen, _ = prepare(model_name, params=params, mutant=mutant, props=props)
+    all_props = {p.id: p for p in catalogue.properties_of(model_name)}
+    assumed_ids = []
+    for hid in assume:
+        hp = all_props.get(hid.upper()) or next((p for p in all_props.values() if p.name == hid),
+                                                 None)
+        if hp is None:
+            raise UnknownName(f"--assume {hid}: model {model_name} has no property {hid!r} "
+                              f"(it has: {', '.join(all_props)})")
+        assumed_ids.append(hp.id)
+    circular = [h for h in assumed_ids if any(h == p.id for p in chosen)]
+    if circular:
+        raise BadValue(f"--assume {circular[0]}: {circular[0]} is one of the properties being "
+                         f"proved, and a property cannot be assumed to prove itself (name the "
+                         f"others with --property)")
+    tms = int(timeout * 1000) if timeout else None
+    say = log or (lambda s: None)
+    helpers_of = {p.id: [h for h in dict.fromkeys(list(p.strengthen) + assumed_ids) if h != p.id]
+                  for p in chosen}
+    checked = list(chosen) + [all_props[h] for h in dict.fromkeys(
+        h for hs in helpers_of.values() for h in hs) if all_props[h] not in chosen]
+    sample = _Sample.take(model, checked, sample_depth, sample_states, say)
+    mined_cache: list[Expr] | None = None
+    results = []
+    for p in chosen:
+        checks = PropertyChecks.of(model, [p])
+        if checks.empty:
+            results.append(ProofResult(p, "skipped", note=f"{p.kinds}: checked by explore"))
+            continue
+        res = ProofResult(p, "unknown")
+        results.append(res)
+        v = sample.first.get(p.id)
+        if v is None and stop_on_refutation and any(q.id in sample.first for q in chosen):
+            res.status, res.note = "not checked", "stopped at the first refutation; --continue proves it"
+            continue
+        if v is not None:
+            res.trace = _sample_trace(sample.ex, v)
+            res.status, res.k = "refuted", len(res.trace[1])
+            res.note = "found by the BFS over every state to depth " \
+                f"{min(sample.covered, sample_depth)}"
+            continue
+        t0 = time.perf_counter()
+        b = bmc(model, checks, k, timeout_ms=tms)
+        res.queries.append((f"bmc to depth {k}", time.perf_counter() - t0))
+        if b.timed_out:
+            res.status, res.note = "timeout", "z3 gave up during BMC"
+            continue
+        if b.depth is not None:
+            res.status, res.k, res.trace = "refuted", b.depth, (b.states, b.acts)
+            continue
+        helper_ids = helpers_of[p.id]
+        res.assumed = helper_ids
+        # the assumptions are proved along with the property: hypotheses before the
+        # checked state, obligations on it, and checked on the base case too
+        helper_invs = [e for h in helper_ids for e in PropertyChecks.of(model, [all_props[h]]).invs]
+        joint = PropertyChecks(checks.invs + helper_invs, checks.trans)
+        broken = [h for h in helper_ids if h in sample.first]
+        if not broken and helper_invs and sample.covered < k:
+            hb = bmc(model, PropertyChecks(helper_invs, []), k, timeout_ms=tms)
+            if hb.timed_out:
+                res.status, res.note = "timeout", "z3 gave up checking the assumptions"
+                continue
+            broken = ["an assumed property"] if hb.depth is not None else []
+        if broken:
+            res.note = f"the assumed {broken[0]} is violated (explore finds it): nothing " \
+                       f"can be proved from it"
+            continue
+        t0 = time.perf_counter()
+        ind = k_induction(model, joint, k, timeout_ms=tms)
+        res.queries.append((f"k-induction k=1..{ind.k}", time.perf_counter() - t0))
+        if ind.status == "proved":
+            res.status, res.k = "proved", ind.k
+            continue
+        if ind.status == "timeout":
+            res.status, res.note = "timeout", "z3 gave up during induction"
+            continue
+        res.cti = ind.cti
+        assert ind.cti is not None
+        cti_states = ind.cti[0]
+        pre = cti_states[-2] if len(cti_states) > 1 else cti_states[-1]
+        in_sample = compile_pack(model)(pre) in sample.ex.ids
+        res.cti_reachable = True if in_sample else (False if sample.ex.complete else None)
+        lemmas = list(p.lemmas(model.view(0), model)) if p.lemmas else []
+        if mine or lemmas:
+            if mined_cache is None:
+                cands = mine_candidates(model, sample.ex.packed) if mine else []
+                say(f"mined {len(cands)} candidate invariants from {sample.ex.distinct:,} states")
+                t0 = time.perf_counter()
+                mined_cache = houdini(model, cands, timeout_ms=tms, log=say)
+                say(f"{len(mined_cache)} are inductive together "
+                    f"({time.perf_counter() - t0:.1f} s)")
+            strength = mined_cache
+            if lemmas:
+                # the property's own lemmas must survive Houdini with the mined set
+                t0 = time.perf_counter()
+                kept = houdini(model, mined_cache + lemmas, timeout_ms=tms, log=say)
+                held = [x for x in lemmas if any(x is y for y in kept)]
+                res.queries.append((f"{len(held)} of {len(lemmas)} lemmas proved inductive",
+                                    time.perf_counter() - t0))
+                res.lemmas = len(held), len(lemmas)
+                strength = kept
+            t0 = time.perf_counter()
+            ind2 = k_induction(model, joint, k, proven=strength, timeout_ms=tms)
+            res.queries.append((f"k-induction with {len(strength)} strengthening invariants",
+                                time.perf_counter() - t0))
+            if ind2.status == "proved":
+                res.status, res.k, res.mined = "proved", ind2.k, strength
+                res.cti = None
+                continue
+            res.cti = ind2.cti or res.cti
+        _deepen(model, checks, res, k, sample, sample_depth, tms)
+    return model, results
+
+
+def _deepen(model: Model, checks: PropertyChecks, res: ProofResult, k: int, sample: _Sample,
+            sample_depth: int, tms: int | None) -> None:
+    """Induction failed: BMC past what the BFS sample checked whole, to ``sample_depth``,
+    before the verdict may be ``unknown``."""
+    if sample.covered >= sample_depth:
+        res.note = (f"induction failed; no violation within depth {sample_depth} "
+                    f"(every state to that depth checked)")
+        return
+    start = max(k, sample.covered)
+    t0 = time.perf_counter()
+    b = bmc(model, checks, sample_depth, timeout_ms=tms, start=start + 1)
+    res.queries.append((f"bmc from depth {start + 1} to {sample_depth}",
+                        time.perf_counter() - t0))
+    if b.depth is not None:
+        res.status, res.k, res.trace = "refuted", b.depth, (b.states, b.acts)
+    elif b.timed_out:
+        res.status, res.note = "timeout", f"z3 gave up during BMC at depth {len(b.seconds) + start}"
+    else:
+        res.note = f"induction failed; no violation within depth {sample_depth} (BMC)"

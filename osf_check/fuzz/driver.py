@@ -1,0 +1,578 @@
+"""Fuzz the implementation against the model: a transition tour, then Hypothesis.
+
+1. **Tour**: the explorer's graph to a depth is the coverage map.  A depth-first
+   walk over its BFS tree drives the implementation through every state and every
+   transition of that graph (snapshots of the implementation let each state's
+   transitions be tried in turn), checking at each step that the implementation
+   went to exactly the model's successor and that every property holds on it.
+2. **Hypothesis**: a rule-based state machine draws, at each step, an action the
+   model enables (plus storage crashes and clock jumps) for longer and more varied
+   runs than the tour; Hypothesis shrinks a failure to a short one.
+
+A failure comes back as the path of action instances that shows it; the CLI turns
+it into a standard trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from osf_check.explorer.explicit import bfs
+from osf_check.explorer.pycompile import compile_pack, compile_pred, compile_steps, compile_trans
+from osf_check.models.dsl import Model
+from osf_check.models.expr import evaluate
+from osf_check.properties import catalogue
+
+from . import mutants, stories
+from . import profiles  # noqa: F401  (registers the Hypothesis profiles)
+from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
+from .graph_harness import GraphHarness
+from .harness import Divergence
+from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
+from .wire_harness import WireHarness
+from osf_check.models.errors import BadValue
+
+#: the systems with an implementation, their mutants, and the tour's default depth (deep
+#: enough to reach each system's shortest known bug: graph-relay 8 steps, wire-relay 9)
+SYSTEMS = ("graph-relay", "wire-relay")
+IMPL_MUTANTS = {"graph-relay": tuple(GRAPH_MUTANTS), "wire-relay": tuple(WIRE_MUTANTS)}
+TOUR_DEPTH = {"graph-relay": 8, "wire-relay": 9}
+
+Harness = GraphHarness | WireHarness
+
+__all__ = ["FuzzReport", "Checker", "tour", "hypothesis_run", "make_harness", "SYSTEMS",
+           "IMPL_MUTANTS", "TOUR_DEPTH"]
+
+
+@dataclass
+class FuzzReport:
+    model: str
+    mutant: str | None
+    steps: int = 0
+    examples: int = 0
+    seconds: float = 0.0
+    states_covered: int = 0
+    states_total: int = 0
+    edges_covered: int = 0
+    edges_total: int = 0
+    failure: str | None = None
+    path: list[int] = field(default_factory=list)  # instance indices from the initial state
+    hypothesis_steps: int = 0
+    hypothesis_examples: int = 0
+    visited: set[tuple] = field(default_factory=set)
+    #: the explored map Hypothesis starts from (states within its depth) and how many of
+    #: them its walks went through
+    map_states: int = 0
+    map_visited: int = 0
+    #: transitions the tour could not try: the harness did not return to their source
+    unreached: int = 0
+    #: distinct states the walks reached with each long-story feature (fuzz.stories)
+    stories: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def state_coverage(self) -> float:
+        return self.states_covered / self.states_total if self.states_total else 0.0
+
+    @property
+    def edge_coverage(self) -> float:
+        return self.edges_covered / self.edges_total if self.edges_total else 0.0
+
+
+class Checker:
+    """Checks one implementation step against the model and the properties."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.steps = compile_steps(model)
+        props = catalogue.properties_of(model.name)
+        self.invs = [(p.id, compile_pred(c.inv(model))) for p in props for c in p.checks
+                     if c.kind == "inv"]
+        self.trans: list[list[tuple[str, Callable]]] = [[] for _ in model.instances]
+        for p in props:
+            for c in p.checks:
+                if c.kind == "trans":
+                    for inst in model.instances:
+                        e = c.trans(model, inst)
+                        if e is not None:
+                            self.trans[inst.index].append((p.id, compile_trans(e)))
+
+    def enabled(self, s: tuple) -> list[int]:
+        return [i for i, f in enumerate(self.steps) if f(s) is not None]
+
+    def check(self, h: Harness, ai: int, before: tuple) -> tuple:
+        inst = self.model.instances[ai]
+        outs = h.apply(inst)
+        after = h.abstract()
+        # properties first: on the implementation's own state
+        for pid, f in self.invs:
+            if not f(after):
+                raise Divergence(f"property {pid} violated by the implementation after "
+                                 f"{inst.label}")
+        for pid, f in self.trans[ai]:
+            if not f(before, after):
+                raise Divergence(f"property {pid} violated by the implementation on "
+                                 f"{inst.label}")
+        if h.violations:
+            raise Divergence(h.violations[0])
+        expected = self.steps[ai](before)
+        if expected != after:
+            diff = [n for n, x, y in zip(self.model.slot_names, expected or (), after) if x != y]
+            raise Divergence(f"the implementation diverged from the model on {inst.label}: "
+                             f"{', '.join(diff) or 'action not enabled in the model'}")
+        # the desktop's own decisions: it offers exactly what the model enables
+        decided = {i.label for i in self.model.instances
+                   if i.name in h.DECIDES and self.steps[i.index](after)
+                   is not None}
+        offered = h.offers()
+        if offered != decided:
+            raise Divergence(f"after {inst.label} the desktop would take "
+                             f"{sorted(offered - decided) or 'nothing'} where the model enables "
+                             f"{sorted(decided - offered) or 'nothing more'}")
+        for k, (d, e) in inst.outputs.items():
+            want = d.show(evaluate(e, before))
+            if outs.get(k) != want:
+                raise Divergence(f"{inst.label} answered {outs.get(k)!r}, the model {want!r}")
+        return after
+
+
+def make_harness(model: Model, mutant: str | None, tmpdir: str | None, seed: int = 0,
+                 result_for: Callable[[int], Any] | None = None) -> Harness:
+    """The model's harness, its database a file in ``tmpdir`` (None: in memory, for
+    snapshots)."""
+    if model.name == "wire-relay":
+        path = os.path.join(tmpdir, "claims.sqlite") if tmpdir else ":memory:"
+        return WireHarness(model, path, mutant=mutant, seed=seed)
+    if model.name != "graph-relay":
+        raise BadValue(f"no implementation of {model.name} to drive; the fuzzer knows "
+                         f"graph-relay and wire-relay")
+    path = os.path.join(tmpdir, "outbox.sqlite") if tmpdir else ":memory:"
+    return GraphHarness(model, path, mutant=mutant, seed=seed, result_for=result_for)
+
+
+def model_for(name: str, mutant: str | None, params: dict | None = None) -> Model:
+    """The model the implementation is checked against: always the correct one (a bug of
+    the implementation shows as a broken property or as a step the model would not take),
+    at the parameters the paired model mutant needs to show the bug."""
+    from osf_check.explorer.check import prepare
+    merged = dict(params or {})
+    if name in SYSTEMS:
+        mutants.lookup(name, mutant)  # an unknown name is refused, never run as the correct code
+    paired = [m for m in catalogue.MUTANTS if m.model == name and m.name == mutant]
+    if paired:  # implementation-only mutants (truncate-by-bytes, …) need no parameters
+        merged = {**paired[0].params, **merged}
+    m, _, _ = prepare(name, params=merged)
+    return m
+
+
+#: results the tour's Graphs produce: Japanese whose completion fits in 100,000 UTF-16
+#: code units but not in 100,000 UTF-8 bytes, and emoji that fit when code points are
+#: counted (about 50,000) but not in UTF-16 code units (about 100,000 + the envelope)
+TOUR_RESULTS = ("日本語の結果です。" * 4_000, "😀" * 49_990)
+
+
+def tour_result(r: int) -> str:
+    return TOUR_RESULTS[r % len(TOUR_RESULTS)]
+
+
+def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
+         params: dict | None = None, result_for: Callable[[int], Any] | None = None,
+         log: Callable[[str], None] | None = None,
+         harness: Callable[..., Harness] | None = None) -> FuzzReport:
+    """Drive the implementation through every state and transition within ``depth``; a
+    failure is then looked for again at smaller depths, so that the path it comes back
+    with is a shortest one.
+
+    Coverage counts what the implementation was *observed* to do: an edge is covered
+    when the abstraction of the implementation was the edge's source before the step
+    and its target after it.  ``harness`` builds the harness (default
+    :func:`make_harness`), for implementations driven some other way."""
+    rep = _tour(name, mutant=mutant, depth=depth, seed=seed, params=params,
+                result_for=result_for, log=log, harness=harness)
+    if rep.failure:
+        for d in range(1, len(rep.path)):
+            short = _tour(name, mutant=mutant, depth=d, seed=seed, params=params,
+                          result_for=result_for, harness=harness)
+            if short.failure:
+                rep.failure, rep.path = short.failure, short.path
+                break
+    return rep
+
+
+def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
+          params: dict | None = None, result_for: Callable[[int], Any] | None = None,
+          log: Callable[[str], None] | None = None,
+          harness: Callable[..., Harness] | None = None) -> FuzzReport:
+    t0 = time.perf_counter()
+    model = model_for(name, mutant, params)
+    ex = bfs(model, [], depth=depth, keep_graph=True, check_deadlock=False)
+    src, dst, act = (list(a) for a in ex.edges)  # type: ignore[misc]
+    depth_of = {}
+    for lv, lo in enumerate(ex.level_start):
+        hi = ex.level_start[lv + 1] if lv + 1 < len(ex.level_start) else ex.distinct
+        for i in range(lo, hi):
+            depth_of[i] = lv
+    out: dict[int, list[tuple[int, int]]] = {}
+    for u, v, a in zip(src, dst, act):
+        out.setdefault(u, []).append((v, a))
+    graph_edges = set(zip(src, act, dst))
+    rep = FuzzReport(name, mutant, states_total=ex.distinct, edges_total=len(graph_edges))
+    chk = Checker(model)
+    pack = compile_pack(model)
+    result_for = result_for or tour_result
+    h = (harness or make_harness)(model, mutant, None, seed, result_for)
+    if h.abstract() != model.initial_states[0]:
+        raise Divergence("the implementation's initial state is not the model's")
+    covered_states = {0}
+    observed: set[tuple[int, int, int]] = set()  # (source, action, target) seen done
+    path: list[int] = []
+    stack = [(0, iter(out.get(0, [])))]
+    snaps = {0: h.snapshot()}
+    try:
+        while stack:
+            u, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                snaps.pop(u, None)
+                if path:
+                    path.pop()
+                continue
+            v, a = nxt
+            h.restore(snaps[u])  # every transition is tried from its source's snapshot
+            before = h.abstract()
+            if before != ex.state(u):
+                rep.unreached += 1  # the harness did not get back to u: not covered
+                continue
+            path.append(a)
+            after = chk.check(h, a, before)
+            rep.steps += 1
+            target = ex.ids.get(pack(after))
+            if target is not None:
+                observed.add((u, a, target))
+                covered_states.add(target)
+            if ex.parent[v] == u and ex.via[v] == a and depth_of[v] < depth:
+                snaps[v] = h.snapshot()
+                stack.append((v, iter(out.get(v, []))))
+            else:
+                path.pop()
+    except Divergence as e:
+        rep.failure = str(e)
+        rep.path = list(path)
+    finally:
+        h.close()
+    rep.edges_covered = len(observed & graph_edges)
+    rep.states_covered = len(covered_states)
+    rep.seconds = time.perf_counter() - t0
+    if log:
+        log(f"tour: {rep.steps:,} steps, {rep.states_covered:,}/{rep.states_total:,} states, "
+            f"{rep.edges_covered:,}/{rep.edges_total:,} transitions in {rep.seconds:.1f} s")
+    return rep
+
+
+def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
+                   steps: int = 40, seed: int = 0, profile: str | None = None,
+                   params: dict | None = None, rep: FuzzReport | None = None,
+                   start_depth: int = 8, hypothesis_shrink: bool = False,
+                   db: str | None = None) -> FuzzReport:
+    """Random walks chosen by Hypothesis among the actions the model enables.
+
+    No example database is used unless ``db`` names a directory: then failures found
+    before are replayed first (a run is then reproducible only with the same database).
+
+    Each example starts from a state of the explorer's graph within ``start_depth``
+    (reached by its shortest path, checked step by step like the rest), so the random
+    part begins where the tour stopped; shrinking moves the start towards the initial
+    state and drops steps."""
+    import hypothesis
+    import hypothesis.strategies as st
+    from hypothesis import HealthCheck, settings
+    from hypothesis.stateful import (RuleBasedStateMachine, initialize, rule,
+                                     run_state_machine_as_test)
+
+    model = model_for(name, mutant, params)
+    chk = Checker(model)
+    tree = bfs(model, [], depth=start_depth, keep_graph=True, check_deadlock=False)
+    # the starts: the deepest level first (where the tour stopped), then the rest
+    last = tree.level_start[-1] if tree.level_start else 0
+    starts = list(range(last, tree.distinct)) + list(range(last))
+    n_starts = len(starts)
+    mapped = {tree.state(i) for i in range(tree.distinct)}
+    rep = rep or FuzzReport(name, mutant)
+    texts = st.one_of(
+        st.text(max_size=40),
+        st.sampled_from(["日本語の結果" * 5_000, "日本語" * 40_000, "x" * 99_900, "😀" * 49_990,
+                         "𝄞" * 30_000 + "z" * 40_000]))
+    record: dict[str, Any] = {"path": []}
+    labels = {i.label: i.index for i in model.instances}
+    JUMPS = (1.0, 3.0, 8.0, 20.0, 60.0, 3600.0, 48 * 3600.0)
+
+    class Machine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tmp = tempfile.TemporaryDirectory()
+            self.results: dict[int, Any] = {}
+            self.h = make_harness(model, mutant, self.tmp.name, seed,
+                                  lambda r: self.results.get(r, "done"))
+            self.s = self.h.abstract()
+            record["path"] = []
+            self.seen: set[tuple] = set()
+            rep.hypothesis_examples += 1
+
+        @initialize(start=st.integers(0, 2**32 - 1))
+        def begin(self, start: int) -> None:
+            # a quarter of the walks start at the initial state (bugs that hide behind one
+            # particular path to a state); the others at a state of the explored map,
+            # reached by its shortest path (a wide integer taken modulo: Hypothesis's draws
+            # from a small range lean heavily on a few values).  Shrinks to the initial state.
+            if start % 4 == 0:
+                return
+            for ai in tree.path_to(starts[(start // 4) % n_starts])[1][1:]:
+                self.apply(ai)
+
+        @rule(data=st.data())
+        def step(self, data: Any) -> None:
+            # one rule, so that Hypothesis's simplest examples are model actions, not a
+            # run of crashes; shrinking turns crashes and clock jumps into actions
+            what = data.draw(st.integers(0, 9), label="what")
+            if what == 8:
+                self.storage_crash()
+            elif what == 9:
+                self.clock_jump(data.draw(st.sampled_from(JUMPS), label="seconds"))
+            else:
+                self.act(data)
+
+        def act(self, data: Any) -> None:
+            en = chk.enabled(self.s)
+            if not en:
+                return
+            # steering: mostly take an action that leads out of the explored map (the
+            # tour's states) and out of this example's own past; the map is fixed during
+            # the run, so a failing example replays exactly when Hypothesis shrinks it
+            novel = [a for a in en if (t := chk.steps[a](self.s)) not in mapped
+                     and t not in self.seen]
+            pool = novel if novel and data.draw(st.integers(0, 3), label="steer") else en
+            ai = pool[data.draw(st.integers(0, 2**16 - 1), label="action") % len(pool)]
+            inst = model.instances[ai]
+            if inst.name == "graph_finish":
+                self.results[inst.args["r"]] = data.draw(texts, label="result")
+            self.apply(ai)
+
+        def apply(self, ai: int) -> None:
+            record["path"].append(ai)
+            self.s = chk.check(self.h, ai, self.s)
+            rep.visited.add(self.s)
+            self.seen.add(self.s)
+            rep.hypothesis_steps += 1
+
+        def storage_crash(self) -> None:
+            # the database is closed and reopened between two steps
+            self.h.reopen()
+            if self.h.abstract() != self.s:
+                raise Divergence("reopening the database lost or changed a completion or a "
+                                 "durable claim")
+
+        def clock_jump(self, seconds: float) -> None:
+            # time passes; every timer now due fires, earliest first, each a model step
+            self.h.advance(seconds)
+            for _ in range(1000):
+                due = self.h.due()
+                if not due:
+                    break
+                ai = labels[due[0]]
+                if chk.steps[ai](self.s) is None:
+                    raise Divergence(f"the timer {due[0]} fired where the model does not "
+                                     f"enable it")
+                self.apply(ai)
+
+        def teardown(self) -> None:
+            self.h.close()
+            self.tmp.cleanup()
+
+    base = settings.get_profile(profile) if profile else settings()
+    phases = tuple(base.phases)
+    if not hypothesis_shrink:
+        # Hypothesis would replay thousands of whole examples (a database file each) to
+        # shrink; shrink_path does it on the model's steps in a fraction of the time
+        phases = tuple(p for p in phases if p.name != "shrink")
+    # --seed drives Hypothesis too (the same examples wherever it runs); derandomize would
+    # seed from a digest of the machine instead
+    from hypothesis.database import DirectoryBasedExampleDatabase
+    s = settings(base, max_examples=examples, stateful_step_count=steps, phases=phases,
+                 suppress_health_check=list(HealthCheck), deadline=None, derandomize=False,
+                 database=DirectoryBasedExampleDatabase(db) if db else None)
+    hypothesis.seed(seed)(Machine)
+    t0 = time.perf_counter()
+    try:
+        with _no_local_constants():
+            run_state_machine_as_test(Machine, settings=s)
+    except Divergence as e:
+        rep.failure = str(e)
+        rep.path = list(record["path"])
+        short = shrink_path(model, mutant, rep.path, seed=seed)
+        if short is not None:
+            rep.path, rep.failure = short
+    rep.seconds += time.perf_counter() - t0
+    rep.map_states = len(mapped)
+    rep.map_visited = len(rep.visited & mapped)
+    rep.stories = stories.count(model, sorted(rep.visited))
+    return rep
+
+
+@contextlib.contextmanager
+def _no_local_constants():
+    """Hypothesis mixes constants found in the *local* modules loaded so far (not in
+    site-packages) into its draws: the same seed then gives other examples depending on
+    what was imported before, and on whether osf-check is installed editable or from a
+    wheel.  For one seed to mean one run everywhere, that pool is empty while we fuzz
+    (a private hook of Hypothesis: where it is missing, nothing is changed)."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    constants = getattr(providers, "Constants", None)
+    if original is None or constants is None:  # pragma: no cover
+        yield
+        return
+    empty = constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
+def _fails(model: Model, chk: Checker, mutant: str | None, path: list[int],
+           seed: int) -> str | None:
+    """The failure this path of model steps shows on the implementation (None: it passes,
+    or it is not a path of the model)."""
+    h = make_harness(model, mutant, None, seed, tour_result)
+    s = h.abstract()
+    try:
+        for ai in path:
+            if chk.steps[ai](s) is None:
+                return None
+            s = chk.check(h, ai, s)
+    except Divergence as e:
+        return str(e)
+    finally:
+        h.close()
+    return None
+
+
+def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int = 0
+                ) -> tuple[list[int], str] | None:
+    """A shorter path of model steps that still makes the implementation fail.  First the
+    loops of the model's path are cut (a segment that comes back to a model state it
+    started from, longest first), then chunks and single steps (ddmin, greedy), each cut
+    kept only if the rest is a path of the model that still fails.  None if the path alone
+    does not fail (the failure needed a storage crash between steps)."""
+    chk = Checker(model)
+    why = _fails(model, chk, mutant, path, seed)
+    if why is None:
+        return None
+    cur = list(path)
+
+    def states_along(p: list[int]) -> list[tuple]:
+        out = [model.initial_states[0]]
+        for ai in p:
+            out.append(chk.steps[ai](out[-1]))
+        return out
+
+    changed = True
+    while changed:
+        changed = False
+        sts = states_along(cur)
+        loops = sorted(((i, j) for i in range(len(sts)) for j in range(i + 1, len(sts))
+                        if sts[i] == sts[j]), key=lambda ij: ij[0] - ij[1])
+        for i, j in loops:
+            w = _fails(model, chk, mutant, cur[:i] + cur[j:], seed)
+            if w is not None:
+                cur, why, changed = cur[:i] + cur[j:], w, True
+                break
+        if changed:
+            continue
+        chunk = max(1, len(cur) // 2)
+        while chunk >= 1 and not changed:
+            for i in range(0, len(cur) - chunk + 1, chunk):
+                cand = cur[:i] + cur[i + chunk:]
+                w = _fails(model, chk, mutant, cand, seed) if cand else None
+                if w is not None:
+                    cur, why, changed = cand, w, True
+                    break
+            chunk //= 2
+    return cur, why
+
+
+def path_trace(model: Model, path: list[int], *, message: str, mutant: str | None, seed: int,
+               prop: str = "conformance") -> dict[str, Any]:
+    """A fuzz failure as a standard trace: the model's states along the failing path."""
+    from osf_check.traces.format import make_trace
+    steps = compile_steps(model)
+    states = [model.initial_states[0]]
+    acts: list[int | None] = [None]
+    for ai in path:
+        nxt = steps[ai](states[-1])
+        if nxt is None:  # the implementation did something the model does not: stop there
+            break
+        states.append(nxt)
+        acts.append(ai)
+    pid = message.split("property ")[1].split()[0] if "property " in message else prop
+    tr = make_trace(model, states, acts, prop={"id": pid, "name": pid, "kind": "fuzz"},
+                    message=message, seed=seed, source="fuzz")
+    tr["mutant"] = mutant
+    return tr
+
+
+@dataclass
+class ReplayStep:
+    index: int
+    label: str
+    ok: bool
+    note: str = ""
+
+
+def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0) -> list[ReplayStep]:
+    """Run a trace (from explore, prove or fuzz) against the implementation, step by step."""
+    model = model_for(trace["model"], mutant, trace["params"])
+    chk = Checker(model)
+    labels = {i.label: i.index for i in model.instances}
+    out: list[ReplayStep] = []
+    h = make_harness(model, mutant, None, seed, tour_result)
+    s = h.abstract()
+    try:
+        for step in trace["steps"][1:]:
+            ai = labels.get(step["label"])
+            if ai is None:  # the trace is corrupted, or of another model: bad input
+                raise BadValue(f"step {step['index']}: {step['label']!r} is no action of "
+                               f"{model.name} at these parameters (a corrupted trace, or one "
+                               f"of another version of the model)")
+            if chk.steps[ai](s) is None:
+                out.append(ReplayStep(step["index"], step["label"], False,
+                                      "the model does not enable this step here"))
+                break
+            try:
+                s = chk.check(h, ai, s)
+            except Divergence as e:
+                out.append(ReplayStep(step["index"], step["label"], False, str(e)))
+                break
+            # the trace's own record of the state (the variables both models have)
+            got = model.show_state(s)
+            differ = [k for k, v in step["state"].items() if k in got and got[k] != v]
+            if differ:
+                out.append(ReplayStep(step["index"], step["label"], False,
+                                      f"the implementation's state differs from the trace in "
+                                      f"{', '.join(differ)}"))
+                break
+            out.append(ReplayStep(step["index"], step["label"], True))
+    finally:
+        h.close()
+    return out

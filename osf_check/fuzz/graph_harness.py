@@ -1,0 +1,311 @@
+"""Drive the Graph-run relay implementation (``relay.graph``) by the model's actions.
+
+The harness plays the agent, the owner and the network around the sans-I/O
+cores; :meth:`GraphHarness.apply` performs one model action instance on the
+implementation, and :meth:`GraphHarness.abstract` is the abstraction function:
+the implementation's state as a state of the model.  The fuzzer checks, step by
+step, that the implementation moved to exactly the model's successor.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Callable
+
+from osf_check.models.dsl import ActionInstance, Model
+from osf_check.models.graph_relay.vocab import CALL, EXEC, OUTCOME, PHASE, POST, STATUS
+from osf_check.relay.graph.desktop import DesktopRelay
+from osf_check.relay.graph.payload import whole
+from osf_check.relay.graph.server import GraphServer, ToolError
+
+from . import mutants
+from .deadlines import CONTROL_POLL, RELAY_ROUND, GraphBook, Late
+from .harness import Divergence, HarnessBase
+from .oracles import bounded
+
+__all__ = ["Divergence", "GraphHarness", "IMPL_MUTANTS"]
+
+SESSION = "gs_" + "ab" * 16
+
+
+def session_of(p: int) -> str:
+    """The Graph session shared with project ``p`` (project 0's is :data:`SESSION`)."""
+    return SESSION if p == 0 else f"gs_{p:02x}" + "cd" * 15
+
+
+def project_of(p: int) -> str:
+    return f"proj_{p + 1}"
+#: the answer graph-relay.md gives for an unknown, empty or foreign run id
+NOT_FOUND = "Graph run not found or access removed"
+IMPL_MUTANTS = mutants.names("graph-relay")
+
+
+class GraphHarness(HarnessBase):
+    STORE = "outbox"
+    #: the model actions that are the desktop's own decisions (checked against offers())
+    DECIDES = ("start_graph", "refuse", "tick")
+
+    def __init__(self, model: Model, outbox_path: str, mutant: str | None = None, seed: int = 0,
+                 result_for: Callable[[int], Any] | None = None):
+        self.model = model
+        self.c = model.constants["ctx"]
+        self.mutant = mutant
+        mu = mutants.lookup("graph-relay", mutant)
+        self.agent = mutants.build(mu, "agent", mutants.GraphAgent)
+        self.server = mutants.build(mu, "server", GraphServer, seed=seed)
+        self.desktop = mutants.build(
+            mu, "desktop", DesktopRelay, outbox_path, session_id=SESSION,
+            projects={project_of(p): session_of(p) for p in range(self.c.projects)})
+        if mu is not None and mu.wire is not None:
+            mu.wire(self)
+        self.slugs = [f"slug-{k}" for k in range(self.c.slugs)]
+        self.desktop.slug = self.slugs[0]
+        self._publish()
+        n = self.c.intents
+        self.call = ["idle"] * n
+        self.attempts = [0] * n
+        self.ticket = [0] * n
+        self.net: dict[str, tuple[str, dict[str, Any]]] = {}  # command id -> (sent|acked, payload)
+        # history the properties read, kept from what the harness saw (A6: cancelled
+        # while its status was queued)
+        self.qcancel = [0] * self.c.runs
+        self.accepted: dict[str, dict[str, Any]] = {}  # command id -> the completion it took
+        self.book = GraphBook()
+        self.result_for = result_for or (lambda r: "done")
+        self.violations: list[str] = []  # A8 failures seen on posted payloads
+
+    # helpers -------------------------------------------------------------------
+    def cid(self, r: int) -> str | None:
+        runs = self.server.runs
+        return runs[r].command_id if r < len(runs) else None
+
+    def key(self, i: int) -> str:
+        return self.agent.key(i, self.attempts[i])
+
+    def _key_index(self, key: str) -> int:
+        return self.agent.key_index(key, self.c.retries)
+
+    def _post(self, payload: dict[str, Any] | None, full: dict[str, Any] | None = None) -> None:
+        if payload is None:
+            return
+        cid = payload["execution_id"]
+        if full is not None:
+            why = bounded(payload, full)
+            if why:
+                self.violations.append(f"property A8 violated by the implementation: {why}")
+        self.net[cid] = ("sent", payload)
+
+    def _read(self, cid: str, got: dict[str, Any]) -> str:
+        """A11 on what get_graph_run answered the agent that started the run: once the
+        server accepted a completion, that completion's result (or result_truncated),
+        error, tokens and cost, exactly; before it, the status and no result."""
+        sent = self.accepted.get(cid)
+        fields = {k: v for k, v in got.items() if k not in ("command_id", "status")}
+        if sent is None:
+            if fields:
+                self.violations.append(f"property A11 violated by the implementation: "
+                                       f"get_graph_run answered {sorted(fields)} before any "
+                                       f"completion was accepted")
+            return "status"
+        want = {k: v for k, v in sent.items() if k not in ("execution_id", "status")}
+        if fields != want or got.get("status") != sent["status"]:
+            self.violations.append(f"property A11 violated by the implementation: "
+                                   f"get_graph_run answered {sorted(fields) or 'the status only'}"
+                                   f" where the accepted completion has {sorted(want)}")
+        return "result" if fields else "status"
+
+    def _publish(self) -> None:
+        """What the server knows of the shared sessions: the model's runs take the
+        session's current slug and project whether or not a sync uploaded it lately."""
+        self.server.sessions = {session_of(p): {"slug": self.desktop.slug,
+                                                "project_id": project_of(p)}
+                                for p in range(self.c.projects)}
+
+    def _command(self, r: int):
+        return self.desktop.commands[self.cid(r)]  # type: ignore[index]
+
+    # one model action on the implementation -------------------------------------------
+    def apply(self, inst: ActionInstance) -> dict[str, Any]:
+        """Perform ``inst``; returns its outputs (answers), as the model names them.  Then
+        every timer the desktop now has is checked against 000's 20 s and 3 s."""
+        out = self._apply(inst)
+        try:
+            self.book.check(self.desktop)
+        except Late as e:
+            raise Divergence(f"{inst.label}: {e}") from None
+        return out
+
+    def _at(self, t: float) -> float:
+        """Move the clock to ``t`` (the harness's own idea of when a timer is due)."""
+        now = self.desktop.clock.now()
+        if t > now:
+            self.desktop.clock.advance(t - now)
+        return self.desktop.clock.now()
+
+    def _apply(self, inst: ActionInstance) -> dict[str, Any]:
+        name, a = inst.name, inst.args
+        out: dict[str, Any] = {}
+        if name == "run_graph_session":
+            i = a["i"]
+            key = self.key(i)  # minted before the attempt is counted
+            self.attempts[i] += 1
+            ticket = self.server.run_graph_session(0, {
+                "graph_session_id": session_of(i % self.c.projects), "idempotency_key": key, "arguments": {}})
+            self.ticket[i] = [r.command_id for r in self.server.runs].index(ticket["command_id"])
+            self.call[i] = "waiting"
+        elif name == "lose_response":
+            self.call[a["i"]] = "lost"
+        elif name == "answer_ticket":
+            self.call[a["i"]] = "done"
+        elif name == "cancel_graph_run" and "i" in a:
+            run = self.server.runs[a["r"]]
+            was_queued = run.status == "queued"
+            self.server.cancel_graph_run(0, run.command_id)
+            if was_queued:
+                self.qcancel[a["r"]] = 1
+        elif name == "get_graph_run" and "i" in a:
+            run = self.server.runs[a["r"]]
+            got = self.server.get_graph_run(0, run.command_id)
+            out["read"] = self._read(run.command_id, got)
+        elif name in ("get_graph_run", "cancel_graph_run"):
+            target = self.cid(a["r"]) or str(uuid.UUID(int=a["r"] + 1))
+            call = self.server.get_graph_run if name == "get_graph_run" else \
+                self.server.cancel_graph_run
+            try:
+                call(a["a"] + 1, target)
+                out["answer"] = "answered"
+            except ToolError as e:
+                out["answer"] = "not_found" if str(e) == NOT_FOUND else "access_denied"
+        elif name == "tick":  # the 20 s timer fires when 000 says it is due
+            self.book.ticked_now(self._at(self.book.ticked + RELAY_ROUND))
+            for payload in self.desktop.tick():
+                if payload["execution_id"] not in self.net:
+                    self.net[payload["execution_id"]] = ("sent", payload)
+        elif name == "sync":
+            cmds = [x for req in self.desktop.sync_requests()
+                    for x in self.server.sync(req["project_id"], req["sessions"])]
+            self._publish()  # the upload is the sessions' metadata: keep what the owner set
+            self.desktop.sync_reply(cmds)
+        elif name == "sync_failed":
+            self.desktop.sync_failed()
+        elif name in ("start_graph", "refuse"):
+            c = self.desktop.next_command()
+            if c is None or c.command_id != self.cid(a["r"]):
+                raise Divergence(f"{inst.label}: the desktop's next command is "
+                                 f"{c.command_id if c else None}")
+            self._post(self.desktop.start_or_refuse(c))
+            if c.state == "running":
+                self.book.polled_now(c.command_id, self.desktop.clock.now())
+        elif name in ("control_poll", "control_poll_clear"):  # every 3 s while it runs
+            c = self._command(a["r"])
+            self.book.polled_now(c.command_id, self._at(
+                self.book.polled.get(c.command_id, 0.0) + CONTROL_POLL))
+            self.desktop.control_poll(c, self.server.control(c.command_id))
+        elif name == "graph_finish":
+            c = self._command(a["r"])
+            status = OUTCOME.names[a["o"]]
+            result = self.result_for(a["r"])
+            payload = self.desktop.finish(c, status, result, tokens=123, cost=0.01)
+            full = whole(c.command_id, payload["status"], result, 123, 0.01)
+            self._post(payload, full)
+        elif name == "round_end":
+            self.desktop.round_end()
+        elif name == "go_offline":
+            self.desktop.online = False
+        elif name == "go_online":
+            self.desktop.online = True
+        elif name == "deliver_post":
+            cid = self.cid(a["r"])
+            if self.server.runs[a["r"]].status not in ("completed", "failed", "cancelled"):
+                self.accepted[cid] = self.net[cid][1]  # type: ignore[index]
+            self.server.complete(self.net[cid][1])  # type: ignore[index]
+            self.net[cid] = ("acked", self.net[cid][1])  # type: ignore[index]
+        elif name in ("lose_post", "lose_ack"):
+            self.net.pop(self.cid(a["r"]))  # type: ignore[arg-type]
+        elif name == "receive_ack":
+            cid = self.cid(a["r"])
+            self.desktop.acked(cid)  # type: ignore[arg-type]
+            self.net.pop(cid)  # type: ignore[arg-type]
+        elif name == "toggle_project":
+            p = project_of(a.get("p", 0))
+            self.desktop.enabled[p] = not self.desktop.enabled[p]
+        elif name == "toggle_share":
+            self.desktop.shared = not self.desktop.shared
+        elif name == "change_slug":
+            k = self.slugs.index(self.desktop.slug)
+            self.desktop.slug = self.slugs[(k + 1) % len(self.slugs)]
+            self._publish()
+        else:
+            raise Divergence(f"the harness does not know action {name}")
+        return out
+
+    def offers(self) -> set[str]:
+        """What the desktop itself would do next (its own decisions, not the environment's):
+        the labels of the model actions it would take now."""
+        d = self.desktop
+        out: set[str] = set()
+        nxt = d.next_command()
+        if nxt is not None:
+            r = [x.command_id for x in self.server.runs].index(nxt.command_id)
+            out.add(f"start_graph(r={r})" if d.consent(nxt) else f"refuse(r={r})")
+        if d.online and not d.busy:
+            out.add("tick")
+        return out
+
+    # the abstraction function ------------------------------------------------------
+    def abstract(self) -> tuple:
+        c = self.c
+        runs = self.server.runs
+        st: dict[str, Any] = {
+            "call": [CALL.names.index(x) for x in self.call],
+            "attempts": list(self.attempts),
+            "ticket": list(self.ticket),
+            "status": [], "key": [], "slug": [], "flag": [], "result": [], "qcancel": [],
+            "online": int(self.desktop.online),
+            "phase": PHASE.names.index(self.desktop.phase),
+            "exec": [], "outcome": [], "outbox": [], "post": [],
+            "enabled": [int(self.desktop.enabled[project_of(p)]) for p in range(c.projects)],
+            "shared": int(self.desktop.shared), "proj": [],
+            "cur_slug": self.slugs.index(self.desktop.slug),
+        }
+        if len(runs) > c.runs:
+            raise Divergence(f"the implementation holds {len(runs)} runs where the model allows "
+                             f"{c.runs}: more than one run for an idempotency key (A1)")
+        for r in range(c.runs):
+            run = runs[r] if r < len(runs) else None
+            st["status"].append(STATUS.names.index(run.status) if run else STATUS.none)
+            k = self._key_index(run.key) if run else 0
+            if k >= c.keys:
+                raise Divergence(f"run {r} was started with key {run.key!r}, which the model's "
+                                 f"client never sends: a fresh key on a retry (A1)")
+            st["key"].append(k)
+            st["slug"].append(self.slugs.index(run.slug) if run and run.slug in self.slugs else 0)
+            st["flag"].append(int(run.cancel_flag) if run else 0)
+            st["proj"].append([project_of(p) for p in range(c.projects)].index(run.project_id)
+                              if run else 0)
+            # the server's own record of the accepted completion (what get_graph_run reads)
+            st["result"].append(int(run is not None and run.command_id in self.accepted and
+                                    run.completion is not None))
+            st["qcancel"].append(self.qcancel[r])
+            cmd = self.desktop.commands.get(run.command_id) if run else None
+            st["exec"].append(EXEC.names.index(cmd.state) if cmd else EXEC.none)
+            st["outcome"].append(OUTCOME.names.index(cmd.outcome) if cmd and cmd.outcome
+                                 else OUTCOME.none)
+            st["outbox"].append(int(run is not None and run.command_id in self.desktop.outbox))
+            net = self.net.get(run.command_id) if run else None
+            st["post"].append(POST.names.index(net[0]) if net else POST.none)
+        return self.flatten(st)
+
+    def reopen(self) -> None:
+        """Close the outbox database and open it again (a crash of the storage)."""
+        self.desktop.reopen()
+
+    def close(self) -> None:
+        self.desktop.outbox.close()
+
+    def advance(self, seconds: float) -> None:
+        self.desktop.clock.advance(seconds)
+
+    def due(self) -> list[str]:
+        """The desktop's timers are model actions it decides itself (tick, control poll)."""
+        return []

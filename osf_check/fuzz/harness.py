@@ -1,0 +1,53 @@
+"""What every implementation harness shares: the failure type, the flattening of an
+abstract state into the model's slot order, and snapshots for the transition tour.
+
+A harness keeps its implementation's SQLite store at ``self.desktop.<STORE>`` (an
+object with a ``db`` connection): a snapshot deep-copies everything else and
+serializes the database, so that the tour can go back to a state and try its next
+transition.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from osf_check.models.dsl import Model
+
+
+class Divergence(AssertionError):
+    """The implementation did not follow the model (or broke a property)."""
+
+
+class HarnessBase:
+    #: the attribute of ``self.desktop`` that holds the SQLite store
+    STORE = ""
+    model: Model
+    desktop: Any
+
+    def flatten(self, st: dict[str, Any]) -> tuple:
+        """The abstract state, given per variable name, as the model's state tuple."""
+        flat: list[int] = []
+        for v in self.model.variables:
+            x = st[v.name]
+            flat.extend(x if isinstance(x, list) else [x])
+        return tuple(flat)
+
+    def snapshot(self) -> Any:
+        store = getattr(self.desktop, self.STORE)
+        data = store.db.serialize()
+        setattr(self.desktop, self.STORE, None)  # a connection does not deep-copy
+        try:
+            state = copy.deepcopy(self.__dict__ | {"model": None})
+        finally:
+            setattr(self.desktop, self.STORE, store)
+        return state, data
+
+    def restore(self, snap: Any) -> None:
+        state, data = snap
+        store = getattr(self.desktop, self.STORE)
+        model = self.model
+        self.__dict__.update(copy.deepcopy(state))
+        self.model = model
+        setattr(self.desktop, self.STORE, store)
+        store.db.deserialize(data)

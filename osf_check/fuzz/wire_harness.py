@@ -1,0 +1,395 @@
+"""Drive the wire implementation (``relay.wire``) by the wire-relay model's actions.
+
+The harness plays the phones and the network around the two sans-I/O cores (the
+relay router and the desktop router) and runs the desktop's handlers;
+:meth:`WireHarness.apply` performs one model action instance, and
+:meth:`WireHarness.abstract` is the abstraction function: the implementation's state
+as a state of the model.  Clock actions fire the implementation's own timers, each
+at its own deadline.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from osf_check.models.dsl import ActionInstance, Model
+from osf_check.models.wire_relay.vocab import ANS, MEM, OUTBOX, PH, PST, ROW, STAGE
+from osf_check.relay.clock import ManualClock
+from osf_check.relay.wire.app import DesktopApp
+from osf_check.relay.wire.desktop_router import DesktopRouter
+from osf_check.relay.wire.envelope import outbox_params
+from osf_check.relay.wire.idempotency import Scope
+from osf_check.relay.wire.phone import Phone
+from osf_check.relay.wire.relay_router import Client, RelayRouter, ToDesktop, ToPhone
+
+from . import mutants
+from .deadlines import Late, WireBook
+from .harness import Divergence, HarnessBase
+from .oracles import wire_answer
+
+USER, DESK, SESSION = "user-1", "desk-1", "s-1"
+IMPL_MUTANTS = mutants.names("wire-relay")
+#: wire-relay.md: the durable claim's lease (never extended) and the rows' retention
+LEASE, RETENTION = 5 * 60.0, 48 * 3600.0
+
+
+def ans_of(answer: dict[str, Any] | None) -> str:
+    """An answer as the model's ANS value (decoded from the spec, :mod:`osf_check.fuzz.oracles`)."""
+    return wire_answer(answer)
+
+
+def handler_error(kind: str, retryable: bool) -> dict[str, Any]:
+    """An error a handler returns, in the shape of wire-relay.md's error classes."""
+    return {"error": {"code": -32004 if kind == "not_found" else -32035, "message": kind,
+                      "data": {"kind": kind, "retryable": retryable}}}
+
+
+def _deny_writes(action: int, *args: Any) -> int:
+    """An SQLite authorizer that refuses every write: the disk is full."""
+    return sqlite3.SQLITE_DENY if action in (sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_INSERT,
+                                             sqlite3.SQLITE_DELETE) else sqlite3.SQLITE_OK
+
+
+class WireHarness(HarnessBase):
+    STORE = "claims"
+    #: the model actions that are the desktop's own decisions (checked against offers())
+    DECIDES = ("claim", "join_answer", "join_orphaned")
+
+    def __init__(self, model: Model, claims_path: str, mutant: str | None = None, seed: int = 0):
+        self.model = model
+        self.c = c = model.constants["ctx"]
+        self.mutant = mutant
+        self.mu = mu = mutants.lookup("wire-relay", mutant)
+        self.relay = mutants.build(mu, "relay", RelayRouter, limits={
+            "client": c.lim_client, "desktop": c.lim_desktop, "user": c.lim_user,
+            "process": c.lim_process})
+        self.path = claims_path
+        self.desktop = self._open_desktop()
+        self.app = mutants.build(mu, "app", DesktopApp, sessions={SESSION: None})
+        self.clock = ManualClock()
+        self.relay.connect_desktop(USER, DESK)
+        self.phones = {p: mutants.build(mu, "phone", Phone, f"phone-{p}")
+                       for p in sorted({op.phone for op in c.ops})}
+        n = len(c.ops)
+        self.ph, self.tries = ["idle"] * n, [0] * n
+        self.ans, self.nfinal = ["none"] * n, [0] * n
+        self.switches = self.restarts = 0
+        self.copy_call: dict[int, int] = {}  # copy -> the desktop's call id
+        self.net: dict[int, tuple[int, dict[str, Any]]] = {}  # copy -> (socket gen, response)
+        self.cache: dict[str, dict[int, Any]] = {"pst": {}, "pgen": {}, "resp": {}, "rgen": {},
+                                                 "memres": {}}
+        self.eff = [0] * len(c.true_scopes)
+        self.forgotten = [False] * len(c.true_scopes)
+        self.violations: list[str] = []
+        self.scopes = [self._scope(s) for s in c.impl_scopes]
+        # a row's fingerprint is opaque: learnt from the claim that wrote it
+        self.fp_index: dict[str, int] = {}
+        self.book = WireBook()
+
+    # the world around the cores --------------------------------------------------------
+    def _open_desktop(self) -> DesktopRouter:
+        c = self.c
+        return mutants.build(self.mu, "desktop", DesktopRouter, self.path, USER,
+                             light=c.light_slots, waiters=c.waiters, max_rows=c.row_cap)
+
+    def reopen(self) -> None:
+        """Close the claims database and open it again (a crash of the storage)."""
+        self.desktop.reopen_claims()
+
+    def close(self) -> None:
+        self.desktop.close()
+
+    def advance(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    def client(self, o: int) -> Client:
+        return Client(USER, f"phone-{self.c.ops[o].phone}", DESK)
+
+    def rid(self, o: int) -> str:
+        return f"req-{self.c.ops[o].rid}"
+
+    def _scope(self, s: tuple) -> Scope:
+        phone, *method, (key, k) = s
+        return Scope(USER, f"phone-{phone}::{DESK}", method[0] if method else "",
+                     self.phones[phone].key(f"op-key-{key}", attempt=k))
+
+    def params(self, o: int) -> dict[str, Any]:
+        op = self.c.ops[o]
+        if op.method == OUTBOX:
+            return outbox_params(SESSION, f"op-{op.phone}-{op.key}", text=f"message {op.params}")
+        return {"profileId": f"profile-{op.params}"}
+
+    def op_of(self, client_id: str, rid: str) -> int:
+        for o in range(len(self.c.ops)):
+            if self.client(o).client_id == client_id and self.rid(o) == rid:
+                return o
+        raise Divergence(f"a message for {client_id} {rid} that no phone sent")
+
+    def _to(self, t: float) -> float:
+        now = self.clock.now()
+        return self.clock.advance(t - now) if t > now else now
+
+    def _phone_answer(self, msgs: list[Any]) -> None:
+        for m in msgs:
+            if not isinstance(m, ToPhone):
+                raise Divergence(f"the relay sent {type(m).__name__} where a phone answer was due")
+            o = self.op_of(m.client_id, m.frame["payload"]["id"])
+            self.ans[o] = ans_of(m.frame["payload"])
+            self.nfinal[o] = min(2, self.nfinal[o] + 1)
+            self.ph[o] = "retry" if Phone.retries_after(m.frame["payload"]) else "done"
+
+    def _call(self, o: int, a: int):
+        cid = self.copy_call.get(self.c.q(o, a))
+        call = self.desktop.calls.get(cid) if cid is not None else None
+        if call is None:
+            raise Divergence(f"copy {a} of operation {o} is not in the desktop router")
+        return call
+
+    def _effect(self, o: int) -> dict[str, Any]:
+        t = self.c.true_scope(o)
+        self.eff[t] = min(2, self.eff[t] + 1)
+        return self.app.handle(self.c.ops[o].method, self.params(o))
+
+    def _respond(self, q: int, o: int) -> None:
+        gen, frame = self.net.pop(q)
+        entry = self.relay.pending.get((USER, DESK, self.rid(o)))
+        out = self.relay.on_response(USER, DESK, gen, frame)
+        if out and entry is not None and entry.gen != gen:
+            self.violations.append(f"property B1 violated by the implementation: a response "
+                                   f"sent on generation {gen} was delivered to an entry of "
+                                   f"generation {entry.gen}")
+        self._phone_answer(out)
+
+    # one model action on the implementation -------------------------------------------
+    def apply(self, inst: ActionInstance) -> dict[str, Any]:
+        """Perform ``inst``, then check every timer the implementation now has against the
+        document's deadlines (:mod:`osf_check.fuzz.deadlines`)."""
+        out = self._apply(inst)
+        try:
+            self.book.observe(self.clock.now(), self.relay, self.desktop, self.scopes)
+        except Late as e:
+            raise Divergence(f"{inst.label}: {e}") from None
+        return out
+
+    def _apply(self, inst: ActionInstance) -> dict[str, Any]:
+        name, a = inst.name, inst.args
+        o = a.get("o", 0)
+        key = (USER, DESK, self.rid(o)) if "o" in a else None
+        now = self.clock.now()
+        if name == "send":
+            op = self.c.ops[o]
+            frame = self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
+                                                  f"op-key-{op.key}")
+            self.tries[o] += 1
+            out = self.relay.on_request(self.client(o), frame, now)
+            if out:
+                answer = out[0].frame["payload"]  # type: ignore[union-attr]
+                self.ans[o] = ans_of(answer)
+                self.ph[o] = "retry" if Phone.retries_after(answer) else "done"
+            else:
+                self.ph[o], self.nfinal[o] = "waiting", 0
+        elif name == "send_malformed":
+            op = self.c.ops[o]
+            frame = self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
+                                                  f"op-key-{op.key}")
+            frame["payload"]["traceparent"] = "00-not-a-trace-context"
+            self.tries[o] += 1
+            out = self.relay.on_request(self.client(o), frame, now)
+            if out:
+                answer = out[0].frame["payload"]  # type: ignore[union-attr]
+                if answer.get("id") != self.rid(o):
+                    raise Divergence(f"{inst.label}: the refusal names id {answer.get('id')!r}")
+                self.ans[o] = ans_of(answer)
+                self.ph[o] = "retry" if Phone.retries_after(answer) else "done"
+            else:
+                self.ph[o] = "waiting"
+        elif name == "give_up":
+            self.ph[o] = "retry"
+        elif name == "forward":
+            out = self.relay.route(key)  # type: ignore[arg-type]
+            if len(out) != 1 or not isinstance(out[0], ToDesktop):
+                raise Divergence(f"{inst.label}: the relay did not forward the request")
+            call = self.desktop.receive(out[0].frame, now)
+            self.copy_call[self.c.q(o, a["a"])] = call.cid
+        elif name == "refuse_gen_changed":
+            self._phone_answer(self.relay.route(key))  # type: ignore[arg-type]
+        elif name in ("deliver", "drop_response"):
+            self._respond(self.c.q(o, a["a"]), o)
+        elif name == "expire":
+            e = self.relay.pending[key]  # type: ignore[index]
+            self._phone_answer(self.relay.expire(key, self._to(e.deadline)))  # type: ignore[arg-type]
+        elif name == "disconnect":
+            self._phone_answer(self.relay.disconnect_desktop(USER, DESK))
+        elif name == "reconnect":
+            self.relay.connect_desktop(USER, DESK)
+        elif name == "restart":
+            # the desktop process dies: memory and running handlers are gone, the file stays
+            self._phone_answer(self.relay.disconnect_desktop(USER, DESK))
+            self.desktop = self.desktop.restarted()
+            self.copy_call.clear()  # the calls died with the process
+            self.restarts += 1
+        elif name == "claim":
+            call = self._call(o, a["a"])
+            if self.desktop.start(call, now) == "run" and call.scope is not None:
+                self.book.claimed[call.scope] = now  # a claim (new, reclaimed or rerun)
+            row = self.desktop.claims.row(call.scope) if call.scope is not None else None
+            if row is not None and row.state == "running" and row.claimed_at == now:
+                self.fp_index.setdefault(row.fp, self.c.ops[o].params)
+        elif name == "slot_timeout":
+            call = self._call(o, a["a"])
+            self.desktop.fire("slot_wait", call.cid, self._to(call.deadline))
+        elif name == "execute":
+            call = self._call(o, a["a"])
+            outcome = inst.arg_domains["out"].names[a["out"]]
+            if outcome == "success":
+                result = self._effect(o)
+            elif outcome == "final_error":
+                result = handler_error("not_found", retryable=False)
+            else:
+                result = handler_error("unavailable", retryable=True)
+            db = self.desktop.claims.db
+            if not a["stored"]:  # the disk refuses the store (fault injected from outside)
+                db.set_authorizer(_deny_writes)
+            try:
+                self.desktop.finish(call, result, now)
+            finally:
+                db.set_authorizer(None)
+        elif name == "dispatch_timeout":
+            call = self._call(o, a["a"])
+            if a["ran"]:
+                self._effect(o)
+            self.desktop.fire("dispatch", call.cid, self._to(call.deadline))
+        elif name in ("join_answer", "join_orphaned"):
+            if not self.desktop.resume(self._call(o, a["a"]), now):
+                raise Divergence(f"{inst.label}: the joined copy cannot resume")
+        elif name == "send_answer":
+            q = self.c.q(o, a["a"])
+            frame = self.desktop.take_answer(self._call(o, a["a"]))
+            conn = self.relay.desktops[(USER, DESK)]
+            if conn.online:
+                self.net[q] = (conn.gen, frame)
+        elif name == "enqueue_timeout":
+            call = self._call(o, a["a"])
+            self.desktop.fire("enqueue", call.cid, self._to(call.deadline))
+        elif name in ("lease_expires", "retention_expires"):
+            s = self.scopes[a["k"]]
+            row = self.desktop.claims.row(s)
+            if row is None:
+                raise Divergence(f"{inst.label}: no durable row for {s}")
+            if name == "lease_expires":
+                self.desktop.fire("lease", s, self._to(row.claimed_at + LEASE))
+            else:
+                self.desktop.fire("retention", s, self._to((row.stored_at or 0) + RETENTION))
+                for o2 in range(len(self.c.ops)):
+                    if any(self.c.impl_scope(o2, self.c.key_of(x)) == a["k"]
+                           for x in self.c.copies):
+                        self.forgotten[self.c.true_scope(o2)] = True
+        elif name == "switch_authority":
+            self.relay.switching = not self.relay.switching
+            self.switches += 1
+        else:
+            raise Divergence(f"the harness does not know action {name}")
+        return {}
+
+    def offers(self) -> set[str]:
+        """The desktop's own decisions now: claims it can take, joined copies it can wake."""
+        out: set[str] = set()
+        by_cid = {cid: q for q, cid in self.copy_call.items()}
+        n = len(self.c.copies)
+        for cid, call in self.desktop.calls.items():
+            q = by_cid.get(cid)
+            if q is None:
+                continue
+            o, a = divmod(q, n)
+            if self.desktop.can_start(call, self.clock.now()):
+                out.add(f"claim(o={o}, a={a})")
+            if self.desktop.can_resume(call):
+                done = self.desktop.memory.state(call.scope) == "done"  # type: ignore[arg-type]
+                out.add(f"{'join_answer' if done else 'join_orphaned'}(o={o}, a={a})")
+        return out
+
+    def due(self) -> list[str]:
+        """Labels of the model actions for the implementation's timers due now, earliest
+        first (what a real event loop fires after the clock moved)."""
+        now = self.clock.now()
+        by_cid = {cid: q for q, cid in self.copy_call.items()}
+        n = len(self.c.copies)
+        timers: list[tuple[float, str]] = []
+        for t, key in self.relay.timers():
+            timers.append((t, f"expire(o={self.op_of(self.relay.pending[key].client.client_id, key[2])})"))
+        names = {"slot_wait": "slot_timeout", "dispatch": "dispatch_timeout",
+                 "enqueue": "enqueue_timeout"}
+        for t, kind, ref in self.desktop.timers():
+            if kind in names:
+                q = by_cid.get(ref)
+                if q is None:
+                    continue
+                o, a = divmod(q, n)
+                extra = ", ran=0" if kind == "dispatch" else ""
+                timers.append((t, f"{names[kind]}(o={o}, a={a}{extra})"))
+            elif ref in self.scopes:
+                timers.append((t, f"{'lease' if kind == 'lease' else 'retention'}_expires"
+                                  f"(k={self.scopes.index(ref)})"))
+        return [label for t, label in sorted(timers) if t <= now]
+
+    # the abstraction function ------------------------------------------------------------
+    def abstract(self) -> tuple:
+        c, cache = self.c, self.cache
+        st: dict[str, Any] = {
+            "ph": [PH.names.index(x) for x in self.ph], "tries": list(self.tries),
+            "ans": [ANS.names.index(x) for x in self.ans], "nfinal": list(self.nfinal),
+            "pend": [], "pst": [], "pgen": [], "switching": self.switches,
+        }
+        for i, rid in enumerate(c.rids):
+            e = self.relay.pending.get((USER, DESK, f"req-{rid}"))
+            if e is not None:
+                st["pend"].append(self.op_of(e.client.client_id, e.rid) + 1)
+                cache["pst"][i], cache["pgen"][i] = PST.names.index(e.state), e.gen
+            else:
+                st["pend"].append(0)
+            st["pst"].append(cache["pst"].get(i, PST.admitted))
+            st["pgen"].append(cache["pgen"].get(i, 0))
+        conn = self.relay.desktops[(USER, DESK)]
+        st.update(online=int(conn.online), gen=conn.gen, restarts=self.restarts)
+        if conn.gen >= c.gens:
+            raise Divergence(f"the relay is at desktop generation {conn.gen}")
+        for name in ("stage", "resp", "inflight", "rgen"):
+            st[name] = []
+        for q in range(len(c.ops) * len(c.copies)):
+            cid = self.copy_call.get(q)
+            call = self.desktop.calls.get(cid) if cid is not None else None
+            st["stage"].append(STAGE.names.index(call.stage) if call else STAGE.none)
+            if call is not None:
+                cache["resp"][q] = ANS.names.index(ans_of(call.answer))
+            st["resp"].append(cache["resp"].get(q, ANS.none))
+            st["inflight"].append(int(q in self.net))
+            if q in self.net:
+                cache["rgen"][q] = self.net[q][0]
+            st["rgen"].append(cache["rgen"].get(q, 0))
+        for name in ("mem", "memres", "waiters", "row", "rowfp", "expired"):
+            st[name] = []
+        for k, s in enumerate(self.scopes):
+            mc = self.desktop.memory.get(s)
+            st["mem"].append(MEM.names.index(mc.state))
+            if mc.state == "done":
+                cache["memres"][k] = ANS.names.index(ans_of(mc.answer))
+            st["memres"].append(cache["memres"].get(k, ANS.none))
+            st["waiters"].append(mc.waiters)
+            row = self.desktop.claims.row(s)
+            if row is None:
+                st["row"].append(ROW.none)
+            elif row.state == "running":
+                st["row"].append(ROW.running)
+            else:
+                st["row"].append(ROW.names.index(ans_of(row.answer)) if ans_of(row.answer) in
+                                 ("success", "final_error", "retryable_error") else ROW.ambiguous)
+            st["rowfp"].append(self.fp_index.get(row.fp, -1) if row else 0)
+            st["expired"].append(int(bool(row and row.lease_over)))
+        st["eff"] = list(self.eff)
+        st["msgs"] = []
+        for t, (phone, method, key) in enumerate(c.true_scopes):
+            st["msgs"].append(min(2, self.app.messages(SESSION, f"op-{phone}-{key}"))
+                              if method == OUTBOX else 0)
+        st["forgotten"] = [int(x) for x in self.forgotten]
+        return self.flatten(st)

@@ -1,0 +1,565 @@
+"""The model DSL: typed state variables, guarded actions, parameters.
+
+A model is a fixed list of state variables with finite domains and a list of
+guarded actions, written once and read by every engine.  A state is a tuple of
+small integers, one per *slot* (a scalar variable is one slot, an array of n
+elements is n slots).
+
+>>> from osf_check.models.dsl import ModelBuilder, Bool, Int
+>>> b = ModelBuilder("counter")
+>>> n = b.var("n", Int(0, 3), actor="server")
+>>> on = b.var("on", Bool(), actor="server")
+>>> @b.action("server")
+... def inc(s):
+...     return s.n < 3, {s.n: s.n + 1}
+>>> @b.action("server")
+... def flip(s):
+...     return True, {s.on: Not(s.on)}
+>>> b.init(n=0, on=False)
+>>> m = b.build()
+>>> [i.label for i in m.instances]
+['inc', 'flip']
+>>> m.initial_states
+[(0, 0)]
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from .expr import Expr, If, Not, Select, Slot, as_expr  # noqa: F401  (Not: doctest)
+from .errors import BadValue
+
+__all__ = [
+    "Domain", "Bool", "Enum", "Int", "Var", "Param", "ActionInstance", "Model",
+    "ModelBuilder", "ModelError", "StateView",
+]
+
+
+class ModelError(Exception):
+    """The model itself is inconsistent (a bug in a model, not in user input)."""
+
+
+# ---------------------------------------------------------------------------
+# domains
+
+class Domain:
+    """A finite set of values ``lo..hi`` with an optional name per value."""
+
+    __slots__ = ("kind", "lo", "hi", "names")
+
+    def __init__(self, kind: str, lo: int, hi: int, names: tuple[str, ...] = ()):
+        if hi < lo:
+            raise ModelError(f"empty domain {lo}..{hi}")
+        self.kind, self.lo, self.hi, self.names = kind, lo, hi, names
+
+    @property
+    def size(self) -> int:
+        return self.hi - self.lo + 1
+
+    @property
+    def bits(self) -> int:
+        return max(1, math.ceil(math.log2(self.size))) if self.size > 1 else 0
+
+    def __getattr__(self, name: str) -> int:
+        names = object.__getattribute__(self, "names")
+        if name in names:
+            return names.index(name)
+        raise AttributeError(name)
+
+    def __contains__(self, v: int) -> bool:
+        return self.lo <= v <= self.hi
+
+    def show(self, v: int) -> Any:
+        """The value as a person (and JSON) reads it."""
+        if self.kind == "bool":
+            return bool(v)
+        if self.kind == "enum":
+            return self.names[v]
+        return int(v)
+
+    def parse(self, x: Any) -> int:
+        """The inverse of :meth:`show`; raises ``ValueError`` on a foreign value."""
+        if self.kind == "bool":
+            if isinstance(x, bool):
+                return int(x)
+            raise BadValue(f"expected true/false, got {x!r}")
+        if self.kind == "enum":
+            if isinstance(x, str) and x in self.names:
+                return self.names.index(x)
+            raise BadValue(f"expected one of {', '.join(self.names)}, got {x!r}")
+        if isinstance(x, int) and not isinstance(x, bool) and self.lo <= x <= self.hi:
+            return x
+        raise BadValue(f"expected an integer in {self.lo}..{self.hi}, got {x!r}")
+
+    def describe(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind}
+        if self.kind == "enum":
+            d["values"] = list(self.names)
+        elif self.kind == "int":
+            d["min"], d["max"] = self.lo, self.hi
+        return d
+
+    def __repr__(self) -> str:
+        if self.kind == "enum":
+            return f"Enum{self.names}"
+        return "Bool()" if self.kind == "bool" else f"Int({self.lo}, {self.hi})"
+
+
+def Bool() -> Domain:
+    return Domain("bool", 0, 1)
+
+
+def Enum(*names: str) -> Domain:
+    """An enumeration; ``Enum("a", "b").b == 1``."""
+    if len(set(names)) != len(names) or not names:
+        raise ModelError(f"enum values must be distinct and non-empty: {names}")
+    return Domain("enum", 0, len(names) - 1, tuple(names))
+
+
+def Int(lo: int, hi: int) -> Domain:
+    """The integers ``lo..hi`` (``lo`` may be negative: a state stores ``v - lo``)."""
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)):
+        raise ModelError(f"Int takes two integers, got {lo!r}, {hi!r}")
+    return Domain("int", lo, hi)
+
+
+# ---------------------------------------------------------------------------
+# variables and state views
+
+@dataclass
+class Var:
+    """A state variable: a scalar (``length is None``) or a fixed-size array."""
+
+    name: str
+    domain: Domain
+    length: int | None
+    first_slot: int
+    actor: str
+    ghost: bool = False
+    doc: str = ""
+
+    @property
+    def slots(self) -> range:
+        return range(self.first_slot, self.first_slot + (self.length or 1))
+
+    def show(self, state: Sequence[int]) -> Any:
+        vals = [self.domain.show(state[i]) for i in self.slots]
+        return vals if self.length is not None else vals[0]
+
+    def parse(self, x: Any) -> list[int]:
+        if self.length is None:
+            return [self.domain.parse(x)]
+        if not isinstance(x, list) or len(x) != self.length:
+            raise BadValue(f"expected a list of {self.length} values")
+        return [self.domain.parse(v) for v in x]
+
+
+class ElemRef(Expr):
+    """``array[index]`` for an index that is an expression; usable as an lvalue."""
+
+    __slots__ = ("var", "index", "which")
+
+    def __init__(self, var: Var, index: Expr, which: int):
+        opts = tuple(Slot(i, which) for i in var.slots)
+        sel = Select(index, opts)
+        super().__init__(sel.op, sel.args, sel.value)
+        self.var, self.index, self.which = var, index, which
+
+
+class ArrayView:
+    """An array variable seen from an action or property."""
+
+    def __init__(self, var: Var, which: int):
+        self._var, self._which = var, which
+
+    def __getitem__(self, i: int | Expr) -> Expr:
+        v = self._var
+        if isinstance(i, Expr):
+            if i.op == "const":
+                i = i.value
+            else:
+                return ElemRef(v, i, self._which)
+        if not isinstance(i, int) or not 0 <= i < (v.length or 0):
+            raise ModelError(f"{v.name}[{i}] is outside 0..{(v.length or 0) - 1}")
+        return Slot(v.first_slot + i, self._which)
+
+    def __len__(self) -> int:
+        return self._var.length or 0
+
+    def __iter__(self) -> Iterator[Expr]:
+        return (self[i] for i in range(len(self)))
+
+
+class StateView:
+    """Attribute access to the variables of one state (current or next)."""
+
+    def __init__(self, variables: Mapping[str, Var], which: int = 0):
+        self._vars, self._which = variables, which
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            v = self._vars[name]
+        except KeyError:
+            raise AttributeError(f"the model has no variable {name!r}") from None
+        if v.length is None:
+            return Slot(v.first_slot, self._which)
+        return ArrayView(v, self._which)
+
+
+# ---------------------------------------------------------------------------
+# parameters
+
+@dataclass(frozen=True)
+class Param:
+    """A model parameter: an integer in ``lo..hi``, or a tuple of such integers (say, the
+    capacities of several jugs) when its default is a tuple.
+
+    >>> Param("rms", 3, 1, 12, "resource managers").check("4")
+    4
+    >>> Param("jugs", (3, 5), 1, 9, "capacities").check("4, 9, 2")
+    (4, 9, 2)
+    >>> Param("jugs", (3, 5), 1, 9, "capacities").check([3, 10])
+    Traceback (most recent call last):
+    ...
+    osf_check.models.errors.BadValue: parameter jugs=(3, 10): 10 is outside 1..9
+    """
+
+    name: str
+    default: int | tuple[int, ...]
+    lo: int
+    hi: int
+    doc: str
+
+    @property
+    def is_tuple(self) -> bool:
+        return isinstance(self.default, tuple)
+
+    def check(self, value: Any) -> int | tuple[int, ...]:
+        if self.is_tuple:
+            return self._check_tuple(value)
+        if isinstance(value, str):
+            try:
+                value = int(value, 10)
+            except ValueError:
+                raise BadValue(f"parameter {self.name} takes an integer, got {value!r}") from None
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BadValue(f"parameter {self.name} takes an integer, got {value!r}")
+        if not self.lo <= value <= self.hi:
+            raise BadValue(f"parameter {self.name}={value} is outside {self.lo}..{self.hi}")
+        return value
+
+    def _check_tuple(self, value: Any) -> tuple[int, ...]:
+        what = (f"parameter {self.name} takes integers separated by commas, like "
+                f"{','.join(map(str, self.default))}")  # type: ignore[arg-type]
+        if isinstance(value, str):
+            try:
+                value = [int(x, 10) for x in value.strip().strip("()[]").split(",") if x.strip()]
+            except ValueError:
+                raise BadValue(f"{what}; got {value!r}") from None
+        if not isinstance(value, (list, tuple)) or not value or not all(
+                isinstance(x, int) and not isinstance(x, bool) for x in value):
+            raise BadValue(f"{what}; got {value!r}")
+        for x in value:
+            if not self.lo <= x <= self.hi:
+                raise BadValue(f"parameter {self.name}={tuple(value)}: {x} is outside "
+                               f"{self.lo}..{self.hi}")
+        return tuple(value)
+
+
+# ---------------------------------------------------------------------------
+# actions
+
+@dataclass
+class ActionInstance:
+    """One action with its parameters bound: a guard and simultaneous updates."""
+
+    index: int
+    name: str
+    actor: str
+    target: str | None
+    args: dict[str, int]
+    guard: Expr
+    updates: dict[int, Expr]  # slot -> new value, read from the current state
+    fairness: str | None  # "strong", "weak" or None
+    doc: str = ""
+    #: answers the action gives (messages, not state), read from the current state
+    outputs: dict[str, tuple[Domain, Expr]] = field(default_factory=dict)
+    #: the domain of parameters whose values have names (for labels)
+    arg_domains: dict[str, Domain] = field(default_factory=dict)
+
+    def show_outputs(self, state: Sequence[int]) -> dict[str, Any]:
+        from .expr import evaluate
+        return {k: d.show(evaluate(e, state)) for k, (d, e) in self.outputs.items()}
+
+    @property
+    def label(self) -> str:
+        if not self.args:
+            return self.name
+        shown = {k: (self.arg_domains[k].show(v) if k in self.arg_domains else v)
+                 for k, v in self.args.items()}
+        return f"{self.name}({', '.join(f'{k}={v}' for k, v in shown.items())})"
+
+
+@dataclass
+class Model:
+    """A built model: what every engine reads."""
+
+    name: str
+    params: dict[str, int]
+    mutant: str | None
+    variables: list[Var]
+    instances: list[ActionInstance]
+    initial_states: list[tuple[int, ...]]
+    quiescent: Expr | None
+    fair_states: list[tuple[str, Expr]] = field(default_factory=list)
+    constants: dict[str, Any] = field(default_factory=dict)
+    #: who acts, in the order a sequence chart draws their lanes (declared by the model,
+    #: or in order of first use)
+    actors: tuple[str, ...] = ()
+
+    @property
+    def nslots(self) -> int:
+        return sum(v.length or 1 for v in self.variables)
+
+    @property
+    def var_by_name(self) -> dict[str, Var]:
+        return {v.name: v for v in self.variables}
+
+    @property
+    def slot_domains(self) -> list[Domain]:
+        out: list[Domain] = []
+        for v in self.variables:
+            out.extend([v.domain] * (v.length or 1))
+        return out
+
+    @property
+    def slot_names(self) -> list[str]:
+        out: list[str] = []
+        for v in self.variables:
+            out.extend([v.name] if v.length is None else [f"{v.name}[{i}]" for i in range(v.length)])
+        return out
+
+    @property
+    def action_names(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for a in self.instances:
+            seen.setdefault(a.name, None)
+        return list(seen)
+
+    def view(self, which: int = 0) -> StateView:
+        return StateView(self.var_by_name, which)
+
+    def show_state(self, state: Sequence[int]) -> dict[str, Any]:
+        return {v.name: v.show(state) for v in self.variables}
+
+    def parse_state(self, d: Mapping[str, Any]) -> tuple[int, ...]:
+        """The inverse of :meth:`show_state`; ``ValueError`` on anything foreign."""
+        if not isinstance(d, Mapping):
+            raise BadValue("a state is an object of variable: value")
+        extra = set(d) - {v.name for v in self.variables}
+        if extra:
+            raise BadValue(f"unknown variable(s) {', '.join(sorted(extra))}")
+        out: list[int] = []
+        for v in self.variables:
+            if v.name not in d:
+                raise BadValue(f"variable {v.name} is missing")
+            try:
+                out.extend(v.parse(d[v.name]))
+            except ValueError as e:
+                raise BadValue(f"variable {v.name}: {e}") from None
+        return tuple(out)
+
+    def changed(self, a: Sequence[int], b: Sequence[int]) -> list[str]:
+        return [v.name for v in self.variables if any(a[i] != b[i] for i in v.slots)]
+
+    def bits(self) -> int:
+        return sum(d.bits for d in self.slot_domains)
+
+
+class ModelBuilder:
+    """Collects variables, actions and the initial state; :meth:`build` freezes them.
+
+    ``actors`` names who acts (the lanes of a sequence chart, in that order).  Given, every
+    variable's and action's actor must be one of them, so a misspelt one is an error;
+    left out, any name is an actor, in order of first use.
+
+    >>> b = ModelBuilder("ping", actors=("client", "server"))
+    >>> _ = b.var("x", Int(0, 1), actor="clinet")
+    Traceback (most recent call last):
+    ...
+    osf_check.models.dsl.ModelError: actor 'clinet' is not one of the model's actors (client, server): declare it in ModelBuilder(actors=...) or fix the name
+    """
+
+    def __init__(self, name: str, params: Mapping[str, Any] | None = None,
+                 mutant: str | None = None, *, actors: Sequence[str] | None = None):
+        self.name = name
+        self.params = dict(params or {})
+        self.mutant = mutant
+        self._declared = tuple(actors) if actors is not None else None
+        if self._declared is not None and (
+                len(set(self._declared)) != len(self._declared) or
+                not all(isinstance(a, str) and a for a in self._declared)):
+            raise ModelError(f"actors must be distinct non-empty names, got {actors!r}")
+        self._actors: dict[str, None] = dict.fromkeys(self._declared or ())
+        self._vars: dict[str, Var] = {}
+        self._nslots = 0
+        self._actions: list[tuple[Any, ...]] = []
+        self._init: list[dict[str, Any]] = []
+        self._quiescent: Callable[[StateView], Any] | None = None
+        self._fair_states: list[tuple[str, Callable[[StateView], Any]]] = []
+        self.constants: dict[str, Any] = {}
+
+    # variables -------------------------------------------------------------
+    def var(self, name: str, domain: Domain, *, actor: str, ghost: bool = False,
+            doc: str = "") -> Expr:
+        return self._add(name, domain, None, actor, ghost, doc)
+
+    def array(self, name: str, domain: Domain, length: int, *, actor: str,
+              ghost: bool = False, doc: str = "") -> ArrayView:
+        if length < 1:
+            raise ModelError(f"array {name} needs at least one element")
+        return self._add(name, domain, length, actor, ghost, doc)
+
+    def _add(self, name: str, domain: Domain, length: int | None, actor: str,
+             ghost: bool, doc: str) -> Any:
+        if name in self._vars:
+            raise ModelError(f"variable {name} declared twice")
+        self._actor(actor)
+        v = Var(name, domain, length, self._nslots, actor, ghost, doc)
+        self._vars[name] = v
+        self._nslots += length or 1
+        return getattr(StateView(self._vars), name)
+
+    def _actor(self, actor: Any) -> None:
+        if not isinstance(actor, str) or not actor:
+            raise ModelError(f"an actor is a non-empty name, got {actor!r}")
+        if self._declared is not None and actor not in self._declared:
+            raise ModelError(f"actor {actor!r} is not one of the model's actors "
+                             f"({', '.join(self._declared)}): declare it in "
+                             "ModelBuilder(actors=...) or fix the name")
+        self._actors.setdefault(actor, None)
+
+    @property
+    def state(self) -> StateView:
+        return StateView(self._vars)
+
+    def components(self, comps: Iterable[Any], ctx: Any) -> None:
+        """Declare every component's variables, then every component's actions (so that
+        an action may read another component's variables)."""
+        comps = list(comps)
+        for comp in comps:
+            comp.declare(self, ctx)
+        for comp in comps:
+            comp.actions(self, ctx)
+
+    # actions ---------------------------------------------------------------
+    def action(self, actor: str, *, target: str | None = None,
+               params: Mapping[str, Iterable[int]] | None = None,
+               fair: str | None = None, name: str | None = None,
+               labels: Mapping[str, Domain] | None = None
+               ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register ``fn(s, **params) -> (guard, {lvalue: value}[, outputs])`` as an action.
+
+        ``outputs`` maps an answer's name to ``(domain, expression)``: what the
+        action answers its caller, computed from the current state.  ``labels``
+        gives the domain of parameters whose values have names.
+
+        ``fair`` is ``"strong"`` or ``"weak"`` fairness for liveness checks.
+        """
+        self._actor(actor)
+        if target is not None:
+            self._actor(target)
+        if fair not in (None, "strong", "weak"):
+            raise ModelError("fair is 'strong', 'weak' or None")
+
+        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self._actions.append((actor, target, dict(params or {}), fn, fair, name or fn.__name__,
+                                  dict(labels or {})))
+            return fn
+
+        return deco
+
+    def init(self, **values: Any) -> None:
+        """One initial state: every variable by name (arrays take one value for all)."""
+        self._init.append(values)
+
+    def quiescent(self, fn: Callable[[StateView], Any]) -> None:
+        """States where having nothing to do is a legitimate end, not a deadlock."""
+        self._quiescent = fn
+
+    def fair_state(self, name: str, fn: Callable[[StateView], Any]) -> None:
+        """A condition that must hold infinitely often on every fair path."""
+        self._fair_states.append((name, fn))
+
+    # build -----------------------------------------------------------------
+    def build(self) -> Model:
+        variables = list(self._vars.values())
+        view = StateView(self._vars)
+        doms: list[Domain] = []
+        for v in variables:
+            doms.extend([v.domain] * (v.length or 1))
+        instances: list[ActionInstance] = []
+        for actor, target, params, fn, fair, name, labels in self._actions:
+            keys = list(params)
+            for combo in itertools.product(*(list(params[k]) for k in keys)):
+                args = dict(zip(keys, combo))
+                res = fn(view, **args)
+                if res is None:
+                    continue  # parameter combination that cannot occur
+                guard, upd, *rest = res
+                outs = {k: (d, as_expr(e)) for k, (d, e) in (rest[0] if rest else {}).items()}
+                guard = as_expr(guard)
+                if guard.op == "false":
+                    continue
+                updates = self._resolve(upd, name, args)
+                instances.append(ActionInstance(len(instances), name, actor, target, args,
+                                                guard, updates, fair, (fn.__doc__ or "").strip(),
+                                                outs, labels))
+        if not self._init:
+            raise ModelError("a model needs at least one initial state (ModelBuilder.init)")
+        inits: list[tuple[int, ...]] = []
+        for values in self._init:
+            missing = set(self._vars) - set(values)
+            if missing:
+                raise ModelError(f"initial state does not set {', '.join(sorted(missing))}")
+            st: list[int] = []
+            for v in variables:
+                x = values[v.name]
+                xs = list(x) if isinstance(x, (list, tuple)) else [x] * (v.length or 1)
+                if len(xs) != (v.length or 1):
+                    raise ModelError(f"initial value of {v.name} has the wrong length")
+                for val in xs:
+                    val = int(val)
+                    if val not in v.domain:
+                        raise ModelError(f"initial value {val} of {v.name} outside {v.domain}")
+                    st.append(val)
+            inits.append(tuple(st))
+        q = as_expr(self._quiescent(view)) if self._quiescent else None
+        fs = [(n, as_expr(f(view))) for n, f in self._fair_states]
+        return Model(self.name, dict(self.params), self.mutant, variables, instances,
+                     list(dict.fromkeys(inits)), q, fs, dict(self.constants),
+                     tuple(self._actors))
+
+    def _resolve(self, upd: Mapping[Expr, Any], name: str, args: Mapping[str, int]) -> dict[int, Expr]:
+        out: dict[int, Expr] = {}
+        constant: set[int] = set()
+        for lv, val in upd.items():
+            val = as_expr(val)
+            if isinstance(lv, ElemRef):
+                # a[i] := v for a computed i: each element keeps its value unless i names it
+                for k, slot in enumerate(lv.var.slots):
+                    old = out.get(slot, Slot(slot))
+                    out[slot] = If(lv.index == k, val, old)
+            elif isinstance(lv, Expr) and lv.op == "slot" and lv.value[1] == 0:
+                slot = lv.value[0]
+                if slot in constant:
+                    raise ModelError(f"action {name}{dict(args)} assigns slot {slot} twice")
+                constant.add(slot)
+                out[slot] = val
+            else:
+                raise ModelError(f"action {name}: left side {lv!r} is not a state variable")
+        return out

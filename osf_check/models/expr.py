@@ -1,0 +1,366 @@
+"""Expressions of the model DSL.
+
+Every guard, update and property is a tree of :class:`Expr` nodes built from the
+helpers below, never from Python's ``if``/``and``/``or`` on state values.  The
+same tree is then *interpreted* by each engine: compiled to Python source for the
+explicit engine, evaluated over numpy arrays for the vectorized one, and turned
+into z3 terms for the symbolic one.
+
+Comparison and arithmetic operators are overloaded, so ``s.status[r] == QUEUED``
+builds a node instead of answering ``True``/``False``:
+
+>>> from osf_check.models.expr import Const, And, If
+>>> e = If(And(Const(1) == 1, Const(2) > 1), Const(7), Const(0))
+>>> e.op
+'ite'
+>>> from osf_check.models.expr import evaluate
+>>> evaluate(e, ())
+7
+
+``&``, ``|`` and ``~`` are And, Or and Not.  They bind tighter than comparisons (as in
+numpy), so comparisons inside them need parentheses:
+
+>>> evaluate((Const(1) == 1) & ~(Const(2) > 3), ())
+1
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Sequence
+
+__all__ = [
+    "Expr", "Const", "Slot", "And", "Or", "Not", "If", "Implies", "Iff", "Sum", "Count",
+    "Select", "Min", "Max", "as_expr", "evaluate", "fold", "BOOL_OPS",
+]
+
+#: operators whose value is a truth value (0/1), as opposed to a number
+BOOL_OPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "implies", "true", "false"})
+
+
+class Expr:
+    """A node of the expression tree.
+
+    ``op`` names the operator, ``args`` holds the children (other nodes) and
+    ``value`` the payload of leaves (a constant, or the slot number of a state
+    variable together with the state it reads: 0 = current, 1 = next).
+    """
+
+    __slots__ = ("op", "args", "value")
+    __hash__ = object.__hash__  # == builds nodes, so identity is the only hash
+
+    def __init__(self, op: str, args: tuple["Expr", ...] = (), value: Any = None):
+        self.op = op
+        self.args = args
+        self.value = value
+
+    # arithmetic -------------------------------------------------------------
+    def __add__(self, o: Any) -> "Expr":
+        return Expr("add", (self, as_expr(o)))
+
+    def __radd__(self, o: Any) -> "Expr":
+        return Expr("add", (as_expr(o), self))
+
+    def __sub__(self, o: Any) -> "Expr":
+        return Expr("sub", (self, as_expr(o)))
+
+    def __rsub__(self, o: Any) -> "Expr":
+        return Expr("sub", (as_expr(o), self))
+
+    def __mul__(self, o: Any) -> "Expr":
+        return Expr("mul", (self, as_expr(o)))
+
+    def __rmul__(self, o: Any) -> "Expr":
+        return Expr("mul", (as_expr(o), self))
+
+    def __floordiv__(self, o: int) -> "Expr":
+        if not isinstance(o, int) or o <= 0:
+            raise TypeError("// in the DSL takes a positive integer constant")
+        return Expr("div", (self, Const(o)))
+
+    def __mod__(self, o: int) -> "Expr":
+        if not isinstance(o, int) or o <= 0:
+            raise TypeError("% in the DSL takes a positive integer constant")
+        return Expr("mod", (self, Const(o)))
+
+    # comparisons -----------------------------------------------------------
+    def __eq__(self, o: Any) -> "Expr":  # type: ignore[override]
+        return Expr("eq", (self, as_expr(o)))
+
+    def __ne__(self, o: Any) -> "Expr":  # type: ignore[override]
+        return Expr("ne", (self, as_expr(o)))
+
+    def __lt__(self, o: Any) -> "Expr":
+        return Expr("lt", (self, as_expr(o)))
+
+    def __le__(self, o: Any) -> "Expr":
+        return Expr("le", (self, as_expr(o)))
+
+    def __gt__(self, o: Any) -> "Expr":
+        return Expr("gt", (self, as_expr(o)))
+
+    def __ge__(self, o: Any) -> "Expr":
+        return Expr("ge", (self, as_expr(o)))
+
+    # truth values: & | ~ as And, Or, Not (bind tighter than ==: parenthesise comparisons,
+    # (s.a == 1) & (s.b == 2), as with numpy's masks) ------------------------------------
+    def __and__(self, o: Any) -> "Expr":
+        return And(self, o)
+
+    def __rand__(self, o: Any) -> "Expr":
+        return And(o, self)
+
+    def __or__(self, o: Any) -> "Expr":
+        return Or(self, o)
+
+    def __ror__(self, o: Any) -> "Expr":
+        return Or(o, self)
+
+    def __invert__(self) -> "Expr":
+        return Not(self)
+
+    def __bool__(self) -> bool:
+        # Python's `and`/`or`/`if` on a node would silently pick a branch at
+        # model-building time; the engines would then disagree with the model.
+        raise TypeError(
+            "a DSL expression has no Python truth value: use And/Or/Not/If instead "
+            "of and/or/not/if on state values"
+        )
+
+    def __repr__(self) -> str:
+        if self.op == "const":
+            return repr(self.value)
+        if self.op == "slot":
+            return f"s{'′' if self.value[1] else ''}[{self.value[0]}]"
+        return f"{self.op}({', '.join(map(repr, self.args))})"
+
+
+def Const(v: int | bool) -> Expr:
+    """A constant (bools are stored as 0/1)."""
+    if isinstance(v, bool):
+        return Expr("true") if v else Expr("false")
+    if not isinstance(v, int):
+        raise TypeError(f"DSL constants are ints or bools, not {type(v).__name__}")
+    return Expr("const", value=v)
+
+
+def Slot(index: int, which: int = 0) -> Expr:
+    """The value of state slot ``index`` in the current (0) or next (1) state."""
+    return Expr("slot", value=(index, which))
+
+
+def as_expr(v: Any) -> Expr:
+    """Lift a Python int/bool to a constant; pass nodes through."""
+    if isinstance(v, Expr):
+        return v
+    return Const(v)
+
+
+def _flat(op: str, xs: Iterable[Any]) -> list[Expr]:
+    out: list[Expr] = []
+    for x in xs:
+        x = as_expr(x)
+        if x.op == op:
+            out.extend(x.args)
+        else:
+            out.append(x)
+    return out
+
+
+def And(*xs: Any) -> Expr:
+    """Conjunction; ``And()`` is true."""
+    args = [a for a in _flat("and", xs) if a.op != "true"]
+    if any(a.op == "false" for a in args):
+        return Const(False)
+    if not args:
+        return Const(True)
+    if len(args) == 1:
+        return args[0]
+    return Expr("and", tuple(args))
+
+
+def Or(*xs: Any) -> Expr:
+    """Disjunction; ``Or()`` is false."""
+    args = [a for a in _flat("or", xs) if a.op != "false"]
+    if any(a.op == "true" for a in args):
+        return Const(True)
+    if not args:
+        return Const(False)
+    if len(args) == 1:
+        return args[0]
+    return Expr("or", tuple(args))
+
+
+def Not(x: Any) -> Expr:
+    x = as_expr(x)
+    if x.op == "true":
+        return Const(False)
+    if x.op == "false":
+        return Const(True)
+    if x.op == "not":
+        return x.args[0]
+    return Expr("not", (x,))
+
+
+def Implies(a: Any, b: Any) -> Expr:
+    a, b = as_expr(a), as_expr(b)
+    if a.op == "false" or b.op == "true":
+        return Const(True)
+    if a.op == "true":
+        return b
+    return Expr("implies", (a, b))
+
+
+def Iff(a: Any, b: Any) -> Expr:
+    """``a`` holds exactly when ``b`` does (TLA+'s ``<=>``).
+
+    >>> evaluate(Iff(Const(1) == 1, Const(2) > 3), ())
+    0
+    """
+    a, b = as_expr(a), as_expr(b)
+    return Or(And(a, b), And(Not(a), Not(b)))
+
+
+def If(c: Any, a: Any, b: Any) -> Expr:
+    """``a`` where ``c`` holds, else ``b`` (both branches are expressions)."""
+    c, a, b = as_expr(c), as_expr(a), as_expr(b)
+    if c.op == "true":
+        return a
+    if c.op == "false":
+        return b
+    return Expr("ite", (c, a, b))
+
+
+def Sum(xs: Iterable[Any]) -> Expr:
+    xs = [as_expr(x) for x in xs]
+    if not xs:
+        return Const(0)
+    out = xs[0]
+    for x in xs[1:]:
+        out = out + x
+    return out
+
+
+def Count(conds: Iterable[Any]) -> Expr:
+    """How many of the conditions hold."""
+    return Sum(If(c, 1, 0) for c in conds)
+
+
+def Select(index: Any, options: Sequence[Any]) -> Expr:
+    """``options[index]`` for an index that is itself an expression.
+
+    Engines see this as an ``If`` chain (z3, numpy) or a tuple lookup (Python).
+    An index outside ``range(len(options))`` is a model error: every engine
+    may treat it differently, so the model must never produce one.
+    """
+    opts = tuple(as_expr(o) for o in options)
+    index = as_expr(index)
+    if index.op == "const":
+        return opts[index.value]
+    return Expr("select", (index,) + opts)
+
+
+def _operands(name: str, xs: tuple[Any, ...]) -> list[Expr]:
+    """``f(a, b, c)`` or ``f([a, b, c])``: several arguments or one iterable of them."""
+    if len(xs) == 1 and not isinstance(xs[0], (Expr, int)):
+        xs = tuple(xs[0])
+    if not xs:
+        raise TypeError(f"{name}() needs at least one value")
+    return [as_expr(x) for x in xs]
+
+
+def Min(*xs: Any) -> Expr:
+    """The least of several values: ``Min(a, b, c)`` or ``Min([a, b, c])``.
+
+    >>> evaluate(Min(Const(4), 2, 7), ()), evaluate(Min(Const(x) for x in (5, 1)), ())
+    (2, 1)
+    """
+    vals = _operands("Min", xs)
+    out = vals[0]
+    for x in vals[1:]:
+        out = If(x < out, x, out)
+    return out
+
+
+def Max(*xs: Any) -> Expr:
+    """The greatest of several values: ``Max(a, b, c)`` or ``Max([a, b, c])``.
+
+    >>> evaluate(Max(Const(4), 2, 7), ())
+    7
+    """
+    vals = _operands("Max", xs)
+    out = vals[0]
+    for x in vals[1:]:
+        out = If(x > out, x, out)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# interpreting a tree: engines give the leaves and the operators their meaning
+
+LEAVES = frozenset({"const", "true", "false", "slot"})
+
+
+def fold(e: Expr, leaf: Callable[[Expr], Any], node: Callable[[str, list[Any]], Any]) -> Any:
+    """Interpret ``e`` bottom-up: ``leaf(x)`` for constants and slots, ``node(op, values)``
+    for every operator; a node shared in the tree is interpreted once.
+
+    >>> fold(Const(2) + 3, lambda x: x.value, lambda op, a: a[0] + a[1])
+    5
+    """
+    memo: dict[int, Any] = {}
+
+    def go(x: Expr) -> Any:
+        k = id(x)
+        if k in memo:
+            return memo[k]
+        r = leaf(x) if x.op in LEAVES else node(x.op, [go(y) for y in x.args])
+        memo[k] = r
+        return r
+
+    return go(e)
+
+
+# ---------------------------------------------------------------------------
+# a reference interpreter: slow, obviously right, used by tests and by tools that
+# evaluate a handful of expressions (trace replay, property checks on a trace)
+
+def evaluate(e: Expr, state: Sequence[int], nxt: Sequence[int] | None = None) -> int:
+    """Evaluate ``e`` on ``state`` (and ``nxt`` for primed slots); truth values are 0/1."""
+    op = e.op
+    if op == "const":
+        return e.value
+    if op == "true":
+        return 1
+    if op == "false":
+        return 0
+    if op == "slot":
+        i, which = e.value
+        if which:
+            if nxt is None:
+                raise ValueError("expression reads the next state, but none was given")
+            return nxt[i]
+        return state[i]
+    a = e.args
+    ev: Callable[[Expr], int] = lambda x: evaluate(x, state, nxt)  # noqa: E731
+    if op == "and":
+        return int(all(ev(x) for x in a))
+    if op == "or":
+        return int(any(ev(x) for x in a))
+    if op == "not":
+        return int(not ev(a[0]))
+    if op == "implies":
+        return int((not ev(a[0])) or bool(ev(a[1])))
+    if op == "ite":
+        return ev(a[1]) if ev(a[0]) else ev(a[2])
+    if op == "select":
+        i = ev(a[0])
+        if not 0 <= i < len(a) - 1:
+            raise IndexError(f"Select index {i} outside 0..{len(a) - 2}")
+        return ev(a[1 + i])
+    x, y = ev(a[0]), ev(a[1])
+    return int({
+        "add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y,
+        "div": lambda: x // y, "mod": lambda: x % y,
+        "eq": lambda: x == y, "ne": lambda: x != y, "lt": lambda: x < y,
+        "le": lambda: x <= y, "gt": lambda: x > y, "ge": lambda: x >= y,
+    }[op]())

@@ -1,0 +1,133 @@
+"""What a property is: an id, a statement, checks of four kinds, and the mutants that break it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from osf_check.models.dsl import ActionInstance, Model, StateView
+from osf_check.models.expr import And, Expr, Slot
+
+__all__ = ["Check", "Property", "Mutant", "Assumption", "KINDS", "Goal"]
+
+KINDS = ("inv", "trans", "reach", "fair")
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One instance of a reach/fair check: from ``premise`` states, ``goal`` must follow."""
+
+    label: str
+    premise: Expr
+    goal: Expr
+
+
+@dataclass(frozen=True)
+class Check:
+    """One way a property is checked.
+
+    - ``inv``: ``fn(s, model) -> Expr``, true on every reachable state;
+    - ``trans``: ``fn(s, t, inst, model) -> Expr | None``, true on every edge of
+      action instance ``inst`` from ``s`` to ``t`` (``None``: does not concern it);
+    - ``reach``: ``fn(s, model) -> [Goal]``: from every reachable premise state a
+      goal state is reachable;
+    - ``fair``: ``fn(s, model) -> [Goal]``: no fair path stays forever in premise
+      states without reaching a goal state (fairness comes from the model).
+    """
+
+    kind: str
+    fn: Callable[..., Any]
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown check kind {self.kind}")
+
+    def inv(self, model: Model) -> Expr:
+        return self.fn(model.view(0), model)
+
+    def trans(self, model: Model, inst: ActionInstance) -> Expr | None:
+        return self.fn(model.view(0), model.view(1), inst, model)
+
+    def goals(self, model: Model) -> list[Goal]:
+        return list(self.fn(model.view(0), model))
+
+
+@dataclass(frozen=True)
+class Property:
+    """A property of the catalogue (ids A1…, B1…, and the benchmark's)."""
+
+    id: str
+    name: str
+    model: str
+    statement: str
+    checks: tuple[Check, ...]
+    mutants: tuple[str, ...]
+    #: a condition that must be true on some explored state, or the check is vacuous
+    witness: Callable[[StateView, Model], Expr] | None = None
+    witness_doc: str = ""
+    #: scaled-down limits the property speaks of, each with a condition that holds once
+    #: the limit is reached: an explored graph where one never holds leaves that limit
+    #: untested (the vacuity guardrail says "limit never reached")
+    reaches: tuple[tuple[str, Callable[[StateView, Model], Expr]], ...] = ()
+    assumptions: tuple[str, ...] = ()
+    #: other properties whose invariants the proof of this one may assume
+    strengthen: tuple[str, ...] = ()
+    #: hand-written strengthening invariants for k-induction (proved along with the
+    #: mined ones before they are assumed)
+    lemmas: Callable[[StateView, Model], list[Expr]] | None = None
+
+    @property
+    def kinds(self) -> str:
+        return " + ".join(dict.fromkeys(c.kind for c in self.checks))
+
+    @property
+    def title(self) -> str:
+        return f"{self.id} {self.name}"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A known bug: switched on in the model by name; must break ``breaks``."""
+
+    name: str
+    model: str
+    breaks: tuple[str, ...]
+    where: str
+    description: str
+    #: parameters the bug needs to show (merged under the user's --param values)
+    params: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """An environment assumption a property is checked under (droppable by name)."""
+
+    name: str
+    model: str
+    statement: str
+    needed_by: tuple[str, ...] = field(default_factory=tuple)
+
+
+def mutant_catalogue(model: str, props: Sequence[Property], described: dict[str, str], *,
+                     where: dict[str, str], default_where: str,
+                     params: dict[str, dict[str, int]] | None = None) -> tuple[Mutant, ...]:
+    """The model's mutants, each paired with the properties that name it."""
+    return tuple(Mutant(name, model, tuple(p.id for p in props if name in p.mutants),
+                        where.get(name, default_where), desc, (params or {}).get(name, {}))
+                 for name, desc in described.items())
+
+
+def unchanged(model: Model, skip: Sequence[str] = ()) -> Expr:
+    """Every variable (but those in ``skip``) keeps its value across the step."""
+    return And(*(Slot(i, 1) == Slot(i, 0) for v in model.variables if v.name not in skip
+                 for i in v.slots))
+
+
+def witness_conditions(p: Property, m: Model) -> list[tuple[str, Expr]]:
+    """Every condition some explored state must meet for ``p``'s check not to be vacuous,
+    keyed as in ``Exploration.witness_seen``: the premise under ``p.id``, each limit under
+    ``p.id~i``."""
+    out = [(p.id, p.witness(m.view(0), m))] if p.witness is not None else []
+    out += [(f"{p.id}~{i}", f(m.view(0), m)) for i, (_, f) in enumerate(p.reaches)]
+    return out

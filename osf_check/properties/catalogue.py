@@ -1,0 +1,114 @@
+"""The catalogue: every model, property, mutant and assumption, looked up by name.
+
+Lookups raise :class:`LookupError` with a message that names what exists, so
+that the CLI can print it as a one-line error.
+
+>>> spec("graph-relay").name
+'graph-relay'
+>>> [p.id for p in properties_of("graph-relay")][:3]
+['A1', 'A2', 'A3']
+"""
+
+from __future__ import annotations
+
+from osf_check.models import graph_relay, two_phase, wire_relay
+from osf_check.models.spec import ModelSpec
+
+from . import graph_relay as a_props
+from . import two_phase as t_props
+from . import wire_relay as b_props
+from typing import Sequence
+
+from osf_check.models.errors import BadValue, UnknownName
+
+from .base import Assumption, Mutant, Property
+
+__all__ = ["MODELS", "PROPERTIES", "MUTANTS", "ASSUMPTIONS", "SOURCES", "spec",
+           "properties_of", "mutant", "select_properties", "default_models", "register"]
+
+MODELS: dict[str, ModelSpec] = {}
+PROPERTIES: tuple[Property, ...] = ()
+MUTANTS: tuple[Mutant, ...] = ()
+ASSUMPTIONS: tuple[Assumption, ...] = ()
+#: where each model came from: ``built-in``, ``file /abs/path.py`` or ``entry point …``
+SOURCES: dict[str, str] = {}
+
+
+def register(model: ModelSpec, properties: Sequence[Property] = (),
+             mutants: Sequence[Mutant] = (), assumptions: Sequence[Assumption] = (), *,
+             source: str) -> None:
+    """Add a model with its properties, mutants and assumptions to the catalogue (what
+    :mod:`osf_check.properties.sources` does for a model file or an entry point)."""
+    global PROPERTIES, MUTANTS, ASSUMPTIONS
+    if model.name in MODELS:
+        raise BadValue(f"model {model.name!r} from {source} is already defined "
+                       f"({SOURCES[model.name]}): give your model another name")
+    ids = [p.id for p in properties]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise BadValue(f"model {model.name!r} from {source}: property id {dup[0]} is used twice")
+    unknown = sorted({n for p in properties for n in p.mutants} - set(model.mutants))
+    if unknown:
+        raise BadValue(f"model {model.name!r} from {source}: a property names mutant "
+                       f"{unknown[0]!r}, which the ModelSpec's mutants do not list")
+    MODELS[model.name] = model
+    SOURCES[model.name] = source
+    PROPERTIES += tuple(properties)
+    MUTANTS += tuple(mutants)
+    ASSUMPTIONS += tuple(assumptions)
+
+
+for _spec, _props in ((graph_relay.SPEC, a_props), (wire_relay.SPEC, b_props),
+                      (two_phase.SPEC, t_props)):
+    register(_spec, _props.PROPERTIES, _props.MUTANTS, getattr(_props, "ASSUMPTIONS", ()),
+             source="built-in")
+
+
+def default_models() -> list[str]:
+    """What a bare ``osf-check explore`` checks: the shipped models marked default (a model
+    from a file or a package is checked when named)."""
+    return [n for n, s in MODELS.items() if s.default and SOURCES[n] == "built-in"]
+
+
+def spec(name: str) -> ModelSpec:
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise UnknownName(f"unknown model {name!r} (known: {', '.join(MODELS)})") from None
+
+
+def properties_of(model: str) -> list[Property]:
+    return [p for p in PROPERTIES if p.model == model]
+
+
+def select_properties(model: str, wanted: list[str] | tuple[str, ...] = ()) -> list[Property]:
+    """The model's properties, or those named (by id like ``A2`` or name like ``no-stuck-running``)."""
+    props = properties_of(model)
+    if not wanted:
+        return props
+    out = []
+    for w in wanted:
+        hit = [p for p in props if w.upper() == p.id or w == p.name]
+        if not hit:
+            raise UnknownName(f"model {model} has no property {w!r} "
+                              f"(it has: {', '.join(p.id for p in props)})")
+        out.extend(h for h in hit if h not in out)
+    return out
+
+
+def mutant(model: str, name: str) -> Mutant:
+    for m in MUTANTS:
+        if m.model == model and m.name == name:
+            return m
+    others = [m.model for m in MUTANTS if m.name == name]
+    hint = f" (it is a mutant of {others[0]}: add --model {others[0]})" if others else ""
+    raise UnknownName(f"model {model} has no mutant {name!r}{hint} "
+                      f"(it has: {', '.join(m.name for m in MUTANTS if m.model == model)})")
+
+
+def assumption(model: str, name: str) -> Assumption:
+    for a in ASSUMPTIONS:
+        if a.model == model and a.name == name:
+            return a
+    raise UnknownName(f"model {model} has no assumption {name!r} (it has: "
+                      f"{', '.join(a.name for a in ASSUMPTIONS if a.model == model) or 'none'})")

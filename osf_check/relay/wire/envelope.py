@@ -1,0 +1,182 @@
+"""Frames and their validation: the phone's ``rpc.request``, the desktop's ``rpc.response``.
+
+Every frame is ``{"type": …, "payload": {…}}``.  A phone's request holds only ``id``,
+``method``, ``params``, ``idempotencyKey``, ``traceparent`` and ``tracestate``: any
+other field (a ``userId``, a target desktop, a snake_case field) fails the whole frame.
+
+>>> ok = request("r-1", "system.ping", {})
+>>> validate_request(ok)["id"]
+'r-1'
+>>> validate_request({**ok, "payload": {**ok["payload"], "user_id": "u"}})
+Traceback (most recent call last):
+...
+osf_check.relay.wire.envelope.FrameError: unknown field in rpc.request: user_id
+>>> snake_keys({"entries": [{"queue_id": 1}]})
+['entries[0].queue_id']
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REQUEST_FIELDS = frozenset({"id", "method", "params", "idempotencyKey", "traceparent",
+                            "tracestate"})
+MAX_ID_BYTES = 128
+MAX_KEY_BYTES = 256
+TRACEPARENT = re.compile(r"^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$")
+SNAKE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
+TRACE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+#: the methods 004 names, with (mutation: needs an idempotency key, heavy: takes one of the
+#: 2 heavy slots).  004's manifest has 74 methods, 25 of them mutations (its text; its
+#: diagram says 69 and 24: we follow the text); it names these 46, so this list is the
+#: named part of it.  Mutations: the ones 004 calls mutations (the two activate
+#: methods, updateReplyStyle, the two outbox methods), the replay-safe upload methods,
+#: and the methods whose effect makes them one (create, cancel, approve, save).
+MANIFEST: dict[str, tuple[bool, bool]] = {
+    # system, 13 in 004 (10 named)
+    "system.ping": (False, False),
+    "system.codexAuthProfiles": (False, False),
+    "system.claudeAccounts": (False, False),
+    "system.activateCodexAuthProfile": (True, False),
+    "system.activateClaudeAccount": (True, False),
+    "system.agentUsageHistory": (False, False),
+    "system.getVoiceVocabulary": (False, False),
+    "system.getReplyStyle": (False, False),
+    "system.updateReplyStyle": (True, False),
+    "system.codexUsageLimits": (False, False),
+    # session, 15 in 004 (4 named)
+    "session.listProjects": (False, False),
+    "session.create": (True, False),
+    "session.getHistoryState": (False, False),
+    "session.syncHistoryState": (False, False),
+    # run, 23 in 004 (17 named)
+    "run.chatLoad": (False, True),
+    "run.chatLoadPageBefore": (False, True),
+    "run.chatLoadThread": (False, True),
+    "run.chatLoadThreadPageBefore": (False, True),
+    "run.chatReconcileSessions": (False, True),
+    "run.chatPreviewExistingSession": (False, True),
+    "run.chatOutboxSubmit": (True, False),
+    "run.chatOutboxStopAndSendNow": (True, False),
+    "run.chatResolveApproval": (True, False),
+    "run.cancel": (True, False),
+    "run.chatContextUsage": (False, False),
+    "run.improveText": (False, False),
+    "run.chatCommandOutputRead": (False, False),
+    "run.chatFetchWebPageMarkdownPreview": (False, True),
+    # files, 23 in 004 (15 named)
+    "files.readContent": (False, False),
+    "files.readBinary": (False, True),
+    "files.getGitFileDiffPatch": (False, True),
+    "files.getGitDiffDetail": (False, True),
+    "files.getPreviewMetadata": (False, True),
+    "files.readMediaRendition": (False, True),
+    "files.prepareMediaStream": (False, True),
+    "files.readMediaRange": (False, True),
+    "files.saveChatAttachment": (True, True),
+    "files.beginChatAttachmentUpload": (True, True),
+    "files.appendChatAttachmentUploadChunk": (True, True),
+    "files.finishChatAttachmentUpload": (True, True),
+    "files.cancelChatAttachmentUpload": (True, True),
+}
+
+OUTBOX_SUBMIT_FIELDS = frozenset({"queueId", "operationId", "sessionId", "userText", "promptText",
+                                  "attachments", "speedMode", "createdAt", "updatedAt", "intent",
+                                  "sendMode", "source"})
+OUTBOX_SUBMIT_OPTIONAL = frozenset({"threadId", "expectedChatSettings", "accessMode",
+                                    "expectedActiveRunId"})
+STOP_AND_SEND_FIELDS = frozenset({"sessionId", "queueId", "operationId", "expectedRunId",
+                                  "expectedThreadId", "expectedTurnId"})
+
+
+class FrameError(ValueError):
+    """The frame is malformed: it fails as a whole."""
+
+
+def request(rid: str, method: str, params: dict[str, Any], key: str | None = None,
+            traceparent: str = TRACE) -> dict[str, Any]:
+    """A well-formed ``rpc.request`` frame, as a phone writes it."""
+    p: dict[str, Any] = {"id": rid, "method": method, "params": params, "traceparent": traceparent}
+    if key is not None:
+        p["idempotencyKey"] = key
+    return {"type": "rpc.request", "payload": p}
+
+
+def id_ok(payload: Any) -> bool:
+    """Whether the frame has an id the relay may answer (a string of at most 128 bytes)."""
+    rid = payload.get("id") if isinstance(payload, dict) else None
+    return isinstance(rid, str) and 0 < len(rid.strip().encode("utf-8")) <= MAX_ID_BYTES
+
+
+def trace_ok(payload: Any) -> bool:
+    tp = payload.get("traceparent") if isinstance(payload, dict) else None
+    return isinstance(tp, str) and TRACEPARENT.match(tp) is not None
+
+
+def validate_request(frame: Any) -> dict[str, Any]:
+    """The payload of a valid ``rpc.request``; raises :class:`FrameError` otherwise."""
+    if not isinstance(frame, dict) or frame.get("type") != "rpc.request":
+        raise FrameError("not an rpc.request frame")
+    if set(frame) - {"type", "payload"}:
+        raise FrameError(f"unknown envelope field: {sorted(set(frame) - {'type', 'payload'})[0]}")
+    p = frame.get("payload")
+    if not isinstance(p, dict):
+        raise FrameError("rpc.request without a payload object")
+    extra = sorted(set(p) - REQUEST_FIELDS)
+    if extra:
+        raise FrameError(f"unknown field in rpc.request: {extra[0]}")
+    if not id_ok(p):
+        raise FrameError("request id missing, empty or over 128 bytes")
+    if not isinstance(p.get("method"), str):
+        raise FrameError("method missing")
+    if "params" in p and not isinstance(p["params"], dict):
+        raise FrameError("params must be an object")
+    if not trace_ok(p):
+        raise FrameError("missing or malformed traceparent")
+    if "tracestate" in p and not isinstance(p["tracestate"], str):
+        raise FrameError("malformed tracestate")
+    if "idempotencyKey" in p and not isinstance(p["idempotencyKey"], str):
+        raise FrameError("idempotencyKey must be a string")
+    return {**p, "id": p["id"].strip(), "params": p.get("params", {})}
+
+
+def snake_keys(value: Any, where: str = "") -> list[str]:
+    """Paths of every snake_case key in a result (the desktop refuses to send any)."""
+    out: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            path = f"{where}.{k}" if where else str(k)
+            if isinstance(k, str) and SNAKE.match(k):
+                out.append(path)
+            out.extend(snake_keys(v, path))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.extend(snake_keys(v, f"{where}[{i}]"))
+    return out
+
+
+def params_problem(method: str, params: dict[str, Any], key: str | None) -> str | None:
+    """Why the desktop refuses these params (-32602), or None."""
+    mutation = MANIFEST.get(method, (False, False))[0]
+    if mutation and (not key or len(key.encode("utf-8")) > MAX_KEY_BYTES):
+        return "a mutation needs a non-empty idempotency key of at most 256 bytes"
+    bad = snake_keys(params)
+    if bad:
+        return f"snake_case param: {bad[0]}"
+    if method == "run.chatOutboxSubmit":
+        missing = sorted(OUTBOX_SUBMIT_FIELDS - set(params))
+        extra = sorted(set(params) - OUTBOX_SUBMIT_FIELDS - OUTBOX_SUBMIT_OPTIONAL)
+        if missing or extra:
+            return f"run.chatOutboxSubmit: {'missing ' + missing[0] if missing else 'unknown ' + extra[0]}"
+    if method == "run.chatOutboxStopAndSendNow" and set(params) != STOP_AND_SEND_FIELDS:
+        return "run.chatOutboxStopAndSendNow takes exactly " + ", ".join(sorted(STOP_AND_SEND_FIELDS))
+    return None
+
+
+def outbox_params(session: str, operation: str, text: str = "hello") -> dict[str, Any]:
+    """Valid ``run.chatOutboxSubmit`` params (enqueue at the end of the queue)."""
+    return {"queueId": "q-1", "operationId": operation, "sessionId": session, "userText": text,
+            "promptText": text, "attachments": [], "speedMode": "normal", "createdAt": 0,
+            "updatedAt": 0, "intent": "enqueue", "sendMode": "queue", "source": "phone"}

@@ -1,0 +1,459 @@
+"""Timed experiments on the Graph-run relay: the numbers asked before shipping.
+
+Each experiment drives the reference implementation (``relay.graph``: the same
+server and desktop relay loop the fuzzer checks) on a simulated clock: a small
+event loop moves time from one event to the next (a relay tick, a control poll,
+the end of a Graph, a client poll), with seeded numpy randomness.  Timing facts
+(graph-relay.md): ticks every 20 s at a random phase, control polls every 3 s,
+Graph run times log-normal with median 60 s and never under 5 s.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from osf_check.relay.graph.desktop import DesktopRelay
+from osf_check.relay.graph.payload import RESULT_LIMIT, completion_payload
+from osf_check.relay.graph.server import GraphServer
+from osf_check.fuzz.mutants import NoOutbox
+
+SID = "gs_" + "5e" * 16
+
+
+@dataclass
+class Facts:
+    poll: float = 20.0
+    control: float = 3.0
+    median_run: float = 60.0
+    sigma: float = 0.8  # log-normal shape (the spec gives the median and the floor)
+    floor: float = 5.0
+    loss: float = 0.30
+
+    def run_times(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return np.maximum(self.floor, rng.lognormal(math.log(self.median_run), self.sigma, n))
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    seed: int
+    n: int
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    #: 000's own figures: (the leading cells of our row, 000's values per column, None
+    #: where 000 gives none); printed under our row with the difference
+    ref: list[tuple[tuple, list]] = field(default_factory=list)
+
+    def _lines(self) -> list[list[Any]]:
+        out: list[list[Any]] = []
+        for r in self.rows:
+            out.append(r)
+            for lead, vals in self.ref:
+                if tuple(r[:len(lead)]) != lead:
+                    continue
+                out.append(["  000"] + [("" if v is None else v) for v in vals[1:]])
+                out.append(["  difference"] + [
+                    (round(x - v, 2) if isinstance(x, (int, float)) and isinstance(v, (int, float))
+                     and not isinstance(x, bool) else "") for x, v in zip(r[1:], vals[1:])])
+        return out
+
+    def text(self) -> str:
+        cells = [[_fmt(x) for x in r] for r in self._lines()]
+        widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(self.columns)]
+        out = [f"{self.title}  (seed {self.seed}, N={self.n})"]
+        out.append("  " + "  ".join(c.rjust(w) if i else c.ljust(w)
+                                    for i, (c, w) in enumerate(zip(self.columns, widths))))
+        for r in cells:
+            out.append("  " + "  ".join(x.rjust(w) if i else x.ljust(w)
+                                        for i, (x, w) in enumerate(zip(r, widths))))
+        if self.note:
+            out.append(f"  {self.note}")
+        return "\n".join(out) + "\n"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "seed": self.seed, "n": self.n, "columns": self.columns,
+                "rows": self.rows, "note": self.note,
+                "reference_000": [{"row": list(lead), "values": vals} for lead, vals in self.ref],
+                **self.extra}
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:,.2f}"
+    if isinstance(x, int):
+        return f"{x:,}"
+    return str(x)
+
+
+def _stats(xs: np.ndarray) -> list[float]:
+    xs = np.asarray(xs, dtype=float)
+    return [float(xs.mean()), float(np.median(xs)), float(np.percentile(xs, 95)), float(xs.max())]
+
+
+class Relay:
+    """One server and one desktop on a simulated clock; ticks at ``phase + k * poll``."""
+
+    def __init__(self, facts: Facts, phase: float, run_times: list[float], seed: int = 0,
+                 outbox: bool = True):
+        self.f = facts
+        self.server = GraphServer(seed=seed)
+        # without the outbox: the completion lives only in its POST (the outbox-off bug)
+        self.outbox_on = outbox
+        self.desktop = (DesktopRelay if outbox else NoOutbox)(":memory:", session_id=SID)
+        self.server.sessions = {SID: {"slug": self.desktop.slug,
+                                      "project_id": self.desktop.project_id}}
+        self.phase = phase
+        self.run_times = list(run_times)
+        self.started: dict[str, float] = {}
+        self.ended: dict[str, float] = {}  # when the server's run became terminal
+        self.lose_next_post = False
+        self.cancelled_queued = False  # the run was still queued when it was cancelled
+        self.offline_until = 0.0
+        self.k = 0  # the next tick's number
+
+    def submit(self, key: str) -> str:
+        return self.server.run_graph_session(0, {"graph_session_id": SID,
+                                                 "idempotency_key": key})["command_id"]
+
+    def _post(self, payload: dict[str, Any], t: float) -> None:
+        if self.lose_next_post:
+            self.lose_next_post = False
+            return  # lost on the way: the outbox (if any) keeps it for the next round
+        self.server.complete(payload)
+        self.desktop.acked(payload["execution_id"])
+        run = next(r for r in self.server.runs if r.command_id == payload["execution_id"])
+        if run.status in ("completed", "failed", "cancelled"):
+            self.ended.setdefault(run.command_id, t)
+
+    def idle(self) -> bool:
+        """Nothing left to happen: every run terminal (or stuck for good) and no completion
+        waiting in the outbox."""
+        pending = any(r.status in ("queued", "running") for r in self.server.runs)
+        stuck = not self.outbox_on and all(
+            r.status != "queued" for r in self.server.runs) and not self.desktop.outbox.entries()
+        return (not pending or stuck) and not self.desktop.outbox.entries()
+
+    def run_until(self, t_end: float, on_time: Callable[[float], None] | None = None) -> None:
+        """Rounds from the next tick until ``t_end``, or until nothing is left to happen.
+        Ticks are counted in integers (tick k at phase + k·poll): no drift, no float loop."""
+        while True:
+            t = self.phase + self.k * self.f.poll
+            if t > t_end or (t >= self.offline_until and self.idle()):
+                return
+            d = self.desktop
+            d.online = t >= self.offline_until
+            if d.online:
+                for p in d.tick():
+                    self._post(p, t)
+                cmds = [x for req in d.sync_requests()
+                        for x in self.server.sync(req["project_id"], req["sessions"])]
+                d.sync_reply(cmds)
+                t = self._work(t, on_time)
+                d.round_end()
+            # the next tick that is not skipped (the worker was busy until t)
+            self.k += 1
+            while self.phase + self.k * self.f.poll < t:
+                self.k += 1
+
+    def _work(self, t: float, on_time: Callable[[float], None] | None) -> float:
+        d = self.desktop
+        while True:
+            c = d.next_command()
+            if c is None:
+                return t
+            post = d.start_or_refuse(c)
+            if post is not None:
+                self._post(post, t)
+                continue
+            self.started[c.command_id] = t
+            end = t + self.run_times.pop(0)
+            # control polls every 3 s while the Graph runs
+            poll = t + self.f.control
+            while poll < end:
+                if on_time:
+                    on_time(poll)
+                if d.control_poll(c, self.server.control(c.command_id)):
+                    end = poll  # the stop is sent; the fleet run stops there
+                    break
+                poll += self.f.control
+            if on_time:
+                on_time(end)
+            payload = d.finish(c, "completed", "ok", 10, 0.01)
+            self._post(payload, end)
+            t = end
+
+
+# ---------------------------------------------------------------------------------
+def pickup_wait(n: int, seed: int, f: Facts) -> Table:
+    rng = np.random.default_rng(seed)
+    phases = rng.uniform(0, f.poll, n)
+    waits = np.empty(n)
+    for k in range(n):
+        r = Relay(f, phases[k], [f.floor])
+        cid = r.submit(f"pickup-run-{k:05d}")
+        r.run_until(phases[k] + 1e-9)
+        waits[k] = r.started[cid]
+    analytic = [f.poll / 2, f.poll / 2, 0.95 * f.poll, f.poll]
+    # the distribution: P(wait <= x) at a quarter, half and three quarters of the interval
+    qs = [f.poll * q for q in (0.25, 0.5, 0.75)]
+    sim_cdf = [float((waits <= x).mean()) for x in qs]
+    return Table("1. pickup wait (queued → started), seconds",
+                 ["", "mean", "median", "p95", "max"] + [f"P(≤{x:g} s)" for x in qs],
+                 [["simulated"] + _stats(waits) + sim_cdf,
+                  [f"analytic (uniform 0..{f.poll:g})"] + analytic + [0.25, 0.5, 0.75]],
+                 seed, n, "the relay's phase is uniform over the 20 s poll: the wait is "
+                 "Uniform(0, 20); the max is its supremum", {"samples": waits.tolist()[:0]},
+                 ref=[(("simulated",), [None, 9.8, 9.8, 18.9, 20.0, None, None, None])])
+
+
+def queued_together(n: int, seed: int, f: Facts) -> Table:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for batch in (1, 3, 5):
+        reps = max(1, n // batch)
+        first, last = np.empty(reps), np.empty(reps)
+        for k in range(reps):
+            r = Relay(f, rng.uniform(0, f.poll), f.run_times(rng, batch).tolist())
+            cids = [r.submit(f"batch-{batch}-{k}-{j}") for j in range(batch)]
+            r.run_until(10 ** 6)
+            ends = [r.ended[c] for c in cids]
+            first[k], last[k] = min(ends), max(ends)
+        rows.append([batch, float(np.median(first)), float(np.percentile(first, 95)),
+                     float(np.median(last)), float(np.percentile(last, 95))])
+    return Table("2. runs queued together: time to results, seconds",
+                 ["runs", "first median", "first p95", "last median", "last p95"], rows, seed, n,
+                 "one desktop runs one Graph at a time: the last result waits for all the others",
+                 ref=[((1,), [1, 74.0, None, 74.0, 254.0]), ((3,), [3, 73.0, None, 233.0, 483.0]),
+                      ((5,), [5, 75.0, None, 399.0, 776.0])])
+
+
+STRATEGIES: dict[str, Callable[[int], float]] = {
+    "every 2 s": lambda i: 2.0, "every 5 s": lambda i: 5.0, "every 15 s": lambda i: 15.0,
+    "every 30 s": lambda i: 30.0,
+    "backoff 2,4,8… ≤30": lambda i: min(30.0, 2.0 * 2 ** i),
+    "20 s, then every 10 s": lambda i: 20.0 if i == 0 else 10.0,
+}
+
+
+def _done_times(n: int, rng: np.random.Generator, f: Facts) -> np.ndarray:
+    """When each of n simulated runs became terminal on the server."""
+    phases = rng.uniform(0, f.poll, n)
+    times = f.run_times(rng, n)
+    done = np.empty(n)
+    for k in range(n):
+        r = Relay(f, phases[k], [float(times[k])])
+        cid = r.submit(f"poll-run-{k:05d}")
+        r.run_until(10 ** 6)
+        done[k] = r.ended[cid]
+    return done
+
+
+#: 000's poll table: calls mean, calls p95, delay mean, delay p95
+POLL_000 = {"every 2 s": (47.1, 118, 1.0, 1.9), "every 5 s": (19.1, 48, 2.5, 4.8),
+            "every 15 s": (6.7, 16, 7.5, 14.2), "every 30 s": (3.6, 8, 14.9, 28.4),
+            "backoff 2,4,8… ≤30": (6.6, 11, 14.8, 28.4), "20 s, then every 10 s": (8.8, 23, 5.0, 9.6)}
+
+
+def poll_strategies(n: int, seed: int, f: Facts) -> Table:
+    rows, points = [], []
+    for row, (name, gap) in enumerate(STRATEGIES.items()):
+        # each row its own n runs, as 000 reports it ("2,000 run per riga")
+        done = _done_times(n, np.random.default_rng([seed, row]), f)
+        calls, delay = np.empty(n), np.empty(n)
+        for k in range(n):
+            t, i = 0.0, 0
+            while True:
+                t += gap(i)
+                i += 1
+                if t >= done[k]:  # get_graph_run sees the terminal status
+                    break
+            calls[k], delay[k] = i, t - done[k]
+        rows.append([name, float(calls.mean()), float(np.percentile(calls, 95)),
+                     float(delay.mean()), float(np.percentile(delay, 95))])
+        points.append((name, float(calls.mean()), float(delay.mean())))
+    return Table("3. client poll strategies: get_graph_run calls per run vs delay in noticing",
+                 ["strategy", "calls mean", "calls p95", "delay mean s", "delay p95 s"], rows,
+                 seed, n, "each row has its own sample of runs", extra={"points": points},
+                 ref=[((k,), [k, *v]) for k, v in POLL_000.items()])
+
+
+def cancellation(n: int, seed: int, f: Facts) -> Table:
+    rng = np.random.default_rng(seed)
+    groups: dict[str, list[float]] = {"still queued": [], "already running": []}
+    for k in range(n):
+        phase = rng.uniform(0, f.poll)
+        at = rng.uniform(0, 40)
+        r = Relay(f, phase, f.run_times(rng, 1).tolist())
+        cid = r.submit(f"cancel-run-{k:05d}")
+        fired = {"done": False}
+
+        def maybe_cancel(t: float) -> None:
+            if not fired["done"] and t >= at:
+                fired["done"] = True
+                r.cancelled_queued = r.server.runs[0].status == "queued"
+                r.server.cancel_graph_run(0, cid)
+
+        # a cancel before the first tick (or between rounds) meets a queued run
+        if at < phase:
+            maybe_cancel(at)
+            groups["still queued"].append(0.0)
+            continue
+        r.run_until(10 ** 6, on_time=maybe_cancel)
+        if not fired["done"]:  # the Graph had ended before the cancel: not counted
+            continue
+        if r.cancelled_queued:
+            groups["still queued"].append(0.0)
+        else:
+            groups["already running"].append(r.ended[cid] - at)
+    rows = []
+    for g, xs in groups.items():
+        a = np.array(xs) if xs else np.zeros(1)
+        rows.append([g, len(xs), float(a.mean()), float(np.percentile(a, 95)), float(a.max())])
+    return Table("4. cancellation at a uniform 0–40 s after queueing: time to terminal, seconds",
+                 ["run was", "count", "mean", "p95", "max"], rows, seed, n,
+                 "a queued run is cancelled at once; a running one at the next 3 s control poll "
+                 "(000's max of 3.5 s includes the stop and the POST, which we do not time)",
+                 ref=[(("still queued",), ["", 523, 0.0, None, None]),
+                      (("already running",), ["", 1370, 2.0, 3.3, 3.5])])
+
+
+def idempotency(n: int, seed: int, f: Facts, reps: int = 3, runs: int = 200) -> Table:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for rep in range(1, reps + 1):
+        for policy in ("same key", "fresh key per retry"):
+            s = GraphServer(seed=seed)
+            calls = 0
+            for k in range(runs):
+                attempt = 0
+                while True:
+                    key = f"job-{k}-key" if policy == "same key" else f"job-{k}-try-{attempt}"
+                    s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": key})
+                    calls += 1
+                    attempt += 1
+                    if rng.uniform() >= f.loss:  # the answer arrived
+                        break
+            rows.append([rep, policy, calls, len(s.runs)])
+    return Table(f"5. idempotency under loss: {runs} runs, {int(f.loss * 100)} % of answers lost, "
+                 f"retry until answered", ["repetition", "client", "calls sent", "runs queued"],
+                 rows, seed, runs * reps,
+                 "the same key queues each run once; a fresh key per retry runs the side effects "
+                 "again (≈ 1/(1 − 0.3) runs per job)",
+                 ref=[((k, "same key"), [k, "", c, 200]) for k, c in ((1, 270), (2, 291), (3, 275))]
+                 + [((k, "fresh key per retry"), [k, "", c, c])
+                    for k, c in ((1, 266), (2, 302), (3, 286))])
+
+
+def offline(n: int, seed: int, f: Facts, outage: float = 600.0, runs: int = 5) -> Table:
+    rng = np.random.default_rng(seed)
+    r = Relay(f, rng.uniform(0, f.poll), f.run_times(rng, runs).tolist())
+    r.offline_until = outage
+    cids = [r.submit(f"offline-{k}") for k in range(runs)]
+    r.run_until(outage - 1)
+    during = sorted({run.status for run in r.server.runs})
+    r.run_until(10 ** 6)
+    first = min(r.started[c] for c in cids) - outage
+    last = max(r.ended[c] for c in cids) - outage
+    return Table(f"6. {runs} runs queued while the desktop is offline for {outage:.0f} s",
+                 ["statuses during the outage", "first start after return s",
+                  "last completion after return s"],
+                 [[", ".join(during), first, last]], seed, runs,
+                 "the queue is on the server: nothing is lost, the runs start at the first tick "
+                 "after the desktop is back. 000's 131 s for five runs cannot come from its own "
+                 "set-up (one at a time, median 60 s, at least 5 s each): it does not say how",
+                 ref=[((", ".join(during),), ["queued", 3.0, 131.0])])
+
+
+def lost_post(n: int, seed: int, f: Facts) -> Table:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for outbox in (True, False):
+        phase = rng.uniform(0, f.poll)
+        rt = f.run_times(rng, 1).tolist()
+        r = Relay(f, phase, rt, outbox=outbox)
+        cid = r.submit("lost-post")
+        r.lose_next_post = True
+        r.run_until(3_600)
+        run = r.server.runs[0]
+        # measured from the run's start, as 000 reports it ("delivered 40 s after start")
+        delay = r.ended[cid] - r.started[cid] if cid in r.ended else float("inf")
+        rows.append(["on" if outbox else "off", run.status, round(rt[0], 2),
+                     "never" if math.isinf(delay) else round(delay, 2)])
+    return Table("7. one completion POST lost", ["outbox", "final status (after 1 h)",
+                                                 "run time s", "delivered after start s"],
+                 rows, seed, 1,
+                 "without the outbox the run stays running forever: the stuck-running failure "
+                 "(one run each: its own run time decides the figure)",
+                 ref=[(("on",), ["on", "completed", None, 40.0]),
+                      (("off",), ["off", "running", None, "never"])])
+
+
+def result_limits(n: int, seed: int, f: Facts) -> Table:
+    rows = []
+    for name, unit in (("ASCII", "a"), ("Japanese", "日"), ("emoji", "😀")):
+        lo, hi = 0, RESULT_LIMIT
+        while lo < hi:  # the longest result text whose completion is posted whole
+            mid = (lo + hi + 1) // 2
+            p = completion_payload("00000000-0000-4000-8000-000000000000", "completed",
+                                   unit * mid, 12_345, 0.1234)
+            if "result" in p:
+                lo = mid
+            else:
+                hi = mid - 1
+        text = unit * lo
+        rows.append([name, lo, len(text.encode("utf-16-le")) // 2, len(text.encode("utf-8"))])
+    return Table("8. the longest result that is still posted whole",
+                 ["text", "characters", "UTF-16 units", "UTF-8 bytes"], rows, seed, 1,
+                 "the limit is JSON.stringify's length: UTF-16 code units of compact JSON, "
+                 "not bytes (an emoji counts 2); 000's envelope is a little shorter than ours "
+                 "(its ids and figures are not given)",
+                 ref=[(("ASCII",), ["ASCII", 99_899, 99_899, 99_899]),
+                      (("Japanese",), ["Japanese", 99_899, 99_899, 299_697])])
+
+
+EXPERIMENTS = (pickup_wait, queued_together, poll_strategies, cancellation, idempotency, offline,
+               lost_post, result_limits)
+
+
+def run_all(n: int = 2_000, seed: int = 0, facts: Facts | None = None) -> list[Table]:
+    f = facts or Facts()
+    return [e(n, seed, f) for e in EXPERIMENTS]
+
+
+def plot_dot(table: Table) -> str:
+    """The poll-strategy trade-off (calls vs delay) as a scatter plot, in DOT (pinned)."""
+    pts = table.extra["points"]
+    xmax = max(p[1] for p in pts) * 1.1
+    ymax = max(p[2] for p in pts) * 1.1
+    w, h = 8.0, 5.0
+    lines = ['digraph plot {', 'layout=neato; splines=line; node [fontname="Helvetica", '
+             'fontsize=10];',
+             f'label="get_graph_run calls per run (x) vs mean delay in noticing, s (y)  '
+             f'seed {table.seed}, N={table.n}"; labelloc=t;',
+             'o [shape=point, pos="0,0!"]; xe [shape=point, pos="%.2f,0!"]; '
+             'ye [shape=point, pos="0,%.2f!"];' % (w, h),
+             'o -> xe; o -> ye;']
+    for k in range(5):
+        x = w * k / 4
+        y = h * k / 4
+        lines.append(f'xt{k} [shape=plaintext, label="{xmax * k / 4:.0f}", pos="{x:.2f},-0.3!"];')
+        lines.append(f'yt{k} [shape=plaintext, label="{ymax * k / 4:.0f}", pos="-0.4,{y:.2f}!"];')
+    for i, (name, x, y) in enumerate(pts):
+        px, py = w * x / xmax, h * y / ymax
+        lines.append(f'p{i} [shape=circle, width=0.12, style=filled, fillcolor=steelblue, '
+                     f'label="", pos="{px:.2f},{py:.2f}!"];')
+        dy = 0.2 if i % 2 == 0 else -0.25  # alternate above/below: close points stay legible
+        lines.append(f'l{i} [shape=plaintext, label="{name}", pos="{px + 0.9:.2f},{py + dy:.2f}!"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def to_json(tables: list[Table]) -> str:
+    return json.dumps([t.as_dict() for t in tables], indent=2, ensure_ascii=False)

@@ -1,0 +1,166 @@
+"""The one trace format (JSON) shared by the explorer, the prover and the fuzzer.
+
+A trace names its model, parameters, mutant, seed and property, and lists its
+steps: who acted (actor, and the lane it talked to), which action with which
+parameters, what it answered, the full state after the step and which variables
+changed.  A lasso (liveness counterexample) also says where its cycle starts.
+
+Loading checks the file thoroughly (shape by JSON Schema, then every state
+against the model's variables), so that a malformed or truncated file is a
+one-line :class:`TraceError`, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import jsonschema
+
+from osf_check.models.dsl import Model
+from osf_check.models.errors import BadValue
+
+__all__ = ["TraceError", "FORMAT", "VERSION", "make_trace", "load_trace", "to_itf", "atomic_write",
+           "dumps"]
+
+FORMAT = "osf-check-trace"
+VERSION = 1
+
+
+class TraceError(BadValue):
+    """A trace file that cannot be used; the message says why in one line."""
+
+
+def make_trace(model: Model, states: Sequence[tuple], actions: Sequence[int | None], *,
+               prop: Mapping[str, Any] | None, message: str = "", seed: int = 0,
+               loop_start: int | None = None, assumptions: Sequence[str] = (),
+               source: str = "explore") -> dict[str, Any]:
+    """A trace dict from the model's states and the action instance taken into each."""
+    steps = []
+    prev: tuple | None = None
+    for k, (st, ai) in enumerate(zip(states, actions)):
+        inst = model.instances[ai] if ai is not None and ai >= 0 else None
+        steps.append({
+            "index": k,
+            "actor": inst.actor if inst else None,
+            "target": inst.target if inst else None,
+            "action": inst.name if inst else None,
+            "args": dict(inst.args) if inst else {},
+            "label": inst.label if inst else "initial state",
+            "outputs": inst.show_outputs(prev) if inst and prev is not None else {},
+            "state": model.show_state(st),
+            "changed": model.changed(prev, st) if prev is not None else [],
+        })
+        prev = st
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "source": source,
+        "model": model.name,
+        "params": dict(model.params),
+        "mutant": model.mutant,
+        "seed": seed,
+        "property": dict(prop) if prop else None,
+        "message": message,
+        "assumptions": list(assumptions),
+        "variables": [{"name": v.name, "actor": v.actor, "domain": v.domain.describe(),
+                       "length": v.length, "ghost": v.ghost} for v in model.variables],
+        "actors": list(model.actors),
+        "steps": steps,
+        "loop_start": loop_start,
+    }
+
+
+def _schema() -> dict[str, Any]:
+    return json.loads(resources.files("osf_check.traces").joinpath("trace.schema.json").read_text())
+
+
+def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and validate a trace file; :class:`TraceError` says what is wrong."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TraceError(f"{p}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise TraceError(f"{p}: cannot read it ({e.__class__.__name__})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        # a file cut short ends inside its last token, with the outer object left open
+        tail = text[e.pos:].rstrip()
+        looks_json = text.lstrip().startswith(("{", "["))
+        cut = looks_json and "\n" not in tail and not text.rstrip().endswith(("}", "]"))
+        what = "truncated" if cut else ("not valid JSON" if looks_json else "not JSON")
+        raise TraceError(f"{p}: {what} (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    try:
+        jsonschema.validate(data, _schema())
+    except jsonschema.ValidationError as e:
+        where = "/".join(str(x) for x in e.absolute_path) or "top level"
+        raise TraceError(f"{p}: not an osf-check trace ({where}: {e.message})") from None
+    if data["loop_start"] is not None and data["loop_start"] >= len(data["steps"]):
+        raise TraceError(f"{p}: loop_start {data['loop_start']} is past the last step")
+    return data
+
+
+def to_itf(trace: Mapping[str, Any]) -> dict[str, Any]:
+    """The trace in ITF, the JSON trace format of Apalache and Quint.
+
+    Arrays become ITF sequences, enum values strings; the action taken into each
+    state is kept in the state's ``#meta``.
+    """
+    def val(x: Any) -> Any:
+        if isinstance(x, bool) or isinstance(x, str):
+            return x
+        if isinstance(x, int):
+            return x if abs(x) < 2 ** 53 else {"#bigint": str(x)}
+        if isinstance(x, list):
+            return [val(y) for y in x]
+        raise TypeError(x)
+
+    states = []
+    for step in trace["steps"]:
+        st = {"#meta": {"index": step["index"], "action": step["label"],
+                        "actor": step["actor"]}}
+        st.update({k: val(v) for k, v in step["state"].items()})
+        states.append(st)
+    out = {
+        "#meta": {"format": "ITF", "source": f"osf-check {trace['source']}",
+                  "description": f"{trace['model']} {(trace['property'] or {}).get('id', '')} "
+                                 f"{trace['message']}".strip(),
+                  "varTypes": {v["name"]: v["domain"] for v in trace["variables"]}},
+        "vars": [v["name"] for v in trace["variables"]],
+        "states": states,
+    }
+    if trace["loop_start"] is not None:
+        out["loop"] = trace["loop_start"]
+    return out
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write to a temporary file next to ``path``, fsync it, then rename: never a
+    half-written file; the file gets mode 0644 like any other the user writes."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,137 @@
+"""The README's console examples, produced by running them.
+
+    python scripts/readme_examples.py          # check: exit 1 and a diff where one is stale
+    python scripts/readme_examples.py --write  # run every example and write its output back,
+                                               # and draw the README's pictures again
+
+A console example is a fenced ``console`` block whose first line is ``$ command``; the
+rest of the block is what the command prints (a pipe through ``grep`` or ``sed`` may
+abridge it: the reader sees that in the command).  Commands run with bash in a fresh
+temporary directory that holds a link to ``examples/``, so an ``--out`` directory is
+not left in the clone.  Timings (``0.34 s``, ``42,648 distinct states/s``) differ from
+run to run and machine to machine: they are compared as placeholders, and the README
+says what machine the written ones come from.
+
+The README's counterexample pictures (:data:`PICTURES`) are drawn by commands too; each
+is committed with its trace, and the check compares the committed trace's steps with a
+fresh run's (the SVG's bytes depend on the Graphviz renderer found).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+BLOCK = re.compile(r"^```console\n\$ (?P<cmd>[^\n]+)\n(?P<out>.*?)^```$", re.M | re.S)
+TIMING = re.compile(r"\b\d[\d,]*(?:\.\d+)? (s\b|distinct states/s)")
+
+
+#: docs/img/<stem>.sequence.svg and .trace.json: the command that draws it, and the stem
+#: of the files it writes into out/
+PICTURES = {
+    "a3-complete-overwrites-cancel": (
+        "osf-check explore --depth 12 --mutant complete-overwrites-cancel --out out/",
+        "graph-relay-complete-overwrites-cancel-A3-trans"),
+    "b1-no-generation-check": (
+        "osf-check explore --mutant no-generation-check --out out/",
+        "wire-relay-no-generation-check-B1-trans"),
+    "diehard-D2-inv": (
+        "osf-check explore --model-file examples/diehard.py --depth unbounded --out out/",
+        "diehard-D2-inv"),
+}
+
+
+def normal(text: str) -> str:
+    """The text with every timing replaced by a placeholder."""
+    return TIMING.sub(r"<n> \1", text)
+
+
+def run(cmd: str, keep: dict[str, bytes] | None = None) -> str:
+    """What ``cmd`` prints on stdout, run as the README's reader would; ``keep`` receives
+    the files it wrote into out/ (name -> bytes)."""
+    with tempfile.TemporaryDirectory(prefix="osf-readme-") as tmp:
+        os.symlink(ROOT / "examples", Path(tmp) / "examples")
+        bindir = str(Path(sys.executable).parent)
+        env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+        r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp, env=env,
+                           capture_output=True, text=True)
+        if keep is not None and (Path(tmp) / "out").is_dir():
+            keep.update({f.name: f.read_bytes() for f in (Path(tmp) / "out").iterdir()})
+    if r.returncode not in (0, 12, 13, 14):  # a documented verdict is fine; a crash is not
+        raise RuntimeError(f"`{cmd}` exited {r.returncode}: {r.stderr.strip()[-500:]}")
+    return r.stdout
+
+
+def examples(text: str) -> list[re.Match[str]]:
+    return list(BLOCK.finditer(text))
+
+
+def _steps(trace: bytes) -> list[str]:
+    return [f"{s['actor']}|{s['label']}|{sorted(s['changed'])}"
+            for s in json.loads(trace)["steps"]]
+
+
+def pictures(write: bool) -> int:
+    """Draw (``write``) or check each picture; returns how many are stale."""
+    stale = 0
+    img = ROOT / "docs" / "img"
+    for name, (cmd, stem) in PICTURES.items():
+        files: dict[str, bytes] = {}
+        run(cmd, files)
+        trace, svg = files[f"{stem}.trace.json"], files.get(f"{stem}.sequence.svg")
+        committed = img / f"{name}.trace.json"
+        if not committed.exists() or _steps(committed.read_bytes()) != _steps(trace):
+            stale += 1
+            print(f"readme_examples: docs/img/{name} is not what `{cmd}` draws now",
+                  file=sys.stderr)
+        if write:
+            if svg is None:
+                raise RuntimeError(f"`{cmd}` drew no SVG (is a Graphviz renderer there?)")
+            (img / f"{name}.trace.json").write_bytes(trace)
+            (img / f"{name}.sequence.svg").write_bytes(svg)
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="write fresh outputs into README.md")
+    args = ap.parse_args(argv)
+    text = README.read_text(encoding="utf-8")
+    found = examples(text)
+    if not found:
+        print("readme_examples: no console example in README.md", file=sys.stderr)
+        return 1
+    stale = 0
+    pieces, last = [], 0
+    for m in found:
+        fresh = run(m["cmd"])
+        pieces += [text[last:m.start("out")], fresh]
+        last = m.end("out")
+        if normal(fresh) != normal(m["out"]):
+            stale += 1
+            diff = difflib.unified_diff(m["out"].splitlines(), fresh.splitlines(),
+                                        "README.md", f"$ {m['cmd']}", lineterm="", n=1)
+            print("\n".join(diff), file=sys.stderr)
+    drawn = pictures(args.write)
+    if args.write:
+        README.write_text("".join(pieces) + text[last:], encoding="utf-8")
+        print(f"readme_examples: {len(found)} examples and {len(PICTURES)} pictures written "
+              f"({stale + drawn} had changed)")
+        return 0
+    print(f"readme_examples: {len(found)} examples, {len(PICTURES)} pictures, "
+          f"{stale + drawn} stale"
+          + ("; run python scripts/readme_examples.py --write" if stale + drawn else ""))
+    return 1 if stale + drawn else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,359 @@
+"""Models written outside the tool: a model file anywhere, an entry point, the Python API,
+and the errors a user's model gets.
+
+The model file is ``examples/diehard.py`` (DieHard.tla), copied into a temporary
+directory that is not importable.  Its counts are a hand count: after every step one
+jug is empty or full, and every such state is reachable (gcd(3, 5) = 1), so 2 x 6 +
+4 x 2 = 16 distinct states; all six actions are always enabled, so TLC's "generated"
+is 1 initial + 16 x 6 successors = 97."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import osf_check
+from osf_check.cli import main
+from osf_check.properties import catalogue
+
+ROOT = Path(__file__).resolve().parents[1]
+DIEHARD = ROOT / "examples" / "diehard.py"
+
+
+@pytest.fixture
+def model_file(tmp_path):
+    p = tmp_path / "elsewhere" / "diehard.py"
+    p.parent.mkdir()
+    shutil.copy(DIEHARD, p)
+    yield p
+    _forget("diehard")
+
+
+def _forget(*names):
+    """Take a test's models out of the catalogue again (it is process-wide)."""
+    for n in names:
+        if n in catalogue.MODELS:
+            del catalogue.MODELS[n]
+            del catalogue.SOURCES[n]
+    catalogue.PROPERTIES = tuple(p for p in catalogue.PROPERTIES if p.model not in names)
+    catalogue.MUTANTS = tuple(m for m in catalogue.MUTANTS if m.model not in names)
+
+
+def run(*args):
+    r = CliRunner().invoke(main, list(map(str, args)))
+    return r.exit_code, r.stdout, r.stderr
+
+
+# the command line ---------------------------------------------------------------------------
+def test_a_model_file_is_explored_with_its_hand_counted_state_space(model_file):
+    code, out, _ = run("explore", "--model-file", model_file, "--depth", "unbounded",
+                       "--continue", "--json")
+    doc = json.loads(out)
+    [m] = doc["models"]
+    assert (m["model"], m["distinct_states"], m["generated_states"], m["complete"]) == \
+        ("diehard", 16, 97, True)
+    assert {p["id"]: p["status"] for p in m["properties"]} == {"D1": "holds", "D2": "violated"}
+    [v] = m["violations"]
+    assert v["length"] == 6  # TLC reports it as depth 7: it counts states, not steps
+    assert [s["action"] for s in v["trace"]["steps"][1:]] == [
+        "FillBig", "BigToSmall", "EmptySmall", "BigToSmall", "FillBig", "BigToSmall"]
+    assert v["trace"]["actors"] == ["tap", "small jug", "big jug", "drain"]
+    assert code == 12
+
+
+def test_a_model_file_is_proved_and_its_mutant_refuted(model_file):
+    code, out, _ = run("prove", "--model-file", model_file, "--property", "D1", "--json")
+    assert code == 0 and json.loads(out)["properties"][0]["status"] == "proved"
+    code, out, _ = run("prove", "--model-file", model_file, "--property", "D1", "--mutant",
+                       "pour-one-gallon", "--json")
+    [p] = json.loads(out)["properties"]
+    assert code == 12 and p["status"] == "refuted" and p["k"] == 2
+
+
+def test_a_model_files_counterexample_is_drawn(model_file, tmp_path):
+    out = tmp_path / "out"
+    code, text, _ = run("explore", "--model-file", model_file, "--depth", "unbounded",
+                        "--out", out)
+    assert code == 12 and "VIOLATION of D2" in text
+    svg = (out / "diehard-D2-inv.sequence.svg").read_text()
+    for lane in ("tap", "small jug", "big jug", "drain"):
+        assert f">{lane}<" in svg
+    assert svg.index(">tap<") < svg.index(">small jug<") < svg.index(">big jug<")
+
+
+def test_list_says_where_each_model_comes_from(model_file):
+    code, out, _ = run("list", "--model-file", model_file, "--json")
+    src = {m["name"]: m["source"] for m in json.loads(out)["models"]}
+    assert src["graph-relay"] == "built-in"
+    assert src["diehard"] == f"file {model_file.resolve()}"
+    code, out, _ = run("list", "--model-file", model_file)
+    assert f"  from: file {model_file.resolve()}" in out
+
+
+def test_a_bare_explore_checks_the_shipped_models_not_the_loaded_ones(model_file):
+    osf_check.load_file(model_file)
+    assert "diehard" not in catalogue.default_models()
+
+
+# the Python API ------------------------------------------------------------------------------
+def test_the_api_checks_a_model_file_and_renders_like_the_cli(model_file, tmp_path):
+    r = osf_check.Checker(model_file).depth(None).keep_going().explore()
+    assert (r.distinct, r.generated, r.histogram) == (16, 97, [1, 2, 3, 2, 2, 2, 2, 2])
+    assert r.status == {"D1": "holds", "D2": "violated"} and r.exit_code == 12
+    cli = json.loads(run("explore", "--model-file", model_file, "--depth", "unbounded",
+                         "--continue", "--json")[1])
+    doc = r.to_json()
+    for d in (doc, cli):
+        d["models"][0].pop("seconds"), d["models"][0].pop("states_per_second")
+        for v in d["violations"] + d["models"][0]["violations"]:
+            v["trace"].pop("seconds", None)
+    assert doc == cli
+    written = r.write(tmp_path / "api")
+    assert (tmp_path / "api" / "diehard-D2-inv.sequence.svg") in written
+    assert "VIOLATION of D2 (inv): shortest counterexample, 6 steps" in r.text()
+
+
+def test_the_api_takes_a_spec_a_built_model_or_a_module(model_file):
+    spec = osf_check.load_file(model_file)
+    assert spec == ["diehard"]
+    module = sys.modules[next(n for n in sys.modules if n.startswith("osf_check_user_model_"
+                                                                      "diehard"))]
+    built = module.SPEC.build({"goal": 2}, None)
+    r = osf_check.Checker(built).depth(None).explore()
+    assert r.model.params == {"goal": 2} and r.status["D2"] == "violated"
+    assert osf_check.Checker(catalogue.MODELS["diehard"]).depth(None).keep_going().explore() \
+        .distinct == 16
+
+
+def test_a_model_built_by_hand_is_checked_for_deadlocks():
+    b = osf_check.ModelBuilder("countdown-by-hand")
+    b.var("n", osf_check.Int(-2, 1), actor="clock")
+
+    @b.action("clock")
+    def tick(s):
+        return s.n > -2, {s.n: s.n - 1}
+    b.init(n=1)
+    try:
+        r = osf_check.Checker(b.build()).depth(None).explore()
+        assert (r.distinct, r.verdict) == (4, "deadlock")
+        assert r.traces[0]["steps"][-1]["state"] == {"n": -2}
+    finally:
+        _forget("countdown-by-hand")
+
+
+def test_the_checker_validates_its_arguments_at_the_boundary():
+    c = osf_check.Checker("two-phase")
+    for bad in (lambda: c.depth(-1), lambda: c.engine("gpu"), lambda: c.workers(0),
+                lambda: c.max_states(0), lambda: osf_check.Checker(3.5),
+                lambda: osf_check.Checker("no-such-model")):
+        with pytest.raises(osf_check.InputError):
+            bad()
+    assert c.params(rms=2).params(rms=3)._params == {"rms": 3}
+    assert c._params == {}  # setters return new checkers
+
+
+def test_the_librarys_defaults_are_the_clis():
+    import inspect
+    c = osf_check.Checker("two-phase")
+    assert (c._depth, c._engine, c._seed, c._keep_going, c._deadlocks, c._strict) == \
+        (12, "auto", 0, False, True, False)
+    prove = inspect.signature(osf_check.Checker.prove).parameters
+    assert (prove["k"].default, prove["timeout"].default, prove["mine"].default,
+            prove["sample_depth"].default) == (4, 120.0, True, 12)
+    opts = {p.name: p.default for p in main.commands["prove"].params}
+    assert (opts["k"], opts["timeout"], opts["mine"], opts["sample_depth"]) == (4, 120.0, True, 12)
+    opts = {p.name: p.default for p in main.commands["explore"].params}
+    assert (opts["depth"], opts["engine"], opts["seed"]) == ("12", "auto", 0)
+
+
+# a user's mistakes: what, where, what to do --------------------------------------------------
+def _file(tmp_path, body: str) -> Path:
+    p = tmp_path / "mine.py"
+    p.write_text(textwrap.dedent(body), encoding="utf-8")
+    return p
+
+
+HEAD = """\
+from osf_check import Bool, ModelBuilder, ModelSpec, Property, Check
+
+def build(params, mutant):
+    b = ModelBuilder("mine", params, mutant, actors=("client", "server"))
+    b.var("x", Bool(), actor="server")
+"""
+
+
+@pytest.mark.parametrize("body, where, what", [
+    (HEAD + "    b.var('y', Bool(), actor='clinet')\n", "line 6, in build",
+     "actor 'clinet' is not one of the model's actors (client, server)"),
+    (HEAD + "\n    @b.action('client')\n    def go(s):\n        return s.x and True, {s.x: True}\n",
+     "line 9, in go", "use And/Or/Not/If instead"),
+    ("def broken(:\n", "line 1", "SyntaxError"),
+    ("import no_such_module_here\n", "line 1", "No module named 'no_such_module_here'"),
+    ("X = 1\n", "mine.py", "defines no SPEC"),
+])
+def test_a_mistake_in_a_model_file_names_its_line(tmp_path, body, where, what):
+    if "def build" in body:
+        body += ("    b.init(x=False)\n    return b.build()\n\n"
+                 "SPEC = ModelSpec('mine', 'mine', (), {}, build)\n")
+    p = _file(tmp_path, body)
+    try:
+        code, out, err = run("explore", "--model-file", p, "--depth", "2")
+    finally:
+        _forget("mine")
+    assert code == 150, err
+    [line] = err.strip().splitlines()[-1:]
+    assert line.startswith("osf-check: error: ") and where in line and what in line, line
+    assert "Traceback" not in err
+
+
+def test_a_property_that_raises_names_its_line(tmp_path):
+    p = _file(tmp_path, HEAD + """\
+    b.init(x=False)
+    return b.build()
+
+SPEC = ModelSpec('mine', 'mine', (), {}, build)
+
+def bad(s, m):
+    return s.nope == 1
+
+PROPERTIES = (Property("M1", "bad", "mine", "reads a variable that is not there",
+                       (Check("inv", bad),), ()),)
+""")
+    try:
+        code, _, err = run("explore", "--model-file", p, "--depth", "2")
+    finally:
+        _forget("mine")
+    assert code == 150 and "mine.py, line 12, in bad" in err and "no variable 'nope'" in err
+
+
+def test_a_model_file_that_does_not_exist_or_is_not_python(tmp_path):
+    code, _, err = run("explore", "--model-file", tmp_path / "none.py")
+    assert code == 150 and "no such file" in err
+    (tmp_path / "m.txt").write_text("x")
+    code, _, err = run("explore", "--model-file", tmp_path / "m.txt")
+    assert code == 150 and "ending in .py" in err
+
+
+def test_two_sources_may_not_define_the_same_model(tmp_path):
+    p = _file(tmp_path, "from osf_check.models.two_phase import SPEC\n")
+    code, _, err = run("list", "--model-file", p)
+    assert code == 150 and "model 'two-phase'" in err and "already defined (built-in)" in err
+
+
+# entry points --------------------------------------------------------------------------------
+def test_an_installed_package_registers_its_models_through_an_entry_point(tmp_path):
+    site = tmp_path / "site"
+    (site / "jugs").mkdir(parents=True)
+    shutil.copy(DIEHARD, site / "jugs" / "__init__.py")
+    info = site / "jugs-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: jugs\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[osf_check.models]\ndiehard = jugs\n")
+    (site / "broken").mkdir()
+    (site / "broken" / "__init__.py").write_text("raise RuntimeError('boom')\n")
+    info = site / "broken-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[osf_check.models]\nbroken = broken\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    r = subprocess.run([sys.executable, "-m", "osf_check.cli", "list", "--json"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    src = {m["name"]: m["source"] for m in json.loads(r.stdout)["models"]}
+    assert src["diehard"] == "entry point diehard = jugs (jugs 1.0)"
+    assert "entry point broken = broken (broken 0.1) was not loaded: RuntimeError: boom" in \
+        r.stderr
+    r = subprocess.run([sys.executable, "-m", "osf_check.cli", "explore", "--model", "diehard",
+                        "--depth", "unbounded", "--continue"], capture_output=True, text=True,
+                       env=env, cwd=tmp_path)
+    assert "16 distinct states, 97 generated" in r.stdout
+
+
+# the DSL a TLA+ user expects ------------------------------------------------------------------
+def _walk(mutant=None):
+    """A walker on -3..3 that may not stand on 0 twice running: written with & | ~ Iff Max."""
+    from osf_check import Bool, Iff, Int, Max, ModelBuilder
+    b = ModelBuilder("walk", {}, mutant, actors=("walker",))
+    b.var("x", Int(-3, 3), actor="walker")
+    b.var("was0", Bool(), actor="walker")
+
+    @b.action("walker")
+    def left(s):
+        return (s.x > -3) & ~(s.was0 & (s.x == 1)), {s.x: s.x - 1, s.was0: s.x == 1}
+
+    @b.action("walker")
+    def right(s):
+        return (s.x < 3) | (mutant == "wrap"), {s.x: Max(s.x + 1, -3) if mutant is None else
+                                                (s.x + 1) % 4, s.was0: Iff(s.x == -1, True)}
+    b.init(x=-3, was0=False)
+    return b.build()
+
+
+def test_negative_domains_and_boolean_operators_agree_on_every_engine():
+    from osf_check.explorer.explicit import bfs
+    from osf_check.explorer.vector import vector_bfs
+    from osf_check.properties.base import Check, Property
+    m = _walk()
+    counts = {(e.distinct, e.generated) for e in (bfs(m, [], depth=None),
+                                                  vector_bfs(m, [], depth=None))}
+    # hand count: x in -3..3 with was0 = (x == 0), both ways: 7 states; left is enabled
+    # everywhere but x = -3 (6 states), right everywhere but x = 3 (6): 1 + 12 generated
+    assert counts == {(7, 13)}
+    spec = osf_check.ModelSpec("walk", "walk", (), {}, lambda p, mu: _walk(mu))
+    prop = Property("W1", "zero-is-marked", "walk", "was0 exactly on 0",
+                    (Check("inv", lambda s, mm: osf_check.Iff(s.was0, s.x == 0)),), ())
+    try:
+        catalogue.register(spec, [prop], source="test")
+        r = osf_check.Checker("walk").prove(k=2)
+        assert r.status == {"W1": "proved"}
+        assert osf_check.Checker("walk").depth(None).explore().status == {"W1": "holds"}
+    finally:
+        _forget("walk")
+
+
+def test_min_and_max_take_several_values_or_one_iterable():
+    from osf_check.models.expr import Const, evaluate
+    assert evaluate(osf_check.Min(Const(3), -2, 7), ()) == -2
+    assert evaluate(osf_check.Max([Const(3), -2, 7]), ()) == 7
+    with pytest.raises(TypeError, match="at least one"):
+        osf_check.Max([])
+
+
+def test_a_parameter_may_be_a_tuple_of_integers(tmp_path):
+    p = _file(tmp_path, """\
+        from osf_check import Int, ModelBuilder, ModelSpec, Param
+
+        def build(params, mutant):
+            caps = params["caps"]
+            b = ModelBuilder("buckets", params, mutant)
+            for i, cap in enumerate(caps):
+                b.var(f"b{i}", Int(0, cap), actor="tap")
+
+            for i, cap in enumerate(caps):
+                @b.action("tap", name=f"fill{i}")
+                def fill(s, i=i, cap=cap):
+                    return getattr(s, f"b{i}") < cap, {getattr(s, f"b{i}"): cap}
+            b.init(**{f"b{i}": 0 for i in range(len(caps))})
+            return b.build()
+
+        SPEC = ModelSpec("buckets", "buckets", (Param("caps", (2, 3), 1, 4, "sizes"),), {}, build)
+        """)
+    try:
+        # each bucket empty or full: 2 ** len(caps) states
+        code, out, _ = run("explore", "--model-file", p, "--param", "caps=1,2,4", "--json",
+                           "--no-deadlock")
+        m = json.loads(out)["models"][0]
+        assert (code, m["params"], m["distinct_states"]) == (0, {"caps": [1, 2, 4]}, 8)
+        assert osf_check.Checker("buckets").deadlocks(False).explore().distinct == 4
+        code, _, err = run("explore", "--model-file", p, "--param", "caps=1,9")
+        assert code == 150 and "parameter caps=(1, 9): 9 is outside 1..4" in err
+    finally:
+        _forget("buckets")
