@@ -129,6 +129,24 @@ def test_json_result_validates_against_its_schema():
     assert ok.exit_code == 0 and doc["complete"] and doc["states"] == 288
 
 
+@pytest.mark.parametrize("args", [
+    ["prove", "--model", "two-phase", "--param", "rms=2", "--k", "2"],
+    ["prove", "--model", "two-phase", "--param", "rms=2", "--mutant",
+     "commit-without-all-prepared"],
+    ["timing"], ["timing", "--set", "relay_other=50"],
+    ["fuzz", "--model", "graph-relay", "--examples", "3", "--steps", "5", "--tour-depth", "2"],
+    ["simulate", "--runs", "10"],
+])
+def test_every_commands_json_validates_against_the_shipped_schema(args):
+    res = run(*args, "--json")
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, result_schema())
+    assert doc["command"] == args[0]
+    broken = {**doc, "command": args[0], "unexpected": 1}  # the schema can say no
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, result_schema())
+
+
 def test_max_states_exits_152_and_says_incomplete():
     res = run("explore", "--max-states", "500")
     assert res.exit_code == 152

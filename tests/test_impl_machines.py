@@ -135,7 +135,7 @@ class DesktopAtRealLimits(RuleBasedStateMachine):
             self.keys += 1
             call = self.d.receive(self._frame(method, f"key-{self.keys % keys:06d}"
                                               if mutation else None), self.now)
-            if self.d.can_start(call, self.now):
+            if self.d.can_start(call):
                 self.d.start(call, self.now)
 
     @rule(k=st.integers(1, 100))
@@ -154,7 +154,7 @@ class DesktopAtRealLimits(RuleBasedStateMachine):
             self.finish_some(10_000)
             started = 0
             for c in [c for c in self.d.calls.values() if c.stage == "slot_wait"]:
-                if self.d.can_start(c, self.now):
+                if self.d.can_start(c):
                     self.d.start(c, self.now)
                     started += 1
             if not started:

@@ -357,3 +357,23 @@ def test_a_parameter_may_be_a_tuple_of_integers(tmp_path):
         assert code == 150 and "parameter caps=(1, 9): 9 is outside 1..4" in err
     finally:
         _forget("buckets")
+
+
+def test_a_malformed_action_names_its_file_and_line(tmp_path):
+    p = _file(tmp_path, HEAD + """\
+
+    @b.action('client')
+    def go(s):
+        return True, {s.x: True, s.x: False}
+    b.init(x=False)
+    return b.build()
+
+SPEC = ModelSpec('mine', 'mine', (), {}, build)
+""")
+    try:
+        code, _, err = run("explore", "--model-file", p, "--depth", "2")
+    finally:
+        _forget("mine")
+    assert code == 150, err
+    assert "action go{} assigns slot 0 twice (action go at " in err
+    assert f"{p}:7)" in err  # the decorator's line: where the action starts

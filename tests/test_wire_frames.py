@@ -552,3 +552,77 @@ def test_stop_and_send_refuses_another_run_whole():
          "expectedTurnId": "u", "queueId": "q", "operationId": "o"}
     assert app.handle("run.chatOutboxStopAndSendNow", p) == desktop_error(
         "conflict", "the session's active run is not the one expected")
+
+
+# what mutation testing found unobserved (issue 12) --------------------------------------------
+def test_a_restarted_desktop_keeps_every_setting_and_its_claims_file(tmp_path):
+    path = tmp_path / "claims.sqlite"
+    d = DesktopRouter(path, USER, light=1, heavy=1, waiters=2, completed=3, running=4,
+                      max_rows=5)
+    c = d.receive(fwd(), 0.0)
+    d.start(c, 0.0)
+    new = d.restarted()
+    assert new._init == d._init and new.claims.path == str(path)
+    assert (new.slots, new.claims.max_rows) == ({False: 1, True: 1}, 5)
+    assert (new.memory.max_waiters, new.memory.max_completed, new.memory.max_running) == \
+        (2, 3, 4)
+    assert new.claims.row(c.scope).state == "running"  # the file kept the claim
+    new.close()
+
+
+def test_a_sent_call_is_marked_sent():
+    d = DesktopRouter(":memory:", USER)
+    c = d.receive(fwd("p", "system.ping", {}, None), 0.0)
+    d.start(c, 0.0)
+    d.finish(c, {"result": {}}, 0.0)
+    d.take_answer(c)
+    assert (c.stage, c.deadline) == ("sent", None)
+
+
+def test_timers_skip_only_the_live_handlers_lease_and_break_ties_by_reference():
+    d = DesktopRouter(":memory:", USER)
+    live = d.receive(fwd("a"), 0.0)
+    d.start(live, 0.0)  # running: its lease is not a timer while it runs
+    orphan = Scope(USER, "zz::desk", "system.activateCodexAuthProfile", "k-9")
+    d.claims.claim(orphan, {}, 0.0)  # a row whose owner is gone (another process)
+    assert (LEASE, "lease", orphan) in d.timers()
+    calls = [d.receive(fwd(f"t{i}", "system.ping", {}, None), 1.0) for i in range(10)]
+    waits = [t for t in d.timers() if t[1] == "slot_wait"]
+    assert [t[2] for t in waits] == sorted((c.cid for c in calls), key=str)
+
+
+def test_the_claims_timers_fire_every_due_one():
+    reg = DurableClaims(":memory:")
+    a, b = S, Scope(USER, PHONE.client_id, "system.activateCodexAuthProfile", "k-2")
+    reg.claim(a, {}, 0.0)
+    reg.claim(b, {}, 1.0)
+    assert reg.tick(LEASE + 1) == 2
+
+
+def test_an_unhashable_upload_id_is_no_such_upload():
+    app = DesktopApp(sessions={"s-1": None})
+    assert app.handle("files.appendChatAttachmentUploadChunk", {"uploadId": ["u"]}) == \
+        desktop_error("not_found", "no such upload")
+
+
+def test_id_and_trace_checks_take_any_payload():
+    assert not env.id_ok([1]) and not env.id_ok("x") and env.id_ok({"id": "r"})
+    assert not env.trace_ok([1]) and env.trace_ok({"traceparent": TRACE})
+
+
+def test_a_reconcile_result_without_sessions_is_fine():
+    assert limits.result_problem("run.chatReconcileSessions", {}) is None
+    assert limits.result_problem("run.chatReconcileSessions", {"sessions": [
+        {"outbox": [0] * 257}]}) == "run.chatReconcileSessions: over 256 outbox entries in a session"
+
+
+def test_unreadable_rules_and_a_version_that_is_not_text():
+    from osf_check.relay.wire.registration import RegistrationError, parse_version
+
+    def boom():
+        raise OSError("disk gone")
+    with pytest.raises(RegistrationError) as e:
+        VersionGate(boom).required(0.0)
+    assert str(e.value) == ("relayProtocolPolicyUnavailable: compatibility rules unreadable "
+                            "(disk gone)")
+    assert parse_version(17) is None and parse_version("1.12") == (1, 12)

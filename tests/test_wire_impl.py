@@ -248,7 +248,7 @@ def test_every_call_waits_for_a_slot_even_a_replay_a_conflict_or_a_join():
         forwarded("x", params={"sessionId": "other", "name": "n"}, key="key-done"),  # conflict
         forwarded("u", user="other"),  # a refusal
         forwarded("j", key="key-run"))]  # another join
-    assert [d.can_start(c, 1) for c in waiting] == [False] * 4
+    assert [d.can_start(c) for c in waiting] == [False] * 4
     d.tick(1 + SLOT_WAIT)
     assert [c.answer["error"]["message"] for c in waiting] == [BUSY_MESSAGE] * 4
 
@@ -270,10 +270,10 @@ def test_a_joined_copy_has_its_own_dispatch_limit_and_frees_its_slot():
     d2.finish(first, {"result": {"ok": True}}, 1)
     d2.take_answer(first)
     ping = d2.receive(forwarded("p", "system.ping", {}, None), 2)
-    assert d2.can_start(ping, 2)  # the finished copy gave its slot back
+    assert d2.can_start(ping)  # the finished copy gave its slot back
     d2.start(ping, 2)
     other = d2.receive(forwarded("q", "system.ping", {}, None), 2)
-    assert not d2.can_start(other, 2)  # the joined copy (not yet woken) still holds one
+    assert not d2.can_start(other)  # the joined copy (not yet woken) still holds one
 
 
 def test_slots_and_the_three_deadlines_with_their_exact_answers():

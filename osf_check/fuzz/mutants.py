@@ -26,7 +26,7 @@ from osf_check.relay.graph.payload import completion_payload
 from osf_check.relay.graph.server import GraphServer, ToolError
 from osf_check.relay.wire.app import DesktopApp
 from osf_check.relay.wire.desktop_router import DesktopRouter
-from osf_check.relay.wire.idempotency import DurableClaims, MemoryClaims, Row, Scope
+from osf_check.relay.wire.idempotency import Decision, DurableClaims, MemoryClaims, Row, Scope
 from osf_check.relay.wire.phone import Phone
 from osf_check.relay.wire.relay_router import RelayRouter
 
@@ -261,8 +261,21 @@ class DesktopLimitOffByOne(DesktopRouter):
     durable_claims = RowsOffByOne
 
 
+class ForgetfulClaims(DurableClaims):
+    """Durable claims that keep nothing: every claim runs, nothing is stored."""
+
+    def conflicts(self, s, params):
+        return False
+
+    def claim(self, s, params, now, owner_alive=False):
+        return Decision("run")
+
+    def store(self, s, answer, now):
+        return answer, True
+
+
 class MemoryOnlyClaims(DesktopRouter):
-    durable = False
+    durable_claims = ForgetfulClaims
 
 
 class ScopeKeyWithoutMethod(DesktopRouter):
@@ -296,11 +309,11 @@ class SuccessWithoutStore(DesktopRouter):
 
 
 class ClaimWithoutSlot(DesktopRouter):
-    def can_start(self, call, now=0.0):
+    def can_start(self, call):
         # only a handler that runs waits for a slot (and only running copies hold one)
         if call.stage != "slot_wait":
             return False
-        if self._decide(call, now, keep=lambda k: False)[0] != "run":
+        if self._decide(call, 0.0, keep=False)[0] != "run":
             return True
         running = sum(1 for c in self.calls.values()
                       if c.stage == "dispatch" and c.heavy == call.heavy)

@@ -302,7 +302,7 @@ class WireHarness(HarnessBase):
             if q is None:
                 continue
             o, a = divmod(q, n)
-            if self.desktop.can_start(call, self.clock.now()):
+            if self.desktop.can_start(call):
                 out.add(f"claim(o={o}, a={a})")
             if self.desktop.can_resume(call):
                 done = self.desktop.memory.state(call.scope) == "done"  # type: ignore[arg-type]

@@ -380,6 +380,12 @@ class Model:
         return sum(d.bits for d in self.slot_domains)
 
 
+def _where(fn: Callable[..., Any]) -> str:
+    """The file and line an action function is defined at."""
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code else repr(fn)
+
+
 class ModelBuilder:
     """Collects variables, actions and the initial state; :meth:`build` freezes them.
 
@@ -507,15 +513,22 @@ class ModelBuilder:
             keys = list(params)
             for combo in itertools.product(*(list(params[k]) for k in keys)):
                 args = dict(zip(keys, combo))
-                res = fn(view, **args)
-                if res is None:
-                    continue  # parameter combination that cannot occur
-                guard, upd, *rest = res
-                outs = {k: (d, as_expr(e)) for k, (d, e) in (rest[0] if rest else {}).items()}
-                guard = as_expr(guard)
-                if guard.op == "false":
-                    continue
-                updates = self._resolve(upd, name, args)
+                try:
+                    res = fn(view, **args)
+                    if res is None:
+                        continue  # parameter combination that cannot occur
+                    if not isinstance(res, tuple) or len(res) not in (2, 3):
+                        raise ModelError("an action returns (guard, {variable: value}) or "
+                                         "(guard, updates, outputs), or None")
+                    guard, upd, *rest = res
+                    outs = {k: (d, as_expr(e))
+                            for k, (d, e) in (rest[0] if rest else {}).items()}
+                    guard = as_expr(guard)
+                    if guard.op == "false":
+                        continue
+                    updates = self._resolve(upd, name, args)
+                except ModelError as e:
+                    raise ModelError(f"{e} (action {name} at {_where(fn)})") from None
                 instances.append(ActionInstance(len(instances), name, actor, target, args,
                                                 guard, updates, fair, (fn.__doc__ or "").strip(),
                                                 outs, labels))

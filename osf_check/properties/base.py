@@ -24,15 +24,41 @@ class Goal:
 
 @dataclass(frozen=True)
 class Check:
-    """One way a property is checked.
+    """One way a property is checked.  ``s`` (and ``t``, the next state) are state views:
+    ``s.x`` is variable ``x``, ``s.a[i]`` an array element, both DSL expressions;
+    ``model`` is the built :class:`~osf_check.models.dsl.Model` (its ``params``,
+    ``variables``, ``constants``).  Each function is called once, when the check is
+    compiled, and returns expressions, never Python truth values.
 
     - ``inv``: ``fn(s, model) -> Expr``, true on every reachable state;
     - ``trans``: ``fn(s, t, inst, model) -> Expr | None``, true on every edge of
-      action instance ``inst`` from ``s`` to ``t`` (``None``: does not concern it);
+      action instance ``inst`` (its ``name``, ``args``, ``actor``) from ``s`` to ``t``;
+      ``None`` means the check does not concern that action (no expression is built);
     - ``reach``: ``fn(s, model) -> [Goal]``: from every reachable premise state a
       goal state is reachable;
     - ``fair``: ``fn(s, model) -> [Goal]``: no fair path stays forever in premise
-      states without reaching a goal state (fairness comes from the model).
+      states without reaching a goal state (fairness comes from the model's actions).
+
+    >>> from osf_check.models.dsl import Bool, Int, ModelBuilder
+    >>> from osf_check.models.expr import evaluate
+    >>> b = ModelBuilder("counter", actors=("clock",))
+    >>> _ = b.var("n", Int(0, 2), actor="clock"); _ = b.var("done", Bool(), actor="clock")
+    >>> @b.action("clock")
+    ... def inc(s):
+    ...     return s.n < 2, {s.n: s.n + 1, s.done: s.n + 1 == 2}
+    >>> b.init(n=0, done=False)
+    >>> m = b.build()
+    >>> inv = Check("inv", lambda s, m: s.n <= 2)
+    >>> evaluate(inv.inv(m), (2, 1))
+    1
+    >>> grows = Check("trans", lambda s, t, inst, m: t.n > s.n if inst.name == "inc" else None)
+    >>> evaluate(grows.trans(m, m.instances[0]), (0, 0), (1, 0))
+    1
+    >>> ends = Check("reach", lambda s, m: [Goal("finishes", s.n == 0, s.done)])
+    >>> [g.label for g in ends.goals(m)]
+    ['finishes']
+    >>> Check("fair", lambda s, m: [Goal("finishes", s.n < 2, s.done)]).kind
+    'fair'
     """
 
     kind: str
@@ -55,7 +81,16 @@ class Check:
 
 @dataclass(frozen=True)
 class Property:
-    """A property of the catalogue (ids A1…, B1…, and the benchmark's)."""
+    """A property: an id (``A1``), a name, the model it is of, one sentence, its checks,
+    and the mutants that must break it (a test of the catalogue checks each does).
+    ``witness(s, model)`` is a condition some explored state must meet, or the check is
+    reported vacuous; ``assumptions`` name the environment assumptions it needs.
+
+    >>> p = Property("D1", "never-four", "diehard", "The big jug never holds 4.",
+    ...              (Check("inv", lambda s, m: s.big != 4),), ())
+    >>> p.title, p.kinds
+    ('D1 never-four', 'inv')
+    """
 
     id: str
     name: str
@@ -112,7 +147,18 @@ class Assumption:
 def mutant_catalogue(model: str, props: Sequence[Property], described: dict[str, str], *,
                      where: dict[str, str], default_where: str,
                      params: dict[str, dict[str, int]] | None = None) -> tuple[Mutant, ...]:
-    """The model's mutants, each paired with the properties that name it."""
+    """The model's mutants, each paired with the properties that name it.
+
+    ``described``: mutant name -> one sentence (a ``ModelSpec``'s ``mutants``); ``where``:
+    mutant name -> the component it lives in (``default_where`` for the others);
+    ``params``: mutant name -> the parameters the bug needs to show.
+
+    >>> p = Property("T1", "t", "m", "a statement", (Check("inv", lambda s, m: s),), ("bug",))
+    >>> [(mu.name, mu.breaks, mu.where, mu.params) for mu in mutant_catalogue(
+    ...     "m", [p], {"bug": "a bug", "other": "no property names it"}, where={},
+    ...     default_where="server", params={"bug": {"n": 1}})]
+    [('bug', ('T1',), 'server', {'n': 1}), ('other', (), 'server', {})]
+    """
     return tuple(Mutant(name, model, tuple(p.id for p in props if name in p.mutants),
                         where.get(name, default_where), desc, (params or {}).get(name, {}))
                  for name, desc in described.items())

@@ -85,7 +85,7 @@ class DesktopRelay:
             meta = [{"graph_session_id": session, "name": "graph",
                      "description": "a shared Graph", "slug": self.slug, "version": 1,
                      "status": "ready"}] if self.shared else []
-            out.append({"project_id": project, "sessions": meta[:100]})
+            out.append({"project_id": project, "sessions": meta})  # one session: under 100
         return out
 
     def sync_reply(self, commands: list[dict[str, Any]]) -> None:

@@ -13,9 +13,10 @@ from typing import Any
 
 
 class Outbox:
+    _db: sqlite3.Connection | None  # None while closed
+
     def __init__(self, path: str | Path):
         self.path = str(path)
-        self._db: sqlite3.Connection | None = None
         self.open()
 
     def open(self) -> None:

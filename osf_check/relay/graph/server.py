@@ -120,17 +120,15 @@ class GraphServer:
         """The project binding files a run under its project only for a UUID command id
         (000: ConnectedGraphProjectBinding rejects any other id before writing the row)."""
         try:
-            ok = str(uuid.UUID(command_id)) == command_id
+            if str(uuid.UUID(command_id)) == command_id:
+                return command_id
         except (ValueError, TypeError, AttributeError):
-            ok = False
-        if not ok:
-            raise ValueError(f"the project binding refuses command id {command_id!r}: not a UUID")
-        return command_id
+            pass
+        raise ValueError(f"the project binding refuses command id {command_id!r}: not a UUID")
 
     def _existing(self, agent: int, key: str) -> Run | None:
         """The run this agent already started with this idempotency key."""
-        cid = self.by_key.get((agent, key))
-        return self._find(cid) if cid is not None else None
+        return self._find(self.by_key.get((agent, key)))
 
     @staticmethod
     def _ticket(run: Run) -> dict[str, Any]:
@@ -162,7 +160,7 @@ class GraphServer:
         return call(agent, args.get("command_id"))
 
     def _own(self, agent: int, command_id: Any) -> Run:
-        run = self._find(command_id) if isinstance(command_id, str) and command_id else None
+        run = self._find(command_id)  # any other value (None, a number) finds no run
         if run is None:
             raise ToolError(NOT_FOUND)
         if run.agent != agent:

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import limits
-from .envelope import MANIFEST, params_problem, snake_keys
+from .envelope import HEAVY, MANIFEST, params_problem, snake_keys
 from .errors import answer_class, busy, desktop_error, timed_out
 from .idempotency import MAX_COMPLETED, MAX_ROWS, MAX_RUNNING, MAX_WAITERS, DurableClaims, \
     MemoryClaims, Scope
@@ -70,7 +70,6 @@ class DesktopRouter:
     #: the two claim layers (the durable one survives a restart in its SQLite file)
     memory_claims = MemoryClaims
     durable_claims = DurableClaims
-    durable = True
 
     def __init__(self, claims_path: str | Path, user: str, *, light: int = LIGHT_SLOTS,
                  heavy: int = HEAVY_SLOTS, waiters: int = MAX_WAITERS,
@@ -121,7 +120,7 @@ class DesktopRouter:
         one whose user, method or params its handler will refuse."""
         p = frame["payload"]
         method, params, key = p["method"], p.get("params", {}), p.get("idempotencyKey")
-        heavy = MANIFEST.get(method, (False, False))[1]
+        heavy = method in HEAVY
         self._next_id += 1
         call = Call(self._next_id, p["clientId"], p["id"], method, params, key,
                     p.get("traceparent"), heavy, "slot_wait", now + SLOT_WAIT)
@@ -146,16 +145,15 @@ class DesktopRouter:
         call.stage, call.answer, call.deadline = "enqueue", answer, now + ENQUEUE
 
     # the claim ---------------------------------------------------------------------------
-    def _decide(self, call: Call, now: float, keep: Callable[[str], bool]
-                ) -> tuple[str, dict | None]:
-        """What the claim decides; the durable claim it takes is kept only if ``keep`` says so
-        of that decision (it runs in an SQLite savepoint)."""
+    def _decide(self, call: Call, now: float, keep: bool) -> tuple[str, dict | None]:
+        """What the claim decides; the durable claim it takes is kept only if ``keep`` (it
+        runs in an SQLite savepoint, rolled back otherwise)."""
         s = call.scope
         if call.refusal is not None:
             return "answer", call.refusal
         if s is None:
             return "run", None
-        if self.durable and self.claims.conflicts(s, call.params):
+        if self.claims.conflicts(s, call.params):
             return "answer", desktop_error("conflict", "idempotency key reused with other params")
         mem = self.memory.state(s)
         if mem == "running":
@@ -164,15 +162,13 @@ class DesktopRouter:
             return "join", None
         if mem == "done" and self._replays(self.memory.get(s).answer):
             return "answer", self.memory.get(s).answer
-        if not self.durable:
-            return "run", None
         db = self.claims.db
         db.execute("SAVEPOINT claim")
         try:
             d = self.claims.claim(s, call.params, now)
             kind = "run" if d.kind == "run" else "answer"
         finally:
-            if not keep(kind):
+            if not keep:
                 db.execute("ROLLBACK TO claim")
             db.execute("RELEASE claim")
         return kind, d.answer
@@ -190,21 +186,22 @@ class DesktopRouter:
                     if c.stage in HOLDING and c.heavy == call.heavy)
         return taken < self.slots[call.heavy]
 
-    def can_start(self, call: Call, now: float = 0.0) -> bool:
+    def can_start(self, call: Call) -> bool:
         """Whether the claim step can be taken now: it needs a free slot, and a claim that
         runs needs room among the running claims."""
         if call.stage != "slot_wait" or not self._slot_free(call):
             return False
-        kind, _ = self._decide(call, now, keep=lambda k: False)
+        # what the claim would decide does not depend on the time: it is rolled back
+        kind, _ = self._decide(call, 0.0, keep=False)
         return kind != "run" or self.memory.running() < self.memory.max_running
 
     def start(self, call: Call, now: float) -> str:
         """With a slot, take the claim: ``run`` (the shell runs the handler, then calls
         :meth:`finish`), ``join`` (wait for the running copy: :meth:`resume`) or
         ``answer``."""
-        if not self.can_start(call, now):
+        if not self.can_start(call):
             raise RuntimeError(f"call {call.cid} cannot take a slot now")
-        kind, answer = self._decide(call, now, keep=lambda k: True)
+        kind, answer = self._decide(call, now, keep=True)
         limit = DISPATCH_LOADS if call.method in LOADS else DISPATCH
         if kind == "run":
             if call.scope is not None:
@@ -214,7 +211,7 @@ class DesktopRouter:
             self.memory.join(call.scope)  # type: ignore[arg-type]
             call.stage, call.deadline = "joined", now + limit
         else:
-            self._enqueue(call, answer or desktop_error("internal"), now)
+            self._enqueue(call, answer, now)  # type: ignore[arg-type]  (an answer has one)
         return kind
 
     def finish(self, call: Call, result: dict[str, Any], now: float) -> None:
@@ -223,15 +220,13 @@ class DesktopRouter:
             raise RuntimeError(f"call {call.cid} is not running")
         sent = result
         if call.scope is not None:
-            if self.durable:
-                sent = self._stored(call.scope, result, now)
+            sent = self._stored(call.scope, result, now)
             self.memory.complete(call.scope, sent)
             if call.method in RELEASED_AFTER and "result" in sent:
                 # 004: chunk-append releases its completed claim; the upload ledger
                 # reconciles what a second run appends
                 self.memory.forget(call.scope)
-                if self.durable:
-                    self.claims.release(call.scope)
+                self.claims.release(call.scope)
         self._enqueue(call, sent, now)
 
     def _stored(self, scope: Scope, result: dict[str, Any], now: float) -> dict[str, Any]:
@@ -244,12 +239,12 @@ class DesktopRouter:
         """A joined copy wakes: the claim completed (its answer) or was dropped (timed out)."""
         if call.stage != "joined" or call.scope is None:
             return False
-        mem = self.memory.state(call.scope)
-        if mem == "running":
+        if self.memory.state(call.scope) == "running":
             return False
-        answer = self.memory.get(call.scope).answer if mem == "done" else timed_out()
+        # done: its answer; dropped (the owner was cut, the claim has no answer): timed out
+        answer = self.memory.get(call.scope).answer or timed_out()
         self.memory.leave(call.scope)
-        self._enqueue(call, answer or timed_out(), now)
+        self._enqueue(call, answer, now)
         return True
 
     def can_resume(self, call: Call) -> bool:

@@ -81,6 +81,8 @@ MANIFEST: dict[str, tuple[bool, bool]] = {
     "files.finishChatAttachmentUpload": (True, True),
     "files.cancelChatAttachmentUpload": (True, True),
 }
+#: the methods that take one of the 2 heavy slots
+HEAVY = frozenset(m for m, (_, heavy) in MANIFEST.items() if heavy)
 
 OUTBOX_SUBMIT_FIELDS = frozenset({"queueId", "operationId", "sessionId", "userText", "promptText",
                                   "attachments", "speedMode", "createdAt", "updatedAt", "intent",
