@@ -175,6 +175,12 @@ def _load_files(paths: Sequence[str]) -> list[str]:
     return names
 
 
+def _model_files(help: str) -> Any:
+    """The --model-file option: each file's models are loaded as the option is read."""
+    return click.option("--model-file", "model_files", multiple=True, metavar="PATH",
+                        callback=lambda c, p, v: _load_files(v), help=help)
+
+
 def _one_model(model: str | None, from_files: Sequence[str]) -> str:
     if model is not None:
         return model
@@ -194,9 +200,7 @@ def main() -> None:
 
 @main.command("list")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
-@click.option("--model-file", "model_files", multiple=True, metavar="PATH",
-              callback=lambda c, p, v: _load_files(v),
-              help="Also load the models of this Python file.")
+@_model_files("Also load the models of this Python file.")
 def list_cmd(as_json: bool, model_files: list[str]) -> None:
     """Models (with parameters and where each comes from), properties and mutants."""
     data: dict[str, Any] = {"models": []}
@@ -260,10 +264,8 @@ def _progress(name: str):
               help="Explore paths of up to N steps.")
 @click.option("--model", "models", multiple=True, metavar="M",
               help="Model to check (repeatable; default: every default model).")
-@click.option("--model-file", "model_files", multiple=True, metavar="PATH",
-              callback=lambda c, p, v: _load_files(v),
-              help="Load models and properties from this Python file and check them "
-                   "(see 'Writing your own model').")
+@_model_files("Load models and properties from this Python file and check them (see "
+              "'Writing your own model').")
 @click.option("--property", "props", multiple=True, metavar="ID",
               help="Property id or name (repeatable; default: all of the model's).")
 @click.option("--mutant", default=None, metavar="NAME", help="Switch on a known bug.")
@@ -360,10 +362,8 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
 @main.command()
 @click.option("--model", "model", default=None, metavar="M",
               help="Model to prove (optional with a --model-file of one model).")
-@click.option("--model-file", "model_files", multiple=True, metavar="PATH",
-              callback=lambda c, p, v: _load_files(v),
-              help="Load models and properties from this Python file (see 'Writing your own "
-                   "model').")
+@_model_files("Load models and properties from this Python file (see 'Writing your own "
+              "model').")
 @click.option("--property", "props", multiple=True, metavar="ID", help="Property (repeatable).")
 @click.option("--k", "k", type=int, default=4, show_default=True,
               help="BMC depth and the largest k tried for k-induction.")

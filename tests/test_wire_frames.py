@@ -47,16 +47,6 @@ def online(**kw) -> RelayRouter:
 
 
 # the relay: each refusal, whole --------------------------------------------------------------
-def test_a_relay_error_is_code_message_and_data():
-    assert relay_error(-32020, scope="client", limit=64, current=64) == {"error": {
-        "code": -32020, "message": "Too many pending requests.",
-        "data": {"kind": "limit", "scope": "client", "limit": 64, "current": 64,
-                 "retryable": True}}}
-    assert relay_error(-32021) == {"error": {"code": -32021, "message":
-                                             "A request with this id is already pending.",
-                                             "data": {"kind": "duplicate"}}}
-
-
 @pytest.mark.parametrize("frame, why", [
     ("not a frame", "not an rpc.request frame"),
     ({"type": "rpc.request", "payload": [1]}, "rpc.request without a payload object"),
