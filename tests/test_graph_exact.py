@@ -131,3 +131,14 @@ def test_the_desktops_timers_in_time_order_then_kind(tmp_path):
 def test_stringify_length_counts_whole_code_units():
     n = stringify_length({"t": "😀"})
     assert n == len('{"t":""}') + 2 and isinstance(n, int)
+
+
+def test_the_outbox_stores_each_entry_with_its_sequence_number(tmp_path):
+    from osf_check.relay.graph.outbox import Outbox
+    box = Outbox(tmp_path / "o.sqlite")
+    box.put("a", {"n": 1})
+    box.put("b", {"n": 2})
+    box.put("a", {"n": 3})  # replaced: it goes to the end
+    rows = box.db.execute("SELECT execution_id, seq FROM outbox ORDER BY rowid").fetchall()
+    assert sorted(rows, key=lambda r: r[1]) == [("b", 2), ("a", 3)]
+    assert box.entries() == [("b", {"n": 2}), ("a", {"n": 3})]

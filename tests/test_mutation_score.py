@@ -34,10 +34,17 @@ def test_a_survivor_lowers_the_score_and_an_equivalent_leaves_the_denominator(tm
     assert all_killed["score"] == 100.0 and ms.score(st, {})["osf_check/relay/graph"]["score"] is None
 
 
+def test_an_equivalent_that_a_test_kills_is_reported():
+    names = [f"osf_check.relay.wire.x.x_f__mutmut_{i}" for i in range(2)]
+    r = ms.score({names[0]: "killed", names[1]: "survived"},
+                 {names[0]: "said to be equivalent", names[1]: "is"})["osf_check/relay/wire"]
+    assert r["killed_equivalents"] == [names[0]] and r["surviving"] == []
+
+
 def test_the_equivalents_file_is_well_formed_and_each_line_says_why():
     eq = ms.equivalents()
     for name, why in eq.items():
-        assert name.startswith("relay.") and "__mutmut_" in name, name
+        assert name.startswith("osf_check.relay.") and "__mutmut_" in name, name
         assert len(why.split()) >= 4, name
 
 

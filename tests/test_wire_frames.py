@@ -616,3 +616,14 @@ def test_unreadable_rules_and_a_version_that_is_not_text():
     assert str(e.value) == ("relayProtocolPolicyUnavailable: compatibility rules unreadable "
                             "(disk gone)")
     assert parse_version(17) is None and parse_version("1.12") == (1, 12)
+
+
+def test_after_a_restart_new_claims_still_reach_the_file(tmp_path):
+    import sqlite3
+    path = tmp_path / "claims.sqlite"
+    d = DesktopRouter(path, USER).restarted()
+    c = d.receive(fwd(), 0.0)
+    d.start(c, 0.0)
+    rows = sqlite3.connect(path).execute("SELECT key, state FROM claims").fetchall()
+    assert rows == [("key-0001", "running")]
+    d.close()
