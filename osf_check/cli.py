@@ -2,8 +2,9 @@
 
 Exit codes (TLC's scheme): 0 every checked property holds up to the bound;
 11 deadlock; 12 safety violation; 13 liveness violation; 14 a vacuity warning
-under ``--strict``; 2 bad usage; 150 bad input (unknown model, property,
-mutant, parameter; unreadable trace); 152 a resource bound stopped the run;
+under ``--strict``; 2 bad usage (an unknown option or command); 150 bad input (a
+bad option value; unknown model, property, mutant, parameter; unreadable trace; an
+error in a model file); 152 a resource bound stopped the run;
 153 an internal error (a bug in osf-check: one line, the traceback in a file).
 """
 
@@ -122,6 +123,8 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             _interrupted()
+        except click.BadParameter as e:  # a bad value is bad input, whichever option
+            _fail(e.format_message())
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except InputError as e:
@@ -193,7 +196,14 @@ def _one_model(model: str | None, from_files: Sequence[str]) -> str:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="osf-check")
 def main() -> None:
-    """osf-check: model checker and fuzzing harness for relay protocols."""
+    """osf-check: model checker and fuzzing harness for relay protocols.
+
+    \b
+    Exit codes: 0 every checked property holds up to the bound; 11 deadlock;
+    12 safety violation; 13 liveness violation; 14 vacuity warning (--strict);
+    2 unknown option or command; 150 bad input (one line on stderr); 152 a resource
+    bound stopped the run; 153 internal error (a bug in osf-check); 130 interrupted.
+    """
     for w in sources.load_entry_points():  # models that installed packages register
         click.echo(f"osf-check: warning: {w}", err=True)
 

@@ -89,3 +89,17 @@ def test_error_messages_say_what_is_wrong(tmp_path):
     f.write_text(json.dumps(tr))
     r = CliRunner().invoke(main, ["replay", str(f)])
     assert r.exit_code == 150 and "'teleport(r=0)' is no action" in r.stderr, r.output
+
+
+@pytest.mark.parametrize("args", [["simulate", "--runs", "5"], ["render", "x.json", "--format", "pdf"],
+                                  ["explore", "--depth", "abc"], ["fuzz", "--steps", "0"],
+                                  ["explore", "--workers", "0"]])
+def test_a_bad_option_value_is_bad_input_everywhere(args):
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 150, res.output
+    [line] = res.stderr.strip().splitlines()
+    assert line.startswith("osf-check: error: ")
+
+
+def test_an_unknown_option_is_a_usage_error():
+    assert CliRunner().invoke(main, ["explore", "--frobnicate"]).exit_code == 2

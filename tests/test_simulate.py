@@ -77,5 +77,6 @@ def test_cli_writes_tables_and_the_plot(tmp_path):
 
 
 @pytest.mark.parametrize("args", [["--runs", "1"], ["--loss", "1.5"], ["--poll", "0"]])
-def test_bad_parameters_are_usage_errors(args):
-    assert CliRunner().invoke(main, ["simulate", *args]).exit_code == 2
+def test_bad_parameters_are_bad_input(args):
+    res = CliRunner().invoke(main, ["simulate", *args])
+    assert res.exit_code == 150 and res.stderr.startswith("osf-check: error: Invalid value")
