@@ -348,18 +348,16 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
         loops[label[src[src == dst]]] = True
         same = label[src] == label[dst]
         real = (sizes > 1) | loops
-        # actions taken inside each component: (component, action) pairs
-        taken = set(zip(label[src[same]].tolist(), act[same].tolist()))
+        # actions taken inside each component, as sorted (component, action) keys
+        taken = np.unique(label[src[same]].astype(np.int64) * nacts + act[same])
         # actions enabled at each alive state (any edge, inside or leaving)
         a_src = alive[g.src]
         en_node, en_act = g.src[a_src], g.act[a_src]
         en_comp = label[en_node]
         bad = np.zeros(n, dtype=bool)
         is_strong = strong_m[en_act]
-        not_taken = np.fromiter(((c, a) not in taken for c, a in
-                                 zip(en_comp[is_strong].tolist(), en_act[is_strong].tolist())),
-                                dtype=bool, count=int(is_strong.sum()))
-        bad[en_node[is_strong][not_taken]] = True
+        keys = en_comp[is_strong].astype(np.int64) * nacts + en_act[is_strong]
+        bad[en_node[is_strong][~np.isin(keys, taken, assume_unique=False)]] = True
         bad &= alive & real[label]
         comp_ok = real.copy()
         for fm in fair_masks:
@@ -370,7 +368,7 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
             cnt = np.bincount(en_comp[en_act == a], minlength=len(sizes))
             everywhere = cnt >= sizes
             took = np.zeros(len(sizes), dtype=bool)
-            took[[c for c, b in taken if b == a]] = True
+            took[taken[taken % nacts == a] // nacts] = True
             comp_ok &= ~(everywhere & ~took)
         # components whose states are all good and meet the state conditions are fair
         bad_comp = np.zeros(len(sizes), dtype=bool)
