@@ -1,0 +1,87 @@
+"""Complete state spaces: wall time, peak memory and bytes per state of a whole check.
+
+Each run is ``osf-check explore --depth unbounded --json`` in a process of its own, so
+that its peak resident size (``wait4``'s ``ru_maxrss``) is its own: the search, the
+frontier, the temporaries and the reach and fair checks all count, not only the
+stored states.  Prints one row per run and the median of ``--repeat`` runs.
+
+    python benchmarks/bench_complete.py                        # every complete run below
+    python benchmarks/bench_complete.py --only graph-relay     # the runs of one model
+    python benchmarks/bench_complete.py --repeat 3 --json      # medians, for a machine
+
+Issue 15's targets on the 2-core, 24 GB development machine: graph-relay complete with
+every property in at most 60 s and 2 GB; each wire-relay workload in at most 120 s
+and 1.5 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+#: (name, model, parameters): the complete runs issue 15 measures
+RUNS = [
+    ("graph-relay", "graph-relay", {}),
+    ("wire-relay w0", "wire-relay", {"workload": 0}),
+    ("wire-relay w1", "wire-relay", {"workload": 1}),
+    ("wire-relay w2", "wire-relay", {"workload": 2}),
+    ("wire-relay w3", "wire-relay", {"workload": 3}),
+    ("two-phase N=9", "two-phase", {"rms": 9}),
+]
+
+
+def once(model: str, params: dict[str, int]) -> dict[str, float]:
+    """One complete run in a child process: its figures and its own peak memory."""
+    cmd = [sys.executable, "-m", "osf_check.cli", "explore", "--model", model, "--depth",
+           "unbounded", "--json"] + [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
+    t0 = time.perf_counter()
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = child.stdout.read() if child.stdout else b""
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 11, 12, 13, 14):
+        raise RuntimeError(f"{' '.join(cmd)} exited {code}")
+    doc = json.loads(out)
+    [m] = doc["models"]
+    peak = usage.ru_maxrss * 1024  # kilobytes on Linux
+    return {"distinct": m["distinct_states"], "generated": m["generated_states"],
+            "depth": m["depth_reached"], "wall_s": wall, "explore_s": m["seconds"],
+            "peak_mb": peak / 2**20, "bytes_per_state": peak / max(1, m["distinct_states"]),
+            "states_per_s": m["distinct_states"] / wall, "verdict": m["verdict"]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--only", default=None, help="the runs of this model only")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    if args.repeat < 1:
+        print("bench_complete: --repeat must be at least 1", file=sys.stderr)
+        return 150
+    rows = []
+    for name, model, params in RUNS:
+        if args.only and model != args.only:
+            continue
+        runs = [once(model, params) for _ in range(args.repeat)]
+        med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "verdict"}
+        rows.append({"run": name, "repeat": args.repeat, "verdict": runs[0]["verdict"], **med})
+        if not args.json:
+            r = rows[-1]
+            print(f"{name:<16} {r['distinct']:>13,.0f} distinct {r['generated']:>14,.0f} "
+                  f"generated  depth {r['depth']:>3.0f}  {r['wall_s']:8.1f} s  "
+                  f"{r['peak_mb']:9,.0f} MB peak  {r['bytes_per_state']:7,.0f} B/state  "
+                  f"{r['states_per_s']:>10,.0f} states/s  {r['verdict']}", flush=True)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
