@@ -24,3 +24,17 @@ def graph_relay_result():
     """The correct Graph-run relay model at its defaults, depth 12, --strict."""
     from osf_check.explorer.check import check
     return check("graph-relay", depth=12, strict=True)
+
+
+@pytest.fixture(autouse=True)
+def _catalogue_as_it_was():
+    """A test that loads a model file or registers a model leaves the process-wide
+    catalogue as it found it (the next test may load a model of the same name)."""
+    from osf_check.properties import catalogue as c
+    saved = dict(c.MODELS), dict(c.SOURCES), c.PROPERTIES, c.MUTANTS, c.ASSUMPTIONS
+    yield
+    c.MODELS.clear()
+    c.MODELS.update(saved[0])
+    c.SOURCES.clear()
+    c.SOURCES.update(saved[1])
+    c.PROPERTIES, c.MUTANTS, c.ASSUMPTIONS = saved[2:]
