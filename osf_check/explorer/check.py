@@ -85,7 +85,7 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     if want_graph and ex.stopped is None:
         if log:
             log(f"{model}: reach and fair checks on {ex.distinct:,} states")
-        graph = check_graph(ex, chosen, budget=extension_budget)
+        graph = check_graph(ex, chosen, budget=extension_budget, log=log)
         for pid, st in graph.checked.items():
             if status.get(pid) != "violated":
                 status[pid] = st

@@ -12,6 +12,7 @@ holds edge by edge.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -94,9 +95,10 @@ class _Graph:
         return got
 
 
-def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_000_000
-                ) -> GraphReport:
-    """Run the reach and fair checks of ``props`` on ``ex``; add violations to ``ex``."""
+def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_000_000,
+                log: Callable[[str], None] | None = None) -> GraphReport:
+    """Run the reach and fair checks of ``props`` on ``ex``; add violations to ``ex``.
+    ``log`` receives one line per goal checked, with its verdict and time (progress)."""
     model = ex.model
     rep = GraphReport()
     todo = [(p, c) for p in props for c in p.checks if c.kind in ("reach", "fair")]
@@ -108,12 +110,16 @@ def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_0
         goals = c.goals(model)
         status = "holds"
         for goal in goals:
+            t0 = time.perf_counter()
             if c.kind == "reach":
                 und = [0]
                 res = _reach(g, ex, ext, p, goal, und)
                 rep.undecided[p.id] = rep.undecided.get(p.id, 0) + und[0]
             else:
                 res = _fair(g, ex, p, goal)
+            if log:
+                log(f"  {c.kind} {p.id} {goal.label}: {res} "
+                    f"({time.perf_counter() - t0:.1f} s)")
             if res == "violated":
                 status = "violated"
                 break
