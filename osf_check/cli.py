@@ -19,7 +19,7 @@ from typing import Any, NoReturn, Sequence
 
 import click
 
-from osf_check.explorer.check import EXIT, ModelResult, check, prepare, verdict_exit
+from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
 from osf_check.models.dsl import ModelError
 from osf_check.models.errors import InputError
 from osf_check.api import Checker, ExploreResult
