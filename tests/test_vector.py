@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from osf_check.explorer.check import prepare
@@ -100,3 +101,18 @@ def test_two_workers_give_the_same_result():
     assert (a.distinct, a.generated, a.fired) == (b.distinct, b.generated, b.fired)
     assert [(v.prop, len(v.path)) for v in a.violations] == \
         [(v.prop, len(v.path)) for v in b.violations]
+
+
+def test_a_complete_runs_graph_checks_build_no_python_object_per_state():
+    """The reach and fair checks read the vector engine's columns and edges as numpy
+    arrays; the explicit packing (a Python int per state, and a dict) is built only when
+    a bounded run's extension needs it (issue 15: it cost gigabytes on complete runs)."""
+    from osf_check.explorer.check import check
+    r = check("graph-relay", params={"intents": 1, "retries": 0}, props=["A2", "A10"],
+              depth=None, engine="vector")
+    ex = r.exploration
+    assert ex.complete and r.status == {"A2": "holds", "A10": "holds"}
+    assert ex.__dict__.get("_packed") is None and ex.__dict__.get("_ids") is None
+    assert all(isinstance(e, np.ndarray) for e in ex.edges)
+    assert r.status == check("graph-relay", params={"intents": 1, "retries": 0},
+                             props=["A2", "A10"], depth=None, engine="explicit").status

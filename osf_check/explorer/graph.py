@@ -24,7 +24,7 @@ from osf_check.properties.base import Goal, Property
 
 from .explicit import Exploration, Violation
 from .npeval import np_eval, packed_array, unpack_columns
-from .pycompile import compile_pack, compile_pred, compile_steps, compile_unpack
+from .pycompile import compile_pack, compile_pred, compile_steps
 
 __all__ = ["GraphReport", "check_graph", "fairness_of_cycle"]
 
@@ -48,9 +48,9 @@ class _Graph:
         assert ex.edges is not None, "bfs(keep_graph=True) records the edges"
         n = ex.distinct
         self.n = n
-        self.src = np.frombuffer(ex.edges[0], dtype=np.int64) if n else np.zeros(0, np.int64)
-        self.dst = np.frombuffer(ex.edges[1], dtype=np.int64) if n else np.zeros(0, np.int64)
-        self.act = np.frombuffer(ex.edges[2], dtype=np.int64) if n else np.zeros(0, np.int64)
+        self.src, self.dst, self.act = (
+            (e if isinstance(e, np.ndarray) else np.frombuffer(e, dtype=np.int64)) if n
+            else np.zeros(0, np.int64) for e in ex.edges)
         # BFS expands states in id order, so edges are already sorted by source
         self.off = np.searchsorted(self.src, np.arange(n + 1))
         order = np.argsort(self.dst, kind="stable")
@@ -58,15 +58,16 @@ class _Graph:
         self.roff = np.searchsorted(self.dst[order], np.arange(n + 1))
         self.expanded = ex.expanded
         self.ex = ex
-        self.cols = unpack_columns(packed_array(ex.packed, ex.model), ex.model)
+        columns = getattr(ex, "columns", None)  # the vector engine's: no Python per state
+        self.cols = columns() if columns else unpack_columns(packed_array(ex.packed, ex.model),
+                                                             ex.model)
         self._enabled: dict[int, frozenset[int]] = {}
-        self._unpack = compile_unpack(ex.model)
 
     def pred(self, e) -> np.ndarray:
         return np.broadcast_to(np.asarray(np_eval(e, self.cols, n=self.n), dtype=bool), (self.n,))
 
     def state(self, i: int) -> tuple:
-        return self._unpack(self.ex.packed[i])
+        return self.ex.state(i)
 
     def succ(self, u: int) -> list[tuple[int, int]]:
         a, b = self.off[u], self.off[u + 1]
@@ -234,9 +235,9 @@ def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal,
     unexp[g.expanded:] = True
     cut = g.backward(unexp)  # futures that run into the bound
     ext.good = set()
-    ids = ex.ids
     gl = compile_pred(goal.goal)
-    known = lambda pk: (i := ids.get(pk)) is not None and bool(good[i])  # noqa: E731
+    # ex.ids is read only when an extension runs (a complete run never builds it)
+    known = lambda pk: (i := ex.ids.get(pk)) is not None and bool(good[i])  # noqa: E731
     bad: list[int] = []
     unresolved = 0
     # deepest level first: a state resolved there makes every state that can reach it

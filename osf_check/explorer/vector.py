@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import time
-from array import array
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -141,6 +140,37 @@ class _VectorExploration(Exploration):
     @property
     def distinct(self) -> int:  # type: ignore[override]
         return len(self.keys)
+
+    def columns(self) -> list[np.ndarray]:
+        """Every state's slots, one int64 column per slot (what the graph checks read)."""
+        return self.layout.unpack(self.keys)
+
+    @property  # type: ignore[override]
+    def packed(self) -> list[int]:
+        """The explicit engine's packed ints, built on first use only (the extension of a
+        bounded run's reach check needs them; a complete run never does)."""
+        got = self.__dict__.get("_packed")
+        if got is None:
+            from .pycompile import compile_pack
+            pk = compile_pack(self.model)
+            got = self.__dict__["_packed"] = [pk(tuple(r)) for r in
+                                              np.stack(self.columns(), axis=1).tolist()]
+        return got
+
+    @packed.setter
+    def packed(self, value: list[int]) -> None:
+        self.__dict__["_packed"] = value or None
+
+    @property  # type: ignore[override]
+    def ids(self) -> dict[int, int]:
+        got = self.__dict__.get("_ids")
+        if got is None:
+            got = self.__dict__["_ids"] = {p: i for i, p in enumerate(self.packed)}
+        return got
+
+    @ids.setter
+    def ids(self, value: dict[int, int]) -> None:
+        self.__dict__["_ids"] = value or None
 
     def stored_bytes(self) -> int:  # type: ignore[override]
         return int(self.keys.nbytes + self.parent.nbytes + self.via.nbytes
@@ -453,15 +483,10 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64))
         se, de, ae = cat(src_e), cat(dst_e), cat(act_e)
         o = np.lexsort((ae, se))  # by source, then action: the explicit engine's edge order
-        ex.edges = (array("q", se[o].astype(np.int64).tobytes()),  # type: ignore[assignment]
-                    array("q", de[o].astype(np.int64).tobytes()),
-                    array("q", ae[o].astype(np.int64).tobytes()))
-        # the graph checks speak the explicit engine's packing
-        from .pycompile import compile_pack
-        pk = compile_pack(model)
-        rows = np.stack(lay.unpack(keys), axis=1).tolist()
-        ex.packed = [pk(tuple(r)) for r in rows]  # type: ignore[assignment]
-        ex.ids = {p: i for i, p in enumerate(ex.packed)}
+        # numpy arrays, no copy into Python objects: the graph checks read them as they are
+        ex.edges = (se[o].astype(np.int64, copy=False),  # type: ignore[assignment]
+                    de[o].astype(np.int64, copy=False), ae[o].astype(np.int64, copy=False))
+        del se, de, ae, o
     ex.seconds = time.perf_counter() - t0
     return ex
 
