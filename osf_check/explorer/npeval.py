@@ -9,6 +9,9 @@ whole set of states at once.
 >>> cols = [np.array([0, 1, 2]), np.array([5, 5, 6])]
 >>> np_eval(If(And(Slot(0) >= 1, Slot(1) == 5), 1, 0), cols).tolist()
 [0, 1, 0]
+>>> narrow = [np.array([100], dtype=np.int8)]
+>>> np_eval(Slot(0) + Slot(0), narrow).tolist()  # computed in 64 bits: no wrap-around
+[200]
 """
 
 from __future__ import annotations
@@ -53,14 +56,18 @@ def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | Non
         if op == "select":
             return np.choose(np.broadcast_to(a[0], (n,)).astype(np.int64),
                              [np.broadcast_to(y, (n,)) for y in a[1:]])
-        # truth values take part in arithmetic as 0/1
+        # truth values take part in arithmetic as 0/1; arithmetic is done in 64 bits, so
+        # that columns stored narrow (int8, int16) never wrap around
         x0 = a[0].astype(np.int64) if a[0].dtype == bool else a[0]
         x1 = a[1].astype(np.int64) if a[1].dtype == bool else a[1]
+        if op in _ARITH:
+            return _BIN[op](x0, x1, dtype=np.int64)
         return _BIN[op](x0, x1)
 
     return fold(e, leaf, node)
 
 
+_ARITH = frozenset({"add", "sub", "mul", "div", "mod"})
 _BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.floor_divide,
         "mod": np.mod, "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
         "gt": np.greater, "ge": np.greater_equal}

@@ -142,8 +142,11 @@ class _VectorExploration(Exploration):
         return len(self.keys)
 
     def columns(self) -> list[np.ndarray]:
-        """Every state's slots, one int64 column per slot (what the graph checks read)."""
-        return self.layout.unpack(self.keys)
+        """Every state's slots, one column per slot in the narrowest integer type that
+        holds its domain (what the graph checks read; np_eval widens for arithmetic)."""
+        doms = self.model.slot_domains
+        return [c.astype(_narrow(d.lo, d.hi)) for c, d in zip(self.layout.unpack(self.keys),
+                                                                doms)]
 
     @property  # type: ignore[override]
     def packed(self) -> list[int]:
@@ -183,6 +186,13 @@ class _VectorExploration(Exploration):
             acts.append(int(self.via[sid]))
             sid = int(self.parent[sid])
         return ids[::-1], acts[::-1]
+
+
+def _narrow(lo: int, hi: int) -> type:
+    for t in (np.int8, np.int16, np.int32):
+        if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
+            return t
+    return np.int64
 
 
 def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
@@ -422,9 +432,10 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                     tgt[seen] = sorted_ids[pos_c[seen]]
                     tgt[in_lvl] = lvl_ids[lpos_c[in_lvl]]
                     tgt[fresh] = fresh_ids
-                    src_e.append(cp)
-                    dst_e.append(tgt[np.asarray(inv).ravel()])
-                    act_e.append(ca.astype(np.int64))
+                    # ids fit 32 bits (parent links are int32 too), actions 16
+                    src_e.append(cp.astype(np.int32))
+                    dst_e.append(tgt[np.asarray(inv).ravel()].astype(np.int32))
+                    act_e.append(ca.astype(via.dtype))
                 add_keys.append(ck[new_first])
                 add_par.append(cp[new_first])
                 add_act.append(ca[new_first])
@@ -484,8 +495,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         se, de, ae = cat(src_e), cat(dst_e), cat(act_e)
         o = np.lexsort((ae, se))  # by source, then action: the explicit engine's edge order
         # numpy arrays, no copy into Python objects: the graph checks read them as they are
-        ex.edges = (se[o].astype(np.int64, copy=False),  # type: ignore[assignment]
-                    de[o].astype(np.int64, copy=False), ae[o].astype(np.int64, copy=False))
+        ex.edges = (se[o], de[o], ae[o])  # type: ignore[assignment]
         del se, de, ae, o
     ex.seconds = time.perf_counter() - t0
     return ex
