@@ -83,10 +83,15 @@ class _Graph:
             total = int(lens.sum())
             if total == 0:
                 break
-            idx = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
-            preds = np.unique(self.rsrc[idx])
-            frontier = preds[~mark[preds]]
-            mark[frontier] = True
+            # the predecessors of every frontier state, read from the reverse CSR at once
+            idx = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total)
+            preds = self.rsrc[idx]
+            preds = preds[~mark[preds]]
+            mark[preds] = True
+            # the new frontier without a sort: a bitmap keeps each state once
+            fresh = np.zeros(self.n, dtype=bool)
+            fresh[preds] = True
+            frontier = np.flatnonzero(fresh)
         return mark
 
     def enabled(self, u: int) -> frozenset[int]:
