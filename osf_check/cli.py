@@ -477,17 +477,7 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
                 except rnd.RenderError as e:
                     report.err(f"timeline not rendered: {e}")
     if as_json:
-        doc = {"schema_version": report.SCHEMA_VERSION, "command": "timing", "seed": seed,
-               "exit_code": code, "deadlines": rep.deadlines, "classes": [
-                   {"name": c.name, "methods": c.methods, "desktop_last": c.desktop_last,
-                    "phone": c.phone, "relay": c.relay, "lease": c.lease,
-                    "B9": "holds" if c.b9 else "fails",
-                    "B9_schedule": c.b9_schedule.as_dict() if c.b9_schedule else None,
-                    "B10": "holds" if c.b10 else "fails",
-                    "B10_schedule": c.b10_schedule.as_dict() if c.b10_schedule else None,
-                    "phone_gives_up_first": c.gives_up_first,
-                    "retry_meets": {k: v.as_dict() for k, v in c.retry_meets.items()}}
-                   for c in rep.classes]}
+        doc = report.timing_json(rep, seed, code)
         click.echo(json.dumps(doc, indent=2))
         sys.exit(code)
     click.echo(tm.text(rep), nl=False)
@@ -566,24 +556,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                                  db=str(db) if db else None,
                                  hypothesis_shrink=prof == "nightly")
         elapsed = time.perf_counter() - t0
-        t_hyp = elapsed - t_tour
-        run: dict[str, Any] = {
-            "model": name, "mutant": mutant, "exit_code": 12 if rep.failure else 0,
-            "seconds": round(elapsed, 2),
-            "tour": {"depth": depth, "steps": rep.steps, "seconds": round(t_tour, 2),
-                     "states": [rep.states_covered, rep.states_total],
-                     "transitions": [rep.edges_covered, rep.edges_total]},
-            "hypothesis": {"examples": rep.hypothesis_examples, "steps": rep.hypothesis_steps,
-                           "seconds": round(t_hyp, 2),
-                           "examples_per_second": round(rep.hypothesis_examples / t_hyp, 1)
-                           if t_hyp > 0 and rep.hypothesis_examples else None,
-                           "distinct_model_states": len(rep.visited),
-                           "map_depth": min(depth, 8), "map_states": rep.map_states,
-                           "map_states_visited": rep.map_visited,
-                           "states_beyond_map": len(rep.visited) - rep.map_visited,
-                           "long_stories": rep.stories},
-            "params": overrides,
-            "failure": rep.failure}
+        run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, overrides)
         if rep.failure:
             code = 12
             tr = path_trace(model_for(name, mutant), rep.path, message=rep.failure,
@@ -593,9 +566,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                 stem = f"{name}{'-' + mutant if mutant else ''}-fuzz"
                 report.write_outputs(out, tr, stem, report.err)
         runs.append(run)
-    doc: dict[str, Any] = {"schema_version": report.SCHEMA_VERSION, "command": "fuzz",
-                           "seed": seed, "profile": prof, "db": str(db) if db else None,
-                           "exit_code": code, "runs": runs}
+    doc = report.fuzz_json(runs, seed, prof, str(db) if db else None, code)
     _record(doc, out, "fuzz.json", as_json, code)
     for run in runs:
         tr_, hy = run["tour"], run["hypothesis"]
@@ -662,8 +633,7 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
                 report.err(f"plot not rendered: {e}")
                 break
     if as_json:
-        doc = {"schema_version": report.SCHEMA_VERSION, "command": "simulate", "seed": seed,
-               "runs": runs, "seconds": round(secs, 3), "tables": json.loads(to_json(tables))}
+        doc = report.simulate_json(json.loads(to_json(tables)), seed, runs, secs)
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     for t in tables:

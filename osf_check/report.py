@@ -256,3 +256,52 @@ def prove_text(pr: Any, docs: Sequence[dict[str, Any]] | None = None) -> str:
         lines.append(f"  mined strengthening invariants ({len(mined)}), for example:")
         lines += [f"      {describe(e, m)}" for e in mined[:5]]
     return "\n".join(lines) + "\n"
+
+
+# the other commands' --json documents (each described in schema/result.schema.json) ---------
+def timing_json(rep: Any, seed: int, code: int) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "command": "timing", "seed": seed,
+            "exit_code": code, "deadlines": rep.deadlines, "classes": [
+                {"name": c.name, "methods": c.methods, "desktop_last": c.desktop_last,
+                 "phone": c.phone, "relay": c.relay, "lease": c.lease,
+                 "B9": "holds" if c.b9 else "fails",
+                 "B9_schedule": c.b9_schedule.as_dict() if c.b9_schedule else None,
+                 "B10": "holds" if c.b10 else "fails",
+                 "B10_schedule": c.b10_schedule.as_dict() if c.b10_schedule else None,
+                 "phone_gives_up_first": c.gives_up_first,
+                 "retry_meets": {k: v.as_dict() for k, v in c.retry_meets.items()}}
+                for c in rep.classes]}
+
+
+def fuzz_run_json(rep: Any, name: str, mutant: str | None, depth: int, elapsed: float,
+                  t_tour: float, params: dict[str, Any]) -> dict[str, Any]:
+    """One system's part of ``fuzz --json``: the tour, the Hypothesis phase, the failure."""
+    t_hyp = elapsed - t_tour
+    return {
+        "model": name, "mutant": mutant, "exit_code": 12 if rep.failure else 0,
+        "seconds": round(elapsed, 2),
+        "tour": {"depth": depth, "steps": rep.steps, "seconds": round(t_tour, 2),
+                 "states": [rep.states_covered, rep.states_total],
+                 "transitions": [rep.edges_covered, rep.edges_total]},
+        "hypothesis": {"examples": rep.hypothesis_examples, "steps": rep.hypothesis_steps,
+                       "seconds": round(t_hyp, 2),
+                       "examples_per_second": round(rep.hypothesis_examples / t_hyp, 1)
+                       if t_hyp > 0 and rep.hypothesis_examples else None,
+                       "distinct_model_states": len(rep.visited),
+                       "map_depth": min(depth, 8), "map_states": rep.map_states,
+                       "map_states_visited": rep.map_visited,
+                       "states_beyond_map": len(rep.visited) - rep.map_visited,
+                       "long_stories": rep.stories},
+        "params": params,
+        "failure": rep.failure}
+
+
+def fuzz_json(runs: list[dict[str, Any]], seed: int, profile: str, db: str | None,
+              code: int) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "command": "fuzz", "seed": seed,
+            "profile": profile, "db": db, "exit_code": code, "runs": runs}
+
+
+def simulate_json(tables: list[Any], seed: int, runs: int, seconds: float) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "command": "simulate", "seed": seed,
+            "runs": runs, "seconds": round(seconds, 3), "tables": tables}
