@@ -135,3 +135,15 @@ def test_a_fuzz_run_leaves_nothing_in_the_directory_it_ran_in(tmp_path):
                        text=True)
     assert p.returncode == 0, p.stderr[-2000:]
     assert list(run.iterdir()) == []  # no .hypothesis, no database, no cache
+
+
+def test_importing_the_reference_implementation_loads_nothing_of_the_checker():
+    import subprocess
+    import sys
+    code = ("import sys, osf_check.relay.wire.app, osf_check.relay.wire.relay_router, "
+            "osf_check.relay.graph.server, osf_check.relay.graph.desktop\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('osf_check.explorer', "
+            "'osf_check.fuzz', 'osf_check.models', 'osf_check.api', 'numpy', 'z3'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
