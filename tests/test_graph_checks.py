@@ -123,3 +123,17 @@ def test_histogram_and_counts_are_consistent():
     assert sum(ex.histogram()) == ex.distinct == 5
     assert ex.histogram() == [1, 1, 1, 1, 1]
     assert ex.depth_reached == 4
+
+
+def test_the_reverse_graph_lists_each_states_predecessors_in_source_order():
+    """The reverse CSR (scipy's counting sort) equals a stable sort of the edges by target."""
+    import numpy as np
+    from osf_check.explorer.check import prepare
+    from osf_check.explorer.graph import _Graph
+    from osf_check.explorer.vector import vector_bfs
+    m, chosen, _ = prepare("graph-relay", params={"intents": 1})
+    g = _Graph(vector_bfs(m, chosen, depth=8, keep_graph=True))
+    order = np.argsort(g.dst, kind="stable")
+    assert len(g.src) > 5_000
+    assert np.array_equal(g.rsrc, g.src[order])
+    assert np.array_equal(g.roff, np.searchsorted(g.dst[order], np.arange(g.n + 1)))

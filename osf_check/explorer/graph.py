@@ -53,9 +53,13 @@ class _Graph:
             else np.zeros(0, np.int64) for e in ex.edges)
         # BFS expands states in id order, so edges are already sorted by source
         self.off = np.searchsorted(self.src, np.arange(n + 1))
-        order = np.argsort(self.dst, kind="stable")
-        self.rsrc = self.src[order]
-        self.roff = np.searchsorted(self.dst[order], np.arange(n + 1))
+        # the reverse graph (predecessors of each state, in source order): scipy's
+        # CSR-to-CSC conversion is a counting sort in C, not a sort of every edge
+        from scipy.sparse import csr_matrix
+        rev = csr_matrix((np.ones(len(self.dst), dtype=np.int8), self.dst, self.off),
+                         shape=(n, n)).tocsc()
+        self.rsrc, self.roff = rev.indices, rev.indptr.astype(np.int64)
+        del rev
         self.expanded = ex.expanded
         self.ex = ex
         columns = getattr(ex, "columns", None)  # the vector engine's: no Python per state
