@@ -71,7 +71,7 @@ def load(model: Any) -> str:
         return model.name
     if isinstance(model, types.ModuleType) or hasattr(model, "SPEC") or hasattr(model, "SPECS"):
         source = f"module {getattr(model, '__name__', type(model).__name__)}"
-        done = [n for n, s in catalogue.SOURCES.items() if s == source]
+        done = catalogue.from_source(source)
         return _one(done or sources.register_module(model, source=source), source)
     raise BadValue(f"cannot check a {type(model).__name__}: give a model name, a ModelSpec, "
                    "a built Model, a module with SPEC, or a model file's path")

@@ -30,21 +30,12 @@ DIEHARD = ROOT / "examples" / "diehard.py"
 
 @pytest.fixture
 def model_file(tmp_path):
+    """DieHard copied where nothing imports it (conftest.py restores the catalogue after
+    each test, so the models a test loads do not outlive it)."""
     p = tmp_path / "elsewhere" / "diehard.py"
     p.parent.mkdir()
     shutil.copy(DIEHARD, p)
-    yield p
-    _forget("diehard")
-
-
-def _forget(*names):
-    """Take a test's models out of the catalogue again (it is process-wide)."""
-    for n in names:
-        if n in catalogue.MODELS:
-            del catalogue.MODELS[n]
-            del catalogue.SOURCES[n]
-    catalogue.PROPERTIES = tuple(p for p in catalogue.PROPERTIES if p.model not in names)
-    catalogue.MUTANTS = tuple(m for m in catalogue.MUTANTS if m.model not in names)
+    return p
 
 
 def run(*args):
@@ -141,12 +132,9 @@ def test_a_model_built_by_hand_is_checked_for_deadlocks():
     def tick(s):
         return s.n > -2, {s.n: s.n - 1}
     b.init(n=1)
-    try:
-        r = osf_check.Checker(b.build()).depth(None).explore()
-        assert (r.distinct, r.verdict) == (4, "deadlock")
-        assert r.traces[0]["steps"][-1]["state"] == {"n": -2}
-    finally:
-        _forget("countdown-by-hand")
+    r = osf_check.Checker(b.build()).depth(None).explore()
+    assert (r.distinct, r.verdict) == (4, "deadlock")
+    assert r.traces[0]["steps"][-1]["state"] == {"n": -2}
 
 
 def test_the_checker_validates_its_arguments_at_the_boundary():
@@ -204,10 +192,7 @@ def test_a_mistake_in_a_model_file_names_its_line(tmp_path, body, where, what):
         body += ("    b.init(x=False)\n    return b.build()\n\n"
                  "SPEC = ModelSpec('mine', 'mine', (), {}, build)\n")
     p = _file(tmp_path, body)
-    try:
-        code, out, err = run("explore", "--model-file", p, "--depth", "2")
-    finally:
-        _forget("mine")
+    code, out, err = run("explore", "--model-file", p, "--depth", "2")
     assert code == 150, err
     [line] = err.strip().splitlines()[-1:]
     assert line.startswith("osf-check: error: ") and where in line and what in line, line
@@ -227,10 +212,7 @@ def bad(s, m):
 PROPERTIES = (Property("M1", "bad", "mine", "reads a variable that is not there",
                        (Check("inv", bad),), ()),)
 """)
-    try:
-        code, _, err = run("explore", "--model-file", p, "--depth", "2")
-    finally:
-        _forget("mine")
+    code, _, err = run("explore", "--model-file", p, "--depth", "2")
     assert code == 150 and "mine.py, line 12, in bad" in err and "no variable 'nope'" in err
 
 
@@ -310,13 +292,10 @@ def test_negative_domains_and_boolean_operators_agree_on_every_engine():
     spec = osf_check.ModelSpec("walk", "walk", (), {}, lambda p, mu: _walk(mu))
     prop = Property("W1", "zero-is-marked", "walk", "was0 exactly on 0",
                     (Check("inv", lambda s, mm: osf_check.Iff(s.was0, s.x == 0)),), ())
-    try:
-        catalogue.register(spec, [prop], source="test")
-        r = osf_check.Checker("walk").prove(k=2)
-        assert r.status == {"W1": "proved"}
-        assert osf_check.Checker("walk").depth(None).explore().status == {"W1": "holds"}
-    finally:
-        _forget("walk")
+    catalogue.register(spec, [prop], source="test")
+    r = osf_check.Checker("walk").prove(k=2)
+    assert r.status == {"W1": "proved"}
+    assert osf_check.Checker("walk").depth(None).explore().status == {"W1": "holds"}
 
 
 def test_min_and_max_take_several_values_or_one_iterable():
@@ -346,17 +325,14 @@ def test_a_parameter_may_be_a_tuple_of_integers(tmp_path):
 
         SPEC = ModelSpec("buckets", "buckets", (Param("caps", (2, 3), 1, 4, "sizes"),), {}, build)
         """)
-    try:
-        # each bucket empty or full: 2 ** len(caps) states
-        code, out, _ = run("explore", "--model-file", p, "--param", "caps=1,2,4", "--json",
-                           "--no-deadlock")
-        m = json.loads(out)["models"][0]
-        assert (code, m["params"], m["distinct_states"]) == (0, {"caps": [1, 2, 4]}, 8)
-        assert osf_check.Checker("buckets").deadlocks(False).explore().distinct == 4
-        code, _, err = run("explore", "--model-file", p, "--param", "caps=1,9")
-        assert code == 150 and "parameter caps=(1, 9): 9 is outside 1..4" in err
-    finally:
-        _forget("buckets")
+    # each bucket empty or full: 2 ** len(caps) states
+    code, out, _ = run("explore", "--model-file", p, "--param", "caps=1,2,4", "--json",
+                       "--no-deadlock")
+    m = json.loads(out)["models"][0]
+    assert (code, m["params"], m["distinct_states"]) == (0, {"caps": [1, 2, 4]}, 8)
+    assert osf_check.Checker("buckets").deadlocks(False).explore().distinct == 4
+    code, _, err = run("explore", "--model-file", p, "--param", "caps=1,9")
+    assert code == 150 and "parameter caps=(1, 9): 9 is outside 1..4" in err
 
 
 def test_a_malformed_action_names_its_file_and_line(tmp_path):
@@ -370,10 +346,7 @@ def test_a_malformed_action_names_its_file_and_line(tmp_path):
 
 SPEC = ModelSpec('mine', 'mine', (), {}, build)
 """)
-    try:
-        code, _, err = run("explore", "--model-file", p, "--depth", "2")
-    finally:
-        _forget("mine")
+    code, _, err = run("explore", "--model-file", p, "--depth", "2")
     assert code == 150, err
     assert "action go{} assigns slot 0 twice (action go at " in err
     assert f"{p}:7)" in err  # the decorator's line: where the action starts

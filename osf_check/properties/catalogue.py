@@ -34,6 +34,11 @@ ASSUMPTIONS: tuple[Assumption, ...] = ()
 SOURCES: dict[str, str] = {}
 
 
+def from_source(source: str) -> list[str]:
+    """The models a source (a file, an entry point, a module) has already registered."""
+    return [n for n, s in SOURCES.items() if s == source]
+
+
 def register(model: ModelSpec, properties: Sequence[Property] = (),
              mutants: Sequence[Mutant] = (), assumptions: Sequence[Assumption] = (), *,
              source: str) -> None:

@@ -146,7 +146,7 @@ def load_file(path: str | Path) -> list[str]:
     if p.suffix != ".py":
         raise BadValue(f"model file {p}: a model file is Python source ending in .py")
     source = f"file {p.resolve()}"
-    done = [n for n, s in catalogue.SOURCES.items() if s == source]
+    done = catalogue.from_source(source)
     if done:
         return done
     digest = hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:12]
@@ -171,7 +171,7 @@ def load_entry_points() -> list[str]:
     for ep in sorted(importlib.metadata.entry_points(group=GROUP), key=lambda e: e.name):
         dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist else "unknown package"
         source = f"entry point {ep.name} = {ep.value} ({dist})"
-        if source in catalogue.SOURCES.values():
+        if catalogue.from_source(source):
             continue
         try:
             module = ep.load()
