@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 from osf_check.explorer.check import EXIT, ModelResult
 from osf_check.explorer.explicit import Violation
 from osf_check.explorer.pycompile import compile_steps
+from osf_check.properties.base import reads
 from osf_check.traces import render
 from osf_check.traces.format import atomic_write, dumps, make_trace, to_itf
 
@@ -25,12 +26,19 @@ def violation_trace(r: ModelResult, v: Violation, seed: int) -> dict[str, Any]:
             states.append(ex.state(sid))
         else:  # the violating edge's target: recompute it from the last state
             states.append(compile_steps(m)[ai](states[-1]))
-    kind = {p.id: p.kinds for p in r.properties}.get(v.prop, v.kind)
-    name = {p.id: p.name for p in r.properties}.get(v.prop, v.prop)
-    return make_trace(m, states, [None if a < 0 else a for a in v.actions],
-                      prop={"id": v.prop, "name": name, "kind": v.kind, "kinds": kind},
+    prop = {p.id: p for p in r.properties}.get(v.prop)
+    info: dict[str, Any] = {"id": v.prop, "name": v.prop, "kind": v.kind, "kinds": v.kind}
+    if prop is not None:
+        last = v.actions[-1] if v.actions and v.actions[-1] >= 0 else None
+        inst = m.instances[last] if last is not None and v.kind == "trans" else None
+        info.update(name=prop.name, kinds=prop.kinds, reads=reads(m, prop, v.kind, inst))
+    return make_trace(m, states, [None if a < 0 else a for a in v.actions], prop=info,
                       message=v.message, seed=seed, loop_start=v.loop_start,
                       assumptions=[a for a, on in r.assumptions.items() if on])
+
+
+def _first_kind(p: Any) -> str:
+    return p.checks[0].kind
 
 
 def _stem(r: ModelResult, v: Violation) -> str:
@@ -207,7 +215,8 @@ def prove_traces(pr: Any) -> list[dict[str, Any]]:
             states, acts = data
             entry[label] = make_trace(
                 m, states, [None] + list(acts),
-                prop={"id": r.prop.id, "name": r.prop.name, "kind": label},
+                prop={"id": r.prop.id, "name": r.prop.name, "kind": label,
+                      "reads": reads(m, r.prop, _first_kind(r.prop))},
                 message=((r.note or "counterexample found by bounded model checking")
                          if label == "trace" else
                          "counterexample to induction: the property holds on the first states "

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from osf_check.models.dsl import ActionInstance, Model, StateView
-from osf_check.models.expr import And, Expr, Slot
+from osf_check.models.expr import And, Expr, Slot, fold
 
-__all__ = ["Check", "Property", "Mutant", "Assumption", "KINDS", "Goal"]
+__all__ = ["Check", "Property", "Mutant", "Assumption", "KINDS", "Goal", "reads"]
 
 KINDS = ("inv", "trans", "reach", "fair")
 
@@ -162,6 +162,45 @@ def mutant_catalogue(model: str, props: Sequence[Property], described: dict[str,
     return tuple(Mutant(name, model, tuple(p.id for p in props if name in p.mutants),
                         where.get(name, default_where), desc, (params or {}).get(name, {}))
                  for name, desc in described.items())
+
+
+def reads(model: Model, prop: Property, kind: str, inst: ActionInstance | None = None) -> list[str]:
+    """The variables ``prop``'s checks of ``kind`` read, in the model's order: what a
+    counterexample picture shows at the failing step.  A ``trans`` check is built for
+    ``inst``, the action of the failing step (``None``: every action's).
+
+    >>> from osf_check.models.dsl import Bool, Int, ModelBuilder
+    >>> b = ModelBuilder("m", actors=("a",))
+    >>> _ = b.var("n", Int(0, 2), actor="a"); _ = b.var("on", Bool(), actor="a")
+    >>> _ = b.array("k", Int(0, 1), 2, actor="a")
+    >>> @b.action("a")
+    ... def inc(s):
+    ...     return s.n < 2, {s.n: s.n + 1}
+    >>> b.init(n=0, on=False, k=[0, 0])
+    >>> m = b.build()
+    >>> p = Property("P1", "p", "m", "", (Check("inv", lambda s, m: (s.n < 2) | s.k[1]),), ())
+    >>> reads(m, p, "inv"), reads(m, p, "trans")
+    (['n', 'k'], [])
+    """
+    owner = {i: v.name for v in model.variables for i in v.slots}
+    exprs: list[Expr] = []
+    for c in prop.checks:
+        if c.kind != kind:
+            continue
+        if kind == "inv":
+            exprs.append(c.inv(model))
+        elif kind == "trans":
+            for i in ([inst] if inst is not None else model.instances):
+                e = c.trans(model, i)
+                if e is not None:
+                    exprs.append(e)
+        else:
+            exprs += [x for g in c.goals(model) for x in (g.premise, g.goal)]
+    seen: set[str] = set()
+    for e in exprs:
+        fold(e, lambda x: seen.add(owner[x.value[0]]) if x.op == "slot" else None,
+             lambda op, a: None)
+    return [v.name for v in model.variables if v.name in seen]
 
 
 def unchanged(model: Model, skip: Sequence[str] = ()) -> Expr:

@@ -68,7 +68,8 @@ def make_trace(model: Model, states: Sequence[tuple], actions: Sequence[int | No
         "message": message,
         "assumptions": list(assumptions),
         "variables": [{"name": v.name, "actor": v.actor, "domain": v.domain.describe(),
-                       "length": v.length, "ghost": v.ghost} for v in model.variables],
+                       "length": v.length, "ghost": v.ghost, "doc": v.doc}
+                      for v in model.variables],
         "actors": list(model.actors),
         "steps": steps,
         "loop_start": loop_start,

@@ -17,46 +17,19 @@ from typing import Any, Mapping
 
 import pydot
 
+from osf_check.traces import sequence, story
+from osf_check.traces.sequence import dot_sequence, mermaid_sequence
+
 __all__ = ["text", "mermaid_sequence", "mermaid_graph", "dot_graph", "dot_sequence",
            "find_renderer", "render_dot", "RenderError", "lanes"]
-
-#: lane order of the sequence chart (agent side left, desktop right)
-LANE_ORDER = ("agent", "another agent", "phone", "owner", "server", "relay", "desktop",
-              "network", "clock", "tm", "rm")
 
 
 class RenderError(RuntimeError):
     pass
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, list):
-        return "[" + ", ".join(_fmt(x) for x in v) + "]"
-    return str(v)
-
-
-def _diff(old: Any, new: Any) -> str:
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        parts = [f"[{i}] {_fmt(a)}→{_fmt(b)}" for i, (a, b) in enumerate(zip(old, new)) if a != b]
-        return ", ".join(parts)
-    return f"{_fmt(old)} → {_fmt(new)}"
-
-
-def _title(tr: Mapping[str, Any]) -> str:
-    p = tr.get("property") or {}
-    head = f"{tr['model']}"
-    if tr.get("mutant"):
-        head += f" (mutant {tr['mutant']})"
-    if p:
-        head += f": {p['id']} {p['name']} [{p['kind']}]"
-    return head
-
-
-def _step_line(step: Mapping[str, Any]) -> str:
-    outs = "".join(f" ⇒ {k}={_fmt(v)}" for k, v in step["outputs"].items())
-    return f"{step['label']}{outs}"
+_fmt, _diff, _title, _step_line = story.fmt, story.diff, story.title, story.step_line
+lanes = story.lane_actors
 
 
 def text(tr: Mapping[str, Any]) -> str:
@@ -68,6 +41,8 @@ def text(tr: Mapping[str, Any]) -> str:
     lines.append(f"  parameters: {params or 'none'}; seed {tr['seed']}; {len(tr['steps']) - 1} steps")
     if tr.get("assumptions"):
         lines.append(f"  assumptions in force: {', '.join(tr['assumptions'])}")
+    if story.reads(tr):
+        lines.append(f"  the property reads: {', '.join(story.reads(tr))}")
     width = max(len(v["name"]) for v in tr["variables"])
     prev = None
     for step in tr["steps"]:
@@ -88,67 +63,29 @@ def text(tr: Mapping[str, Any]) -> str:
             else:
                 lines.append(f"     {name:<{width}}  {_fmt(new)}")
         prev = step
+    if story.failing_index(tr) is not None:
+        lines += ["", *(f"  {x}" for x in story.verdict_lines(tr))]
     if tr.get("loop_start") is not None:
         lines.append(f"\n  ↺ back to state {tr['loop_start']}: this cycle can repeat forever")
     return "\n".join(lines) + "\n"
 
 
-def lanes(tr: Mapping[str, Any]) -> list[str]:
-    used = {s["actor"] for s in tr["steps"] if s["actor"]} | {
-        s["target"] for s in tr["steps"] if s["target"]}
-    order = tr.get("actors") or LANE_ORDER  # the model's own order (older traces: ours)
-    known = [a for a in order if a in used]
-    return known + sorted(used - set(known))
-
-
-def _changes(prev: Mapping[str, Any], step: Mapping[str, Any], limit: int = 3) -> str:
-    parts = [f"{n}: {_diff(prev['state'][n], step['state'][n])}" for n in step["changed"]]
-    if len(parts) > limit:
-        parts = parts[:limit] + [f"+{len(parts) - limit} more"]
-    return "; ".join(parts)
-
-
-def _mm(s: str) -> str:
-    return s.replace(";", ",").replace("#", "").replace("\n", " ")
-
-
-def mermaid_sequence(tr: Mapping[str, Any]) -> str:
-    """A Mermaid sequence diagram, a participant per actor."""
-    ls = lanes(tr)
-    ident = {a: a.replace(" ", "_") for a in ls}
-    out = ["sequenceDiagram", f"    title {_mm(_title(tr))}"]
-    out += [f"    participant {ident[a]} as {a}" for a in ls]
-    loop = tr.get("loop_start")
-    steps = tr["steps"]
-    for prev, step in zip(steps, steps[1:]):
-        if loop is not None and step["index"] == loop + 1:
-            out.append("    loop fair cycle, forever")
-        a, t = ident[step["actor"]], ident.get(step["target"] or "")
-        label = _mm(f"{step['index']}. {_step_line(step)}")
-        if t:
-            out.append(f"    {a}->>{t}: {label}")
-        else:
-            out.append(f"    Note over {a}: {label}")
-        ch = _changes(prev, step)
-        if ch:
-            out.append(f"    Note right of {t or a}: {_mm(ch)}")
-    if loop is not None:
-        out.append("    end")
-    return "\n".join(out) + "\n"
-
-
 def mermaid_graph(tr: Mapping[str, Any]) -> str:
     """A Mermaid flowchart: a node per state (changed variables), an edge per action."""
+    mm = sequence._mm
     out = ["flowchart TD"]
     steps = tr["steps"]
     for k, step in enumerate(steps):
         body = "initial state" if k == 0 else "<br/>".join(
-            f"{n} = {_fmt(step['state'][n])}" for n in step["changed"]) or "(no change)"
-        out.append(f'    s{k}["{k}: {_mm(body)}"]')
+            mm(f"{n} = {_fmt(step['state'][n])}") for n in step["changed"]) or "(no change)"
+        out.append(f'    s{k}["{k}: {body.replace(chr(34), chr(39))}"]')
     for k in range(1, len(steps)):
-        out.append(f'    s{k - 1} -->|"{_mm(steps[k]["label"])}"| s{k}')
+        out.append(f'    s{k - 1} -->|"{mm(steps[k]["label"]).replace(chr(34), chr(39))}"| s{k}')
     if tr.get("loop_start") is not None and len(steps) > 1:
         out.append(f'    s{len(steps) - 1} -.->|"cycle"| s{tr["loop_start"]}')
+    bad = story.failing_index(tr)
+    if bad is not None:
+        out.append(f"    style s{bad} stroke:#c62828,stroke-width:3px")
     return "\n".join(out) + "\n"
 
 
@@ -156,82 +93,71 @@ def _q(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def dot_graph(tr: Mapping[str, Any]) -> pydot.Dot:
-    """The state-graph view: a node per state listing what changed, an edge per action."""
+def _dl(lines: list[str]) -> str:
+    """A left-justified DOT label from lines (escaped; each ends with \\l)."""
+    return '"' + "".join(sequence._esc(x) + "\\l" for x in lines) + '"'
+
+
+#: states per column of the state-graph view: a long trace wraps into columns
+ROWS_PER_COLUMN = 8
+
+
+def dot_graph(tr: Mapping[str, Any], rows: int = ROWS_PER_COLUMN) -> pydot.Dot:
+    """The state-graph view: a node per state listing what changed, an edge per action,
+    columns of ``rows`` states, and a legend saying what each variable is."""
+    steps = tr["steps"]
+    msg = tr.get("message") or ""
     g = pydot.Dot("trace", graph_type="digraph", rankdir="TB", fontname="Helvetica",
-                  label=_q(_title(tr)), labelloc="t")
+                  label=_q(_title(tr) + (f"\n{msg}" if msg else "")), labelloc="t",
+                  newrank="true", nodesep="0.5", ranksep="0.35")
     g.set_node_defaults(shape="box", style="rounded", fontname="Helvetica", fontsize="10")
     g.set_edge_defaults(fontname="Helvetica", fontsize="9")
-    steps = tr["steps"]
-    bad = len(steps) - 1
+    bad = story.failing_index(tr)
+    loop = tr.get("loop_start")
     for k, step in enumerate(steps):
         if k == 0:
-            body = "\\l".join(f"{n} = {_fmt(v)}" for n, v in step["state"].items()) + "\\l"
-            label = f"0: initial state\\l{body}"
+            body = ["0: initial state"] + [f"{n} = {_fmt(v)}" for n, v in step["state"].items()]
         else:
-            body = "\\l".join(f"{n} = {_fmt(step['state'][n])}" for n in step["changed"])
-            label = f"{k}\\l{body}\\l" if body else f"{k}\\l(no change)\\l"
-        attrs = {"label": _q(label).replace("\\\\l", "\\l")}
-        if k == bad and tr.get("loop_start") is None:
-            attrs.update(color="red", penwidth="2")
+            body = [f"{k}"] + [f"{n} = {_fmt(step['state'][n])}" for n in step["changed"]]
+            if len(body) == 1:
+                body.append("(no change)")
+        if k == bad:
+            body += story.verdict_lines(tr)
+        attrs: dict[str, str] = {"label": _dl(body)}
+        if k == bad:
+            attrs.update(color=sequence.RED, penwidth="2.5", fontcolor=sequence.RED, id="failing-step",
+                         **{"class": "osf-failing"})
+        elif loop is not None and k > loop:
+            attrs.update(color=sequence.RED)
         g.add_node(pydot.Node(f"s{k}", **attrs))
     for k in range(1, len(steps)):
         st = steps[k]
-        g.add_edge(pydot.Edge(f"s{k - 1}", f"s{k}", label=_q(f"{st['label']}\n({st['actor']})")))
-    if tr.get("loop_start") is not None and len(steps) > 1:
-        g.add_edge(pydot.Edge(f"s{len(steps) - 1}", f"s{tr['loop_start']}", style="dashed",
-                              color="red", label=_q("cycle repeats")))
+        same_column = k % rows != 0
+        g.add_edge(pydot.Edge(f"s{k - 1}", f"s{k}", label=_q(f"{st['label']}\n({st['actor']})"),
+                              constraint="true" if same_column else "false",
+                              **({} if same_column else {"style": "dashed"})))
+    for r in range(min(rows, len(steps))):  # the k-th state of every column on one rank
+        same = pydot.Subgraph(f"row{r}", rank="same")
+        for k in range(r, len(steps), rows):
+            same.add_node(pydot.Node(f"s{k}"))
+        g.add_subgraph(same)
+    if loop is not None and len(steps) > 1:
+        g.add_edge(pydot.Edge(f"s{len(steps) - 1}", f"s{loop}", style="bold", color=sequence.RED,
+                              fontcolor=sequence.RED, constraint="false",
+                              label=_q(f"cycle: back to state {loop}, forever")))
+    g.add_node(pydot.Node("legend", shape="note", fontsize="9", label=_legend(tr)))
     return g
 
 
-def dot_sequence(tr: Mapping[str, Any]) -> pydot.Dot:
-    """The message-sequence chart: a lane per actor, a row per step, positions pinned
-    (laid out by neato -n style pinning, so lifelines stay straight)."""
-    ls = lanes(tr)
-    steps = tr["steps"]
-    n = len(steps)
-    dx, dy = 3.4, 0.8
-    g = pydot.Dot("sequence", graph_type="digraph", layout="neato", splines="line",
-                  fontname="Helvetica", label=_q(_title(tr)), labelloc="t", outputorder="edgesfirst")
-    g.set_node_defaults(fontname="Helvetica", fontsize="10", shape="point", width="0.06")
-    g.set_edge_defaults(fontname="Helvetica", fontsize="9")
-    lid = {a: f"L{i}" for i, a in enumerate(ls)}
-    x = {a: i * dx for i, a in enumerate(ls)}
-
-    def pos(a: str, k: int) -> str:
-        return f'"{x[a]:.2f},{-k * dy:.2f}!"'
-
-    for a in ls:
-        g.add_node(pydot.Node(f"{lid[a]}_h", label=_q(a), shape="box", style="filled",
-                              fillcolor="lightgrey", width="1.2", pos=pos(a, 0)))
-        g.add_node(pydot.Node(f"{lid[a]}_end", label='""', width="0.01", pos=pos(a, n)))
-        g.add_edge(pydot.Edge(f"{lid[a]}_h", f"{lid[a]}_end", arrowhead="none", style="dashed",
-                              color="grey"))
-    loop = tr.get("loop_start")
-    for k in range(1, n):
-        st = steps[k]
-        label = f"{k}. {_step_line(st)}"
-        ch = _changes(steps[k - 1], st)
-        if ch:
-            label += f"\n{ch}"
-        color = "red" if loop is not None and k > loop else "black"
-        a = st["actor"]
-        g.add_node(pydot.Node(f"{lid[a]}_{k}", label='""', pos=pos(a, k), color=color))
-        if st["target"] and st["target"] != a:
-            t = st["target"]
-            g.add_node(pydot.Node(f"{lid[t]}_{k}", label='""', pos=pos(t, k), color=color))
-            g.add_edge(pydot.Edge(f"{lid[a]}_{k}", f"{lid[t]}_{k}", label=_q(label), color=color,
-                                  fontcolor=color))
-        else:  # a step that talks to nobody: a note beside the actor's lifeline
-            g.add_node(pydot.Node(f"{lid[a]}_{k}_note", shape="note", label=_q(label),
-                                  fontsize="9", color=color, fontcolor=color,
-                                  pos=f'"{x[a] + dx / 2:.2f},{-k * dy:.2f}!"'))
-    if loop is not None:
-        g.add_node(pydot.Node("loopnote", shape="note", color="red", fontcolor="red",
-                              label=_q(f"steps {loop + 1}–{n - 1} (red) repeat forever: "
-                                       f"back to the state after step {loop}"),
-                              pos=f'"{x[ls[0]]:.2f},{-(n + 0.6) * dy:.2f}!"'))
-    return g
+def _legend(tr: Mapping[str, Any]) -> str:
+    """What each variable the picture names is, and whose it is."""
+    named = set(tr["steps"][0]["state"])
+    lines = ["variables"]
+    for v in tr["variables"]:
+        if v["name"] in named:
+            doc = v.get("doc") or ""
+            lines.append(f"{v['name']} ({v['actor']}){': ' + doc if doc else ''}")
+    return _dl(lines)
 
 
 def find_renderer() -> str | None:

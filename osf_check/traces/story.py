@@ -1,0 +1,122 @@
+"""What a counterexample picture says about each step, shared by every view.
+
+A chart has room for a few changes per step.  Which ones it shows decides whether
+the story comes across: the variables the failing property reads come first and are
+never folded into "+N more"; the failing step says which property fails there and
+what the variables it reads hold.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+__all__ = ["fmt", "diff", "title", "step_line", "changes", "failing_index", "verdict_lines",
+           "reads", "lane_actors", "home_lane", "LANE_ORDER"]
+
+#: lane order of the sequence chart for traces written before models named their actors
+LANE_ORDER = ("agent", "another agent", "phone", "owner", "server", "relay", "desktop",
+              "network", "clock", "tm", "rm")
+
+
+def fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list):
+        return "[" + ", ".join(fmt(x) for x in v) + "]"
+    return str(v)
+
+
+def diff(old: Any, new: Any) -> str:
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return ", ".join(f"[{i}] {fmt(a)}→{fmt(b)}"
+                         for i, (a, b) in enumerate(zip(old, new)) if a != b)
+    return f"{fmt(old)} → {fmt(new)}"
+
+
+def title(tr: Mapping[str, Any]) -> str:
+    p = tr.get("property") or {}
+    head = f"{tr['model']}"
+    if tr.get("mutant"):
+        head += f" (mutant {tr['mutant']})"
+    if p:
+        head += f": {p['id']} {p['name']} [{p['kind']}]"
+    return head
+
+
+def step_line(step: Mapping[str, Any]) -> str:
+    outs = "".join(f" ⇒ {k}={fmt(v)}" for k, v in step["outputs"].items())
+    return f"{step['label']}{outs}"
+
+
+def reads(tr: Mapping[str, Any]) -> list[str]:
+    """The variables the failing property reads (empty for older traces)."""
+    return list((tr.get("property") or {}).get("reads") or [])
+
+
+def changes(tr: Mapping[str, Any], k: int, limit: int = 3) -> list[str]:
+    """Step ``k``'s changes, one ``name: old → new`` each: the failing property's
+    variables first and always shown, the others up to ``limit`` lines in all; the
+    failing step shows every change (one of them is what breaks the property)."""
+    prev, step = tr["steps"][k - 1], tr["steps"][k]
+    if k == failing_index(tr):
+        limit = len(step["changed"])
+    first = set(reads(tr))
+    names = sorted(step["changed"], key=lambda n: n not in first)  # stable: model order kept
+    shown = [n for n in names if n in first]
+    rest = [n for n in names if n not in first]
+    room = max(limit - len(shown), 0)
+    if len(rest) > room:
+        room = max(room - 1, 0)  # one line goes to "+N more"
+    out = [f"{n}: {diff(prev['state'][n], step['state'][n])}" for n in shown + rest[:room]]
+    if len(rest) > room:
+        out.append(f"+{len(rest) - room} more")
+    return out
+
+
+def failing_index(tr: Mapping[str, Any]) -> int | None:
+    """The step where the property fails (``None`` for a lasso: its whole cycle is)."""
+    if tr.get("loop_start") is not None or not tr.get("property") or len(tr["steps"]) < 2:
+        return None
+    return len(tr["steps"]) - 1
+
+
+def verdict_lines(tr: Mapping[str, Any]) -> list[str]:
+    """What the failing step adds: the property and what the variables it reads hold."""
+    p = tr.get("property") or {}
+    if not p:
+        return []
+    last = tr["steps"][-1]["state"]
+    out = [f"× {p['id']} {p['name']} fails here"]
+    names = [n for n in reads(tr) if n in last]
+    if names:
+        out.append("it reads " + ", ".join(f"{n} = {fmt(last[n])}" for n in names))
+    return out
+
+
+def lane_actors(tr: Mapping[str, Any]) -> list[str]:
+    """The actors that get a lifeline: whoever sends or receives, or owns a variable the
+    trace changes.  An actor that only acts locally and changes nothing of its own (the
+    clock) gets none: its steps sit on the lifeline of the actor whose state they change."""
+    steps = tr["steps"]
+    owner = {v["name"]: v["actor"] for v in tr["variables"]}
+    talks = {s["actor"] for s in steps if s["target"] and s["target"] != s["actor"]}
+    talks |= {s["target"] for s in steps if s["target"]}
+    owners = {owner[n] for s in steps for n in s["changed"] if n in owner}
+    used = talks | owners
+    if not used:  # only lane-less actors act: give them their lanes back
+        used = {s["actor"] for s in steps if s["actor"]}
+    order = tr.get("actors") or LANE_ORDER  # the model's own order (older traces: ours)
+    known = [a for a in order if a in used]
+    return known + sorted(used - set(known))
+
+
+def home_lane(tr: Mapping[str, Any], step: Mapping[str, Any], lanes: list[str]) -> str:
+    """Where a step that talks to nobody is drawn: its actor's lifeline, or (an actor
+    without one) the lifeline of the first actor whose variable it changes."""
+    if step["actor"] in lanes:
+        return step["actor"]
+    owner = {v["name"]: v["actor"] for v in tr["variables"]}
+    for n in step["changed"]:
+        if owner.get(n) in lanes:
+            return owner[n]
+    return lanes[0]

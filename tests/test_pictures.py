@@ -1,0 +1,129 @@
+"""Counterexample pictures tell the story: the failing step in red with its property
+and what it reads, the decisive change never folded away, local steps on their own
+lifeline, no lane for the clock, a legend and columns in the state graph, and a
+lasso's cycle drawn as a loop."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from functools import lru_cache
+
+import pytest
+
+from osf_check import Checker
+from osf_check.traces import render, story
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@lru_cache(maxsize=None)
+def _trace(mutant: str, prop: str | None = None, **params: int) -> dict:
+    c = Checker("wire-relay" if mutant == "no-generation-check" else "graph-relay")
+    c = c.mutant(mutant).params(**params)
+    if prop:
+        c = c.properties(prop).keep_going(True)
+    traces = c.explore().traces
+    return next(t for t in traces if prop is None or t["property"]["kind"] == "fair")
+
+
+def _svg(tr: dict, view: str = "sequence") -> str:
+    dot = (render.dot_sequence(tr) if view == "sequence" else render.dot_graph(tr)).to_string()
+    return render.render_dot(dot, "svg").decode()
+
+
+def _failing_text(svg: str) -> str:
+    root = ET.fromstring(svg)
+    [g] = [g for g in root.iter(f"{SVG}g") if g.get("id") == "failing-step"]
+    return " ".join(t.text or "" for t in g.iter(f"{SVG}text"))  # wrapped lines joined
+
+
+def test_a10_the_failing_step_is_red_and_shows_the_change_that_breaks_it():
+    tr = _trace("queue-on-desktop")
+    assert tr["property"]["reads"] == ["status", "qcancel", "online"]
+    svg = _svg(tr)
+    text = _failing_text(svg)
+    assert "lost: [0] false→true" in text  # was folded into "+2 more"
+    assert "more" not in text
+    assert "A10 offline-work-survives fails here" in text
+    assert "it reads status = [queued], qcancel = [false], online = false" in text
+    assert 'fill="#c62828"' in svg  # the red of the failing step
+
+
+def test_b1_shows_the_generations_the_story_turns_on():
+    tr = _trace("no-generation-check")
+    assert set(tr["property"]["reads"]) == {"pgen", "rgen"}
+    svg = _svg(tr)
+    assert "gen: 0 → 1" in svg            # the reconnect
+    assert "pgen: [0] 0→1" in svg          # the retry's entry belongs to generation 1
+    assert "it reads pgen = [1, 0], rgen = [0, 0, 0, 0]" in _failing_text(svg)
+
+
+def test_the_property_s_variables_are_never_folded_away():
+    tr = _trace("no-generation-check")
+    k = next(s["index"] for s in tr["steps"] if "pgen" in s["changed"])
+    lines = story.changes(tr, k)
+    assert lines[0].startswith("pgen:") and lines[-1].startswith("+")  # others still fold
+    tr2 = dict(tr, property=dict(tr["property"], reads=[]))
+    assert not any(x.startswith("pgen:") for x in story.changes(tr2, k))  # folded without
+
+
+def _x(g, node: str) -> float:
+    [n] = g.get_node(node)
+    return float(n.get("pos").strip('"').split(",")[0])
+
+
+def test_local_steps_sit_on_their_actor_s_lifeline_and_the_clock_gets_none():
+    a3 = _trace("complete-overwrites-cancel")
+    lanes = story.lane_actors(a3)
+    d = lanes.index("desktop")
+    g = render.dot_sequence(a3)
+    k = next(s["index"] for s in a3["steps"] if s["action"] == "start_graph")
+    assert _x(g, f"L{d}_{k}") == _x(g, f"L{d}_h")
+    b1 = _trace("no-generation-check")
+    assert "clock" not in story.lane_actors(b1)
+    g = render.dot_sequence(b1)
+    k = next(s["index"] for s in b1["steps"] if s["action"] == "slot_timeout")
+    d = story.lane_actors(b1).index("desktop")
+    assert _x(g, f"L{d}_{k}") == _x(g, f"L{d}_h")  # on the desktop's lifeline
+    assert "clock: slot_timeout" in g.to_string()
+
+
+@pytest.mark.parametrize("mutant", ["complete-overwrites-cancel", "no-generation-check",
+                                    "queue-on-desktop"])
+def test_labels_are_inside_the_picture_and_lifelines_do_not_cross_them(mutant):
+    tr = _trace(mutant)
+    dot = render.dot_sequence(tr).to_string()
+    assert "outputorder=edgesfirst" in dot  # lifelines first, white label boxes over them
+    labels = re.findall(r"_label \[([^\]]*)\]", dot)
+    assert labels and all('fillcolor=white' in x for x in labels)
+    root = ET.fromstring(_svg(tr))
+    w, h = (float(v) for v in root.get("viewBox").split()[2:])
+    xs = [float(t.get("x")) for t in root.iter(f"{SVG}text")]
+    assert min(xs) >= 0 and max(xs) <= w  # nothing cut at either edge
+
+
+def test_the_state_graph_has_a_legend_and_wraps_into_columns():
+    tr = _trace("outbox-off", "A2", intents=1)
+    assert len(tr["steps"]) > 2 * render.ROWS_PER_COLUMN
+    svg = _svg(tr, "graph")
+    assert "the desktop reaches the server" in svg  # online's meaning, from the model
+    root = ET.fromstring(svg)
+    w, h = (float(v) for v in root.get("viewBox").split()[2:])
+    assert h < 1.5 * w, (w, h)  # columns, not a strip
+    one_column = render.render_dot(render.dot_graph(tr, rows=100).to_string(), "svg").decode()
+    w1, h1 = (float(v) for v in ET.fromstring(one_column).get("viewBox").split()[2:])
+    assert h1 > 2 * w1  # the measure can come out worse
+
+
+def test_a_lasso_is_drawn_as_a_loop():
+    tr = _trace("outbox-off", "A2", intents=1)
+    assert tr["loop_start"] is not None
+    dot = render.dot_sequence(tr).to_string()
+    assert "loop_frame" in dot and "loop_up_from -> loop_up_to" in dot
+    svg = _svg(tr)
+    n = len(tr["steps"]) - 1
+    assert (f"back to the state after step {tr['loop_start']}; steps "
+            f"{tr['loop_start'] + 1}–{n} repeat forever") in svg
+    mm = render.mermaid_sequence(tr)
+    assert f"loop steps {tr['loop_start'] + 1}–{n} repeat forever" in mm
