@@ -352,9 +352,15 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
     traces: dict[int, list[dict[str, Any]]] = {k: e.traces for k, e in enumerate(explored)}
     written: list[Path] = []
     if out is not None:
+        from osf_check import plots
         for k, r in enumerate(results):
             for v, tr in zip(r.violations, traces[k]):
                 written += report.write_outputs(out, tr, report._stem(r, v), report.err)
+            mut = f" (mutant {r.model.mutant})" if r.model.mutant else ""
+            fig = plots.depth_histogram(explored[k].histogram, f"{r.model.name}{mut}: "
+                                        f"{r.exploration.distinct:,} states to depth "
+                                        f"{len(explored[k].histogram) - 1}")
+            written += plots.save(fig, out / f"states-per-depth-{report._stem_model(r)}")
     doc = report.result_json("explore", seed, bound, results, traces, code)
     if out is not None:
         written.append(out / "result.json")
@@ -441,7 +447,8 @@ def prove(model: str | None, model_files: list[str], props: tuple[str, ...], k: 
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               callback=lambda c, p, v: _usable_dir(v, "--out"),
-              help="Directory for timeline pictures of violating schedules (DOT, SVG).")
+              help="Directory for timeline pictures of violating schedules (SVG, PNG), one "
+                   "per property and method class.")
 def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool,
            out: Path | None) -> None:
     """z3 deadline analysis of the wire protocol (B9, B10, who gives up first)."""
@@ -463,19 +470,13 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
     code = 0 if rep.ok else 12
     written: list[Path] = []
     if out is not None:
+        from osf_check import plots
         for c in rep.classes:
             for prop, sch in (("B9", c.b9_schedule), ("B10", c.b10_schedule)):
                 if sch is None:
                     continue
-                stem = f"timing-{prop}-{c.name.split(' (')[0].replace(' ', '-')}"
-                dot = tm.timeline_dot(rep, c, sch, f"{prop} fails: {c.name}")
-                atomic_write(out / f"{stem}.dot", dot)
-                written.append(out / f"{stem}.dot")
-                try:
-                    atomic_write(out / f"{stem}.svg", rnd.render_dot(dot, "svg"))
-                    written.append(out / f"{stem}.svg")
-                except rnd.RenderError as e:
-                    report.err(f"timeline not rendered: {e}")
+                fig = plots.timeline(c, sch, prop, f"{prop} fails: {c.name}")
+                written += plots.save(fig, out / f"timing-{prop}-{tm.slug(c.name)}")
     if as_json:
         doc = report.timing_json(rep, seed, code)
         click.echo(json.dumps(doc, indent=2))
@@ -557,6 +558,12 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                                  hypothesis_shrink=prof == "nightly")
         elapsed = time.perf_counter() - t0
         run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, overrides)
+        if out is not None:
+            from osf_check import plots
+            fig = plots.fuzz_coverage(rep.coverage, rep.states_total, rep.edges_total,
+                                      f"{name}{' (implementation mutant ' + mutant + ')' if mutant else ''}"
+                                      f": tour to depth {depth}, seed {seed}")
+            plots.save(fig, out / f"fuzz-coverage-{name}{'-' + mutant if mutant else ''}")
         if rep.failure:
             code = 12
             tr = path_trace(model_for(name, mutant), rep.path, message=rep.failure,
@@ -612,11 +619,12 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               callback=lambda c, p, v: _usable_dir(v, "--out"),
-              help="Directory for the tables (JSON, text) and the poll-strategy plot.")
+              help="Directory for the tables (JSON, text) and the plots (poll strategies, "
+                   "pickup-wait CDF; SVG and PNG).")
 def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run: float,
              min_run: float, loss: float, as_json: bool, out: Path | None) -> None:
     """Timed statistics of the Graph-run relay implementation on a simulated clock."""
-    from osf_check.simulate.experiments import Facts, plot_dot, run_all, to_json
+    from osf_check.simulate.experiments import Facts, run_all, to_json
     f = Facts(poll=poll, control=control_poll, median_run=median_run, floor=min_run, loss=loss)
     t0 = time.perf_counter()
     tables = run_all(runs, seed, f)
@@ -624,14 +632,11 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
     if out is not None:
         atomic_write(out / "simulate.json", to_json(tables))
         atomic_write(out / "simulate.txt", "".join(t.text() + "\n" for t in tables))
-        dot = plot_dot(tables[2])
-        atomic_write(out / "poll-strategies.dot", dot)
-        for fmt in ("svg", "png"):
-            try:
-                atomic_write(out / f"poll-strategies.{fmt}", rnd.render_dot(dot, fmt))
-            except rnd.RenderError as e:
-                report.err(f"plot not rendered: {e}")
-                break
+        from osf_check import plots
+        poll_t, pickup_t = tables[2], tables[0]
+        plots.save(plots.poll_tradeoff(poll_t.extra["points"], seed, runs),
+                   out / "poll-strategies")
+        plots.save(plots.pickup_cdf(pickup_t.samples, f.poll, seed), out / "pickup-wait-cdf")
     if as_json:
         doc = report.simulate_json(json.loads(to_json(tables)), seed, runs, secs)
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))

@@ -41,9 +41,12 @@ def _first_kind(p: Any) -> str:
     return p.checks[0].kind
 
 
+def _stem_model(r: ModelResult) -> str:
+    return f"{r.model.name}-{r.model.mutant}" if r.model.mutant else r.model.name
+
+
 def _stem(r: ModelResult, v: Violation) -> str:
-    mut = f"-{r.model.mutant}" if r.model.mutant else ""
-    return f"{r.model.name}{mut}-{v.prop}-{v.kind}"
+    return f"{_stem_model(r)}-{v.prop}-{v.kind}"
 
 
 def write_outputs(out: Path, tr: dict[str, Any], stem: str, note: Callable[[str], None]) -> list[Path]:

@@ -73,7 +73,10 @@ def test_cli_writes_tables_and_the_plot(tmp_path):
     doc = json.loads(res.stdout)
     assert doc["seed"] == 0 and len(doc["tables"]) == 8
     assert all(t["seed"] == 0 and t["n"] >= 1 for t in doc["tables"])
-    assert (tmp_path / "poll-strategies.dot").exists() and (tmp_path / "simulate.json").exists()
+    for name in ("poll-strategies", "pickup-wait-cdf"):
+        assert (tmp_path / f"{name}.svg").read_text().startswith("<?xml")
+        assert (tmp_path / f"{name}.png").read_bytes().startswith(b"\x89PNG")
+    assert (tmp_path / "simulate.json").exists()
 
 
 @pytest.mark.parametrize("args", [["--runs", "1"], ["--loss", "1.5"], ["--poll", "0"]])

@@ -65,5 +65,5 @@ def test_timing_json_and_timeline_picture(tmp_path):
     assert doc["exit_code"] == 12 and doc["deadlines"]["relay_other"] == 50
     other = next(c for c in doc["classes"] if c["name"] == "anything else")
     assert other["B9"] == "fails" and other["B9_schedule"]["answer_at"] >= 50
-    assert (tmp_path / "timing-B9-anything-else.dot").exists()
+    assert (tmp_path / "timing-B9-anything-else.svg").exists()
     assert set(DEADLINES) >= {"slot", "lease", "retention"}

@@ -216,39 +216,22 @@ def text(report: TimingReport) -> str:
     if changed:
         lines.append("\ndeadlines changed with --set: " + ", ".join(
             f"{k}={v:g} s (spec {DEADLINES[k]:g} s)" for k, v in changed.items()))
-    lines.append(f"\nB9 and B10 {'hold for every method class' if report.ok else 'FAIL'}")
+    lines.append("\n" + verdict(report))
     return "\n".join(lines) + "\n"
 
 
-def timeline_dot(report: TimingReport, c: ClassReport, s: Schedule, title: str) -> str:
-    """A timeline picture of one schedule: a lane per station, pinned positions."""
-    import pydot
-    scale = 10.0 / max(c.relay, s.answer_at, c.phone, 1.0)
-    g = pydot.Dot("timeline", graph_type="digraph", layout="neato", splines="line",
-                  label=f'"{title}"', labelloc="t", fontname="Helvetica")
-    g.set_node_defaults(fontname="Helvetica", fontsize="9", shape="plaintext")
+def verdict(report: TimingReport) -> str:
+    """One line: which of B9 and B10 fail, and for which method classes."""
+    if report.ok:
+        return "B9 and B10 hold for every method class"
+    parts = []
+    for prop, attr in (("B9", "b9"), ("B10", "b10")):
+        bad = [c.name for c in report.classes if not getattr(c, attr)]
+        parts.append(f"{prop} fails for {', '.join(bad)}" if bad else
+                     f"{prop} holds for every method class")
+    return "; ".join(parts)
 
-    def x(t: float) -> float:
-        return t * scale
 
-    lanes = [("phone", c.phone, f"phone gives up at {c.phone:g} s"),
-             ("relay", c.relay, f"entry expires at {c.relay:g} s"),
-             ("desktop", s.answer_at, f"answer enqueued at {s.answer_at:g} s")]
-    for k, (lane, end, label) in enumerate(lanes):
-        y = -k * 1.0
-        g.add_node(pydot.Node(f"{lane}_name", label=f'"{lane}"', pos=f'"-1.2,{y}!"',
-                              fontsize="11"))
-        g.add_node(pydot.Node(f"{lane}_a", label='""', shape="point", pos=f'"0,{y}!"'))
-        g.add_node(pydot.Node(f"{lane}_b", label='""', shape="point", pos=f'"{x(end):.3f},{y}!"'))
-        g.add_edge(pydot.Edge(f"{lane}_a", f"{lane}_b", arrowhead="none", penwidth="3",
-                              color="steelblue" if lane != "desktop" else "darkorange"))
-        g.add_node(pydot.Node(f"{lane}_lbl", label=f'"{label}"',
-                              pos=f'"{x(end):.3f},{y - 0.3}!"'))
-    y = -2.0
-    for name, t in (("slot granted", s.claim_at), ("answer stored", s.stored_at)):
-        g.add_node(pydot.Node(name.replace(" ", "_"), label=f'"{name} {t:g} s"',
-                              pos=f'"{x(t):.3f},{y + 0.35}!"'))
-    if s.retry_at is not None:
-        g.add_node(pydot.Node("retry", label=f'"retry at {s.retry_at:g} s"', fontcolor="red",
-                              pos=f'"{x(s.retry_at):.3f},{0.4}!"'))
-    return g.to_string()
+def slug(name: str) -> str:
+    """A file-name part for a method class: ``outbox submit (iOS)`` -> ``outbox-submit-ios``."""
+    return "-".join("".join(ch if ch.isalnum() else " " for ch in name.lower()).split())

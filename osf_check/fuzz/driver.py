@@ -73,6 +73,8 @@ class FuzzReport:
     unreached: int = 0
     #: distinct states the walks reached with each long-story feature (fuzz.stories)
     stories: dict[str, int] = field(default_factory=dict)
+    #: the tour's coverage as it went: (seconds, steps, states, transitions) samples
+    coverage: list[tuple[float, int, int, int]] = field(default_factory=list)
 
     @property
     def state_coverage(self) -> float:
@@ -229,6 +231,8 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
         raise Divergence("the implementation's initial state is not the model's")
     covered_states = {0}
     observed: set[tuple[int, int, int]] = set()  # (source, action, target) seen done
+    n_edges = 0  # of them, transitions of the map
+    rep.coverage.append((time.perf_counter() - t0, 0, 1, 0))
     path: list[int] = []
     stack = [(0, iter(out.get(0, [])))]
     snaps = {0: h.snapshot()}
@@ -253,8 +257,13 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
             rep.steps += 1
             target = ex.ids.get(pack(after))
             if target is not None:
+                if (u, a, target) in graph_edges and (u, a, target) not in observed:
+                    n_edges += 1
                 observed.add((u, a, target))
                 covered_states.add(target)
+            if rep.steps % 256 == 0:
+                rep.coverage.append((time.perf_counter() - t0, rep.steps, len(covered_states),
+                                     n_edges))
             if ex.parent[v] == u and ex.via[v] == a and depth_of[v] < depth:
                 snaps[v] = h.snapshot()
                 stack.append((v, iter(out.get(v, []))))
@@ -268,6 +277,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
     rep.edges_covered = len(observed & graph_edges)
     rep.states_covered = len(covered_states)
     rep.seconds = time.perf_counter() - t0
+    rep.coverage.append((rep.seconds, rep.steps, rep.states_covered, rep.edges_covered))
     if log:
         log(f"tour: {rep.steps:,} steps, {rep.states_covered:,}/{rep.states_total:,} states, "
             f"{rep.edges_covered:,}/{rep.edges_total:,} transitions in {rep.seconds:.1f} s")

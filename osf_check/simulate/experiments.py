@@ -50,6 +50,8 @@ class Table:
     #: 000's own figures: (the leading cells of our row, 000's values per column, None
     #: where 000 gives none); printed under our row with the difference
     ref: list[tuple[tuple, list]] = field(default_factory=list)
+    #: the raw samples behind the rows, for plots (not written to the JSON)
+    samples: Any = field(default=None, repr=False)
 
     def _lines(self) -> list[list[Any]]:
         out: list[list[Any]] = []
@@ -209,8 +211,9 @@ def pickup_wait(n: int, seed: int, f: Facts) -> Table:
                  [["simulated"] + _stats(waits) + sim_cdf,
                   [f"analytic (uniform 0..{f.poll:g})"] + analytic + [0.25, 0.5, 0.75]],
                  seed, n, "the relay's phase is uniform over the 20 s poll: the wait is "
-                 "Uniform(0, 20); the max is its supremum", {"samples": waits.tolist()[:0]},
-                 ref=[(("simulated",), [None, 9.8, 9.8, 18.9, 20.0, None, None, None])])
+                 "Uniform(0, 20); the max is its supremum",
+                 ref=[(("simulated",), [None, 9.8, 9.8, 18.9, 20.0, None, None, None])],
+                 samples=waits)
 
 
 def queued_together(n: int, seed: int, f: Facts) -> Table:
@@ -425,34 +428,6 @@ EXPERIMENTS = (pickup_wait, queued_together, poll_strategies, cancellation, idem
 def run_all(n: int = 2_000, seed: int = 0, facts: Facts | None = None) -> list[Table]:
     f = facts or Facts()
     return [e(n, seed, f) for e in EXPERIMENTS]
-
-
-def plot_dot(table: Table) -> str:
-    """The poll-strategy trade-off (calls vs delay) as a scatter plot, in DOT (pinned)."""
-    pts = table.extra["points"]
-    xmax = max(p[1] for p in pts) * 1.1
-    ymax = max(p[2] for p in pts) * 1.1
-    w, h = 8.0, 5.0
-    lines = ['digraph plot {', 'layout=neato; splines=line; node [fontname="Helvetica", '
-             'fontsize=10];',
-             f'label="get_graph_run calls per run (x) vs mean delay in noticing, s (y)  '
-             f'seed {table.seed}, N={table.n}"; labelloc=t;',
-             'o [shape=point, pos="0,0!"]; xe [shape=point, pos="%.2f,0!"]; '
-             'ye [shape=point, pos="0,%.2f!"];' % (w, h),
-             'o -> xe; o -> ye;']
-    for k in range(5):
-        x = w * k / 4
-        y = h * k / 4
-        lines.append(f'xt{k} [shape=plaintext, label="{xmax * k / 4:.0f}", pos="{x:.2f},-0.3!"];')
-        lines.append(f'yt{k} [shape=plaintext, label="{ymax * k / 4:.0f}", pos="-0.4,{y:.2f}!"];')
-    for i, (name, x, y) in enumerate(pts):
-        px, py = w * x / xmax, h * y / ymax
-        lines.append(f'p{i} [shape=circle, width=0.12, style=filled, fillcolor=steelblue, '
-                     f'label="", pos="{px:.2f},{py:.2f}!"];')
-        dy = 0.2 if i % 2 == 0 else -0.25  # alternate above/below: close points stay legible
-        lines.append(f'l{i} [shape=plaintext, label="{name}", pos="{px + 0.9:.2f},{py + dy:.2f}!"];')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
 
 
 def to_json(tables: list[Table]) -> str:
