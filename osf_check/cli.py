@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -136,10 +137,45 @@ class _Group(click.Group):
             _internal(e)
 
 
-def _record(doc: dict[str, Any], out: Path | None, name: str, as_json: bool, code: int) -> None:
-    """Keep the machine-readable result in ``out``; with --json, print it and exit."""
+def _repro() -> str:
+    """The command line that repeats this run: every option not at its default, and the
+    seed always (``--out`` and ``--json`` change what is written, not the run)."""
+    ctx = click.get_current_context()
+    parts = ["osf-check", ctx.info_name or ""]
+    for p in ctx.command.params:
+        v = ctx.params.get(p.name or "")
+        if isinstance(p, click.Argument):
+            parts.append(str(v))
+            continue
+        if not isinstance(p, click.Option) or p.name in ("as_json", "out"):
+            continue
+        flag = max(p.opts, key=len)
+        if p.name == "seed":
+            parts += [flag, str(v)]
+        elif v is None or v is False or v == () or v == [] or v == p.default:
+            continue
+        elif p.is_flag:
+            parts.append(flag)
+        elif p.multiple or isinstance(v, list):
+            for x in v:
+                parts += [flag, str(x)]
+        else:
+            parts += [flag, str(v)]
+    return shlex.join(parts)
+
+
+def _html(doc: dict[str, Any], out: Path, plots: Sequence[Path] = ()) -> Path:
+    from osf_check import html_report
+    return html_report.write(out, doc, repro=_repro(), version=_version(), plots=plots)
+
+
+def _record(doc: dict[str, Any], out: Path | None, name: str, as_json: bool, code: int,
+            plots: Sequence[Path] = ()) -> None:
+    """Keep the machine-readable result and the HTML report in ``out``; with --json,
+    print the result and exit."""
     if out is not None:
         atomic_write(out / name, dumps(doc))
+        _html(doc, out, plots)
     if as_json:
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         sys.exit(code)
@@ -363,8 +399,8 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             written += plots.save(fig, out / f"states-per-depth-{report._stem_model(r)}")
     doc = report.result_json("explore", seed, bound, results, traces, code)
     if out is not None:
-        written.append(out / "result.json")
-    _record(doc, out, "result.json", as_json, code)
+        written += [out / "result.json", out / "report.html"]
+    _record(doc, out, "result.json", as_json, code, plots=written)
     for e in explored:
         click.echo(e.text(), nl=False)
     if len(results) > 1:
@@ -477,8 +513,11 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
                     continue
                 fig = plots.timeline(c, sch, prop, f"{prop} fails: {c.name}")
                 written += plots.save(fig, out / f"timing-{prop}-{tm.slug(c.name)}")
+    doc = report.timing_json(rep, seed, code)
+    if out is not None:
+        atomic_write(out / "timing.json", dumps(doc))
+        written += [out / "timing.json", _html(doc, out, written)]
     if as_json:
-        doc = report.timing_json(rep, seed, code)
         click.echo(json.dumps(doc, indent=2))
         sys.exit(code)
     click.echo(tm.text(rep), nl=False)
@@ -542,6 +581,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
     n_ex = examples if examples is not None else FUZZ_EXAMPLES[prof]
     say = (lambda s: click.echo(f"osf-check: {s}", err=True))
     runs: list[dict[str, Any]] = []
+    pictures: list[Path] = []
     code = 0
     for name in systems:
         depth = tour_depth if tour_depth is not None else TOUR_DEPTH[name]
@@ -563,7 +603,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
             fig = plots.fuzz_coverage(rep.coverage, rep.states_total, rep.edges_total,
                                       f"{name}{' (implementation mutant ' + mutant + ')' if mutant else ''}"
                                       f": tour to depth {depth}, seed {seed}")
-            plots.save(fig, out / f"fuzz-coverage-{name}{'-' + mutant if mutant else ''}")
+            pictures += plots.save(fig, out / f"fuzz-coverage-{name}{'-' + mutant if mutant else ''}")
         if rep.failure:
             code = 12
             tr = path_trace(model_for(name, mutant), rep.path, message=rep.failure,
@@ -574,7 +614,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                 report.write_outputs(out, tr, stem, report.err)
         runs.append(run)
     doc = report.fuzz_json(runs, seed, prof, str(db) if db else None, code)
-    _record(doc, out, "fuzz.json", as_json, code)
+    _record(doc, out, "fuzz.json", as_json, code, plots=pictures)
     for run in runs:
         tr_, hy = run["tour"], run["hypothesis"]
         click.echo(f"{run['model']}"
@@ -634,11 +674,14 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
         atomic_write(out / "simulate.txt", "".join(t.text() + "\n" for t in tables))
         from osf_check import plots
         poll_t, pickup_t = tables[2], tables[0]
-        plots.save(plots.poll_tradeoff(poll_t.extra["points"], seed, runs),
-                   out / "poll-strategies")
-        plots.save(plots.pickup_cdf(pickup_t.samples, f.poll, seed), out / "pickup-wait-cdf")
+        pictures = plots.save(plots.poll_tradeoff(poll_t.extra["points"], seed, runs),
+                              out / "poll-strategies")
+        pictures += plots.save(plots.pickup_cdf(pickup_t.samples, f.poll, seed),
+                               out / "pickup-wait-cdf")
+    doc = report.simulate_json(json.loads(to_json(tables)), seed, runs, secs)
+    if out is not None:
+        _html(doc, out, pictures)
     if as_json:
-        doc = report.simulate_json(json.loads(to_json(tables)), seed, runs, secs)
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     for t in tables:
@@ -703,7 +746,7 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
 @main.command()
 @click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "dot", "mermaid", "svg", "png", "itf",
-                                                     "json"]),
+                                                     "json", "html"]),
               default="text", show_default=True)
 @click.option("--view", type=click.Choice(["sequence", "graph"]), default="sequence",
               show_default=True, help="Message-sequence chart or state graph.")
@@ -721,6 +764,11 @@ def render(trace_file: Path, fmt: str, view: str, output: Path | None) -> None:
         data = dumps(to_itf(tr))
     elif fmt == "json":
         data = dumps(tr)
+    elif fmt == "html":  # the trace's own page: chart, step-by-step view, Mermaid text
+        from osf_check import html_report
+        doc = {"command": "render", "result": "trace", "exit_code": 0, "seed": tr["seed"],
+               "traces": [tr]}
+        data = html_report.build(doc, repro=_repro(), version=_version())
     else:
         dot = (rnd.dot_sequence(tr) if view == "sequence" else rnd.dot_graph(tr)).to_string()
         if fmt == "dot":

@@ -32,7 +32,9 @@ def _q(s: str) -> str:
 
 def _lines(tr: Mapping[str, Any], k: int, width_in: float, lanes: list[str]) -> list[str]:
     step = tr["steps"][k]
-    who = "" if step["actor"] in lanes else f"{step['actor']}: "  # e.g. the clock
+    here = step["actor"] if step["target"] and step["target"] != step["actor"] \
+        else story.home_lane(tr, step, lanes)
+    who = "" if step["actor"] == here else f"{step['actor']}: "  # on another's lifeline
     head = f"{k}. {who}{story.step_line(step)}"
     body = [head] + story.changes(tr, k)
     if k == story.failing_index(tr):
@@ -198,8 +200,9 @@ def mermaid_sequence(tr: Mapping[str, Any]) -> str:
             out.append(f"    {ident[step['actor']]}->>{ident[t]}: {label}")
             where = ident[t]
         else:
-            where = ident[story.home_lane(tr, step, ls)]
-            who = "" if step["actor"] in ident else f"{_mm(step['actor'] or '')}: "
+            home = story.home_lane(tr, step, ls)
+            where = ident[home]
+            who = "" if step["actor"] == home else f"{_mm(step['actor'] or '')}: "
             out.append(f"    Note over {where}: {who}{label}")
         notes = story.changes(tr, k) + (story.verdict_lines(tr) if k == bad else [])
         if notes:

@@ -94,29 +94,31 @@ def verdict_lines(tr: Mapping[str, Any]) -> list[str]:
 
 
 def lane_actors(tr: Mapping[str, Any]) -> list[str]:
-    """The actors that get a lifeline: whoever sends or receives, or owns a variable the
-    trace changes.  An actor that only acts locally and changes nothing of its own (the
-    clock) gets none: its steps sit on the lifeline of the actor whose state they change."""
-    steps = tr["steps"]
+    """The actors that get a lifeline: whoever sends or receives, or changes state of its
+    own.  A step that changes only others' state (the clock's ``slot_timeout`` ends the
+    desktop's wait) sits on the lifeline of the actor whose state it changes, so the
+    clock gets no lifeline for one note."""
+    steps = tr["steps"][1:]
     owner = {v["name"]: v["actor"] for v in tr["variables"]}
-    talks = {s["actor"] for s in steps if s["target"] and s["target"] != s["actor"]}
-    talks |= {s["target"] for s in steps if s["target"]}
-    owners = {owner[n] for s in steps for n in s["changed"] if n in owner}
-    used = talks | owners
-    if not used:  # only lane-less actors act: give them their lanes back
-        used = {s["actor"] for s in steps if s["actor"]}
+    used = {s["actor"] for s in steps if s["target"] and s["target"] != s["actor"]}
+    used |= {s["target"] for s in steps if s["target"]}
+    used |= {s["actor"] for s in steps if any(owner.get(n) == s["actor"] for n in s["changed"])}
+    for s in steps:
+        if s["actor"] not in used:
+            used.add(next((owner[n] for n in s["changed"] if n in owner), s["actor"]))
     order = tr.get("actors") or LANE_ORDER  # the model's own order (older traces: ours)
     known = [a for a in order if a in used]
-    return known + sorted(used - set(known))
+    return known + sorted(used - set(known) - {None})
 
 
 def home_lane(tr: Mapping[str, Any], step: Mapping[str, Any], lanes: list[str]) -> str:
-    """Where a step that talks to nobody is drawn: its actor's lifeline, or (an actor
-    without one) the lifeline of the first actor whose variable it changes."""
-    if step["actor"] in lanes:
-        return step["actor"]
+    """Where a step that talks to nobody is drawn: its actor's lifeline when it changes
+    its actor's own state, else the lifeline of the first actor whose state it changes."""
     owner = {v["name"]: v["actor"] for v in tr["variables"]}
+    mine = any(owner.get(n) == step["actor"] for n in step["changed"])
+    if step["actor"] in lanes and (mine or not step["changed"]):
+        return step["actor"]
     for n in step["changed"]:
         if owner.get(n) in lanes:
             return owner[n]
-    return lanes[0]
+    return step["actor"] if step["actor"] in lanes else lanes[0]

@@ -1,0 +1,137 @@
+"""report.html: one self-contained page per run, tested in a real headless Chromium.
+
+A trace is input: a trace whose labels, names and messages hold markup and script must
+show them as text, run nothing and break nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from osf_check.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+A3 = ROOT / "docs/img/a3-complete-overwrites-cancel.trace.json"
+HOSTILE = '<script>alert("label")</script><img src=x onerror="alert(1)">'
+
+
+def _chromium() -> str | None:
+    exe = os.environ.get("OSF_CHROMIUM") or shutil.which("chromium") or \
+        shutil.which("chromium-browser")
+    return exe if exe and Path(exe).exists() else None
+
+
+@pytest.fixture(scope="module")
+def page():
+    """A headless Chromium page (Debian's chromium driven by Playwright).  CI installs
+    both (.ci/run), so there a missing browser is a failure, not a skip."""
+    exe = _chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        exe = None
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the report in a browser: install chromium and "
+                        "pip install '.[browser]' (.ci/run does)")
+        pytest.skip("no chromium or playwright here (pip install '.[browser]', apt install chromium)")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=exe, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        pg = browser.new_page(viewport={"width": 1300, "height": 1000})
+        yield pg
+        browser.close()
+
+
+def _open(page, path: Path) -> dict:
+    """Load ``path``; what the page said on its console, the dialogs it opened, the
+    requests it made."""
+    seen: dict = {"console": [], "dialogs": [], "requests": []}
+    page.on("console", lambda m: seen["console"].append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: seen["console"].append(f"pageerror: {e}"))
+    page.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
+    page.on("request", lambda r: seen["requests"].append(r.url))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return seen
+
+
+def _hostile_trace(tmp_path: Path) -> Path:
+    tr = json.loads(A3.read_text())
+    tr["steps"][2]["label"] = HOSTILE
+    tr["property"]["name"] = "</script><b id='injected'>bold</b>"
+    tr["message"] = '"><svg onload="alert(2)"><!--'
+    tr["variables"][0]["doc"] = "<i>doc</i>"
+    tr["steps"][3]["outputs"] = {"out<u>": "]]></text><script>alert(3)</script>"}
+    f = tmp_path / "hostile.trace.json"
+    f.write_text(json.dumps(tr))
+    return f
+
+
+def test_explore_writes_a_self_contained_report(tmp_path):
+    res = CliRunner().invoke(main, ["explore", "--mutant", "complete-overwrites-cancel",
+                                    "--out", str(tmp_path)])
+    assert res.exit_code == 12
+    page = (tmp_path / "report.html").read_text()
+    assert "osf-check explore --mutant complete-overwrites-cancel --seed 0" in page
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//|url\(\s*["']?https?:|@import""", page)
+    assert "A3 terminal-is-final" in page and page.count('class="viewer"') == 1
+    assert "states per depth graph relay complete overwrites cancel" in page  # the plot
+
+
+def test_hostile_strings_are_escaped_everywhere(tmp_path):
+    f = _hostile_trace(tmp_path)
+    out = tmp_path / "r.html"
+    res = CliRunner().invoke(main, ["render", str(f), "--format", "html", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    html = out.read_text()
+    assert "<script>alert" not in html and "<b id='injected'>" not in html
+    assert "<svg onload" not in html and "<i>doc</i>" not in html
+    # the page's own two scripts only: the trace's JSON and the viewer
+    assert len(re.findall(r"<script\b", html)) == 2
+    mermaid = re.search(r"<pre>(sequenceDiagram.*?)</pre>", html, re.S).group(1)
+    assert "<" not in mermaid  # Mermaid text escaped too
+
+
+def test_the_report_loads_without_errors_and_steps_through_a_trace(page, tmp_path):
+    res = CliRunner().invoke(main, ["explore", "--mutant", "complete-overwrites-cancel",
+                                    "--out", str(tmp_path)])
+    assert res.exit_code == 12
+    seen = _open(page, tmp_path / "report.html")
+    assert seen["console"] == [] and seen["dialogs"] == []
+    assert all(u.startswith(("file:", "data:")) for u in seen["requests"]), seen["requests"]
+    current = page.locator(".steps li.current")
+    assert current.inner_text().startswith("8. graph_finish")  # opens on the failing step
+    assert page.locator(".steps li.failing").count() == 1
+    page.locator(".viewer").focus()
+    page.keyboard.press("ArrowLeft")
+    assert current.inner_text().startswith("7. control_poll")
+    assert page.locator(".state td.changed").count() == 2  # outcome and exec change at 7
+    page.locator(".viewer .next").click()
+    assert current.inner_text().startswith("8. ")
+    page.locator(".steps li").nth(4).click()
+    assert current.inner_text().startswith("4. start_graph")
+    assert page.locator(".pos").inner_text() == "step 4 of 8"
+    assert page.locator("img[alt^='sequence chart']").evaluate("i => i.naturalWidth") > 300
+
+
+def test_a_hostile_trace_runs_nothing_and_shows_its_text(page, tmp_path):
+    f = _hostile_trace(tmp_path)
+    out = tmp_path / "r.html"
+    assert CliRunner().invoke(main, ["render", str(f), "--format", "html", "-o",
+                                     str(out)]).exit_code == 0
+    seen = _open(page, out)
+    assert seen["dialogs"] == [] and seen["console"] == [], seen
+    assert page.locator("#injected").count() == 0 and page.locator("img[src='x']").count() == 0
+    page.locator(".steps li").nth(2).click()
+    assert HOSTILE in page.locator(".steps li.current").inner_text()
+    assert "</script><b id='injected'>bold</b>" in page.locator("h3").first.inner_text()
