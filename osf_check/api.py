@@ -175,15 +175,20 @@ class Checker:
     # run -------------------------------------------------------------------------------------
     def explore(self, *, progress: Callable[[int, int, int, float], None] | None = None,
                 log: Callable[[str], None] | None = None, checkpoint: str | None = None,
-                checkpoint_every: float = 300.0, resume: str | None = None
-                ) -> "ExploreResult":
-        """Breadth-first exploration to the depth, with shortest counterexamples."""
+                checkpoint_every: float = 300.0, resume: str | None = None,
+                tick: Callable[[int, int], None] | None = None) -> "ExploreResult":
+        """Breadth-first exploration to the depth, with shortest counterexamples.
+
+        ``progress(depth, distinct, generated, seconds)`` is called after each level,
+        ``tick(done, total)`` within one (frontier states expanded), ``log`` with a line
+        per phase and per reach/fair goal."""
         r = check(self.model, params=dict(self._params), mutant=self._mutant,
                   props=self._properties, drop=self._drop, depth=self._depth,
                   max_states=self._max_states, check_deadlock=self._deadlocks,
                   stop_on_violation=not self._keep_going, strict=self._strict,
                   progress=progress, log=log, engine=self._engine, checkpoint=checkpoint,
-                  checkpoint_every=checkpoint_every, resume=resume, workers=self._workers)
+                  checkpoint_every=checkpoint_every, resume=resume, workers=self._workers,
+                  tick=tick)
         return ExploreResult(r, self._depth, self._seed)
 
     def prove(self, *, k: int = 4, timeout: float = 120.0, mine: bool = True,

@@ -24,6 +24,7 @@ from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
 from osf_check.models.dsl import ModelError
 from osf_check.models.errors import InputError
 from osf_check.api import Checker, ExploreResult
+from osf_check.progress import Display
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
 from osf_check.traces.format import atomic_write, dumps, load_trace, to_itf
@@ -265,6 +266,7 @@ def list_cmd(as_json: bool, model_files: list[str]) -> None:
             "mutants": [{"name": m.name, "breaks": list(m.breaks), "where": m.where,
                          "description": m.description, "params": m.params}
                         for m in catalogue.MUTANTS if m.model == name],
+            "implementation_mutants": _impl_only(name),
         })
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -276,32 +278,55 @@ def list_cmd(as_json: bool, model_files: list[str]) -> None:
         click.echo("  parameters:")
         for p in m["params"]:
             click.echo(f"    {p['name']}={p['default']}  ({p['min']}..{p['max']}) {p['doc']}")
+        props = m["properties"]
+        w_id, w_name, w_kind = (max((len(p[k]) for p in props), default=0)
+                                for k in ("id", "name", "kind"))
         click.echo("  properties:")
-        for p in m["properties"]:
-            click.echo(f"    {p['id']:<4} {p['name']:<32} {p['kind']:<16} broken by: "
-                       f"{', '.join(p['mutants'])}")
+        for p in props:
+            click.echo(f"    {p['id']:<{w_id}}  {p['name']:<{w_name}}  {p['kind']:<{w_kind}}  "
+                       f"broken by: {', '.join(p['mutants'])}")
         if m["assumptions"]:
             click.echo("  assumptions (drop with --drop-assumption NAME):")
+            w = max(len(a["name"]) for a in m["assumptions"])
             for a in m["assumptions"]:
-                click.echo(f"    {a['name']:<28} needed by {', '.join(a['needed_by'])}: "
+                click.echo(f"    {a['name']:<{w}}  needed by {', '.join(a['needed_by'])}: "
                            f"{a['statement']}")
         click.echo("  mutants:")
+        w = max((len(mu["name"]) for mu in m["mutants"] + m["implementation_mutants"]), default=0)
         for mu in m["mutants"]:
             extra = f" [runs with {', '.join(f'{k}={v}' for k, v in mu['params'].items())}]" \
                 if mu["params"] else ""
-            click.echo(f"    {mu['name']:<28} breaks {', '.join(mu['breaks'])} ({mu['where']}): "
-                       f"{mu['description']}{extra}")
+            click.echo(f"    {mu['name']:<{w}}  breaks {', '.join(mu['breaks'])} "
+                       f"({mu['where']}): {mu['description']}{extra}")
+        if m["implementation_mutants"]:
+            click.echo("  implementation-only mutants (osf-check fuzz --mutant NAME; the model "
+                       "has no twin):")
+            for mu in m["implementation_mutants"]:
+                click.echo(f"    {mu['name']:<{w}}  {mu['description']}")
         click.echo()
 
 
-def _progress(name: str):
+def _impl_only(model: str) -> list[dict[str, str]]:
+    """The implementation's mutants with no twin in the model (the fuzzer's alone)."""
+    from osf_check.fuzz import mutants as impl
+    in_model = {m.name for m in catalogue.MUTANTS if m.model == model}
+    return [{"name": n, "description": impl.lookup(model, n).doc}  # type: ignore[union-attr]
+            for n in impl.names(model) if n not in in_model]
+
+
+def _progress(name: str, disp: Any, task: Any):
+    """After each BFS level: the live display's line, or (no terminal) a line on stderr
+    once the run has taken a second."""
     t0 = time.perf_counter()
 
     def cb(depth: int, distinct: int, generated: int, secs: float) -> None:
         _DONE.update(model=name, depth=depth, distinct=distinct)
-        if time.perf_counter() - t0 >= 1.0:
-            click.echo(f"  {name}: depth {depth}, {distinct:,} distinct, {generated:,} generated, "
-                       f"{distinct / secs if secs else 0:,.0f} states/s", err=True)
+        what = (f"{name}: depth {depth}, {distinct:,} distinct, {generated:,} generated, "
+                f"{distinct / secs if secs else 0:,.0f} states/s")
+        if disp.live:
+            disp.update(task, description=what)
+        elif time.perf_counter() - t0 >= 1.0:
+            click.echo(f"  {what}", err=True)
     return cb
 
 
@@ -374,15 +399,19 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
         prepare(n, params=overrides, mutant=mutant, props=props, drop=drop)
     _DONE.update(checkpoint=checkpoint)
     explored: list[ExploreResult] = []
-    for n in names:
-        click.echo(f"osf-check: exploring {n} to depth "
-                   f"{bound if bound is not None else 'unbounded'}", err=True)
-        checker = Checker(n).params(**overrides).mutant(mutant).properties(*props) \
-            .drop(*drop).depth(bound).engine(engine).workers(workers).max_states(max_states) \
-            .seed(seed).keep_going(go_on).deadlocks(not no_deadlock).strict(strict)
-        explored.append(checker.explore(
-            progress=_progress(n), log=lambda s: click.echo(f"osf-check: {s}", err=True),
-            checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume))
+    with Display(live=False if as_json else None) as disp:
+        for n in names:
+            task = disp.phase(f"exploring {n} to depth "
+                              f"{bound if bound is not None else 'unbounded'}")
+            checker = Checker(n).params(**overrides).mutant(mutant).properties(*props) \
+                .drop(*drop).depth(bound).engine(engine).workers(workers) \
+                .max_states(max_states).seed(seed).keep_going(go_on) \
+                .deadlocks(not no_deadlock).strict(strict)
+            explored.append(checker.explore(
+                progress=_progress(n, disp, task), log=disp.line,
+                tick=lambda done, total, t=task: disp.update(t, completed=done, total=total),
+                checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume))
+            disp.finish(task)
     results: list[ModelResult] = [e.raw for e in explored]
     code = verdict_exit([r.verdict for r in results])
     traces: dict[int, list[dict[str, Any]]] = {k: e.traces for k, e in enumerate(explored)}
@@ -579,23 +608,30 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
     from osf_check.fuzz.profiles import FUZZ_EXAMPLES, current
     prof = profile or current()
     n_ex = examples if examples is not None else FUZZ_EXAMPLES[prof]
-    say = (lambda s: click.echo(f"osf-check: {s}", err=True))
     runs: list[dict[str, Any]] = []
     pictures: list[Path] = []
     code = 0
+    disp = Display(live=False if as_json else None)
     for name in systems:
         depth = tour_depth if tour_depth is not None else TOUR_DEPTH[name]
-        say(f"{name}: tour to depth {depth}")
         t0 = time.perf_counter()
-        rep = tour(name, mutant=mutant, depth=depth, seed=seed, log=say, params=overrides)
-        t_tour = time.perf_counter() - t0
-        if rep.failure is None and n_ex:
-            say(f"{name}: hypothesis, {n_ex} examples of up to {steps} steps, profile {prof}")
-            rep = hypothesis_run(name, mutant=mutant, examples=n_ex, steps=steps, seed=seed,
-                                 profile=prof, rep=rep, start_depth=min(depth, 8),
-                                 params=overrides,
-                                 db=str(db) if db else None,
-                                 hypothesis_shrink=prof == "nightly")
+        with disp:
+            task = disp.phase(f"{name}: tour to depth {depth} (transitions covered)")
+            rep = tour(name, mutant=mutant, depth=depth, seed=seed, log=disp.line,
+                       params=overrides,
+                       tick=lambda done, total: disp.update(task, completed=done, total=total))
+            disp.finish(task)
+            t_tour = time.perf_counter() - t0
+            if rep.failure is None and n_ex:
+                task = disp.phase(f"{name}: hypothesis, {n_ex} examples of up to {steps} "
+                                  f"steps, profile {prof}", total=n_ex)
+                rep = hypothesis_run(name, mutant=mutant, examples=n_ex, steps=steps,
+                                     seed=seed, profile=prof, rep=rep,
+                                     start_depth=min(depth, 8), params=overrides,
+                                     db=str(db) if db else None,
+                                     hypothesis_shrink=prof == "nightly",
+                                     tick=lambda done, total: disp.update(task, completed=done))
+                disp.finish(task)
         elapsed = time.perf_counter() - t0
         run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, overrides)
         if out is not None:

@@ -44,10 +44,23 @@ PICTURES = {
     "b1-no-generation-check": (
         "osf-check explore --mutant no-generation-check --out out/",
         "wire-relay-no-generation-check-B1-trans"),
+    "a10-queue-on-desktop": (
+        "osf-check explore --mutant queue-on-desktop --out out/",
+        "graph-relay-queue-on-desktop-A10-reach"),
     "diehard-D2-inv": (
         "osf-check explore --model-file examples/diehard.py --depth unbounded --out out/",
         "diehard-D2-inv"),
 }
+
+#: other pictures the README shows: docs/img/<name> <- out/<file> of the command
+FILES = {
+    "timing-B10-outbox-submit-ios.png": (
+        "osf-check timing --set lease=30 --out out/", "timing-B10-outbox-submit-ios.png"),
+    "poll-strategies.png": ("osf-check simulate --out out/", "poll-strategies.png"),
+}
+
+#: the report screenshot: docs/img/report.png is report.html of this command, in Chromium
+SCREENSHOT = "osf-check explore --mutant complete-overwrites-cancel --out out/"
 
 
 def normal(text: str) -> str:
@@ -96,9 +109,50 @@ def pictures(write: bool) -> int:
         if write:
             if svg is None:
                 raise RuntimeError(f"`{cmd}` drew no SVG (is a Graphviz renderer there?)")
+            from osf_check.traces import render
             (img / f"{name}.trace.json").write_bytes(trace)
             (img / f"{name}.sequence.svg").write_bytes(svg)
+            dot = render.dot_sequence(json.loads(trace)).to_string()
+            (img / f"{name}.sequence.png").write_bytes(render.render_dot(dot, "png"))
+    for name, (cmd, produced) in FILES.items():
+        if not (img / name).exists():
+            stale += 1
+            print(f"readme_examples: docs/img/{name} is missing", file=sys.stderr)
+        if write:
+            files = {}
+            run(cmd, files)
+            (img / name).write_bytes(files[produced])
+    if write:
+        screenshot(img / "report.png")
+    elif not (img / "report.png").exists():
+        stale += 1
+        print("readme_examples: docs/img/report.png is missing", file=sys.stderr)
     return stale
+
+
+def screenshot(path: Path) -> None:
+    """The report of :data:`SCREENSHOT` in headless Chromium, stepped back one step from
+    the failing one, so the picture shows a highlighted change."""
+    from playwright.sync_api import sync_playwright
+    with tempfile.TemporaryDirectory(prefix="osf-shot-") as tmp:
+        subprocess.run(["bash", "-c", SCREENSHOT], cwd=tmp, capture_output=True,
+                       env={**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep
+                            + os.environ.get("PATH", "")})
+        with sync_playwright() as pw:
+            b = pw.chromium.launch(executable_path=os.environ.get("OSF_CHROMIUM",
+                                                                  "/usr/bin/chromium"),
+                                   args=["--no-sandbox", "--disable-gpu", "--no-first-run",
+                                         "--disable-background-networking", "--disable-sync",
+                                         "--disable-component-update"])
+            page = b.new_page(viewport={"width": 1280, "height": 900})
+            page.goto((Path(tmp) / "out" / "report.html").as_uri())
+            viewer = page.locator(".viewer")
+            viewer.focus()
+            page.keyboard.press("ArrowLeft")
+            page.locator("#violation-0 h3").scroll_into_view_if_needed()
+            page.evaluate("document.querySelector('.controls').scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(path))
+            b.close()
 
 
 def main(argv: list[str] | None = None) -> int:

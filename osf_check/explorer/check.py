@@ -57,7 +57,8 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
           extension_budget: int = 4_000_000, progress: Progress | None = None,
           log: Callable[[str], None] | None = None, engine: str = "auto",
           checkpoint: str | None = None, checkpoint_every: float = 300.0,
-          resume: str | None = None, workers: int = 1) -> ModelResult:
+          resume: str | None = None, workers: int = 1,
+          tick: Callable[[int, int], None] | None = None) -> ModelResult:
     """Explore ``model`` and check its properties; raises ``LookupError``/``ValueError`` on
     bad names or parameters (the CLI turns those into exit code 150)."""
     t0 = time.perf_counter()
@@ -76,7 +77,8 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         ex = vector_bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
                         check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
                         progress=progress, checkpoint=checkpoint,
-                        checkpoint_every=checkpoint_every, resume=resume, workers=workers)
+                        checkpoint_every=checkpoint_every, resume=resume, workers=workers,
+                        tick=tick)
     status = {p.id: "holds" for p in chosen}
     for v in ex.violations:
         if v.prop in status:

@@ -28,7 +28,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -201,9 +201,14 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                progress: Progress | None = None, checkpoint: str | os.PathLike | None = None,
                checkpoint_every: float = 300.0, resume: str | os.PathLike | None = None,
                stop_after_levels: int | None = None, chunk: int = 1 << 17,
-               workers: int = 1) -> Exploration:
-    """Breadth-first search with numpy; same results as :func:`osf_check.explorer.explicit.bfs`."""
+               workers: int = 1, tick: Callable[[int, int], None] | None = None
+               ) -> Exploration:
+    """Breadth-first search with numpy; same results as :func:`osf_check.explorer.explicit.bfs`.
+
+    ``tick(done, total)`` reports progress within a level: frontier states expanded so
+    far of the level's (by this process; forked workers report nothing)."""
     t0 = time.perf_counter()
+    home = os.getpid()
     lay = Layout(model)
     n = model.nslots
     insts = model.instances
@@ -309,6 +314,8 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                "trans_applied": {}, "trans_viol": [], "stuck": -1, "parts": []}
         for clo in range(lo, hi, chunk):
             chi = min(clo + chunk, hi)
+            if tick is not None and os.getpid() == home:
+                tick(clo - frontier_lo, frontier_hi - frontier_lo)
             fkeys = keys[clo:chi]
             fcols = lay.unpack(fkeys)
             fn = chi - clo

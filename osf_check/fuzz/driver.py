@@ -184,7 +184,8 @@ def tour_result(r: int) -> str:
 def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
          params: dict | None = None, result_for: Callable[[int], Any] | None = None,
          log: Callable[[str], None] | None = None,
-         harness: Callable[..., Harness] | None = None) -> FuzzReport:
+         harness: Callable[..., Harness] | None = None,
+         tick: Callable[[int, int], None] | None = None) -> FuzzReport:
     """Drive the implementation through every state and transition within ``depth``; a
     failure is then looked for again at smaller depths, so that the path it comes back
     with is a shortest one.
@@ -192,9 +193,10 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
     Coverage counts what the implementation was *observed* to do: an edge is covered
     when the abstraction of the implementation was the edge's source before the step
     and its target after it.  ``harness`` builds the harness (default
-    :func:`make_harness`), for implementations driven some other way."""
+    :func:`make_harness`), for implementations driven some other way; ``tick(covered,
+    total)`` reports transitions covered as the tour goes."""
     rep = _tour(name, mutant=mutant, depth=depth, seed=seed, params=params,
-                result_for=result_for, log=log, harness=harness)
+                result_for=result_for, log=log, harness=harness, tick=tick)
     if rep.failure:
         for d in range(1, len(rep.path)):
             short = _tour(name, mutant=mutant, depth=d, seed=seed, params=params,
@@ -208,7 +210,8 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
 def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
           params: dict | None = None, result_for: Callable[[int], Any] | None = None,
           log: Callable[[str], None] | None = None,
-          harness: Callable[..., Harness] | None = None) -> FuzzReport:
+          harness: Callable[..., Harness] | None = None,
+          tick: Callable[[int, int], None] | None = None) -> FuzzReport:
     t0 = time.perf_counter()
     model = model_for(name, mutant, params)
     ex = bfs(model, [], depth=depth, keep_graph=True, check_deadlock=False)
@@ -264,6 +267,8 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
             if rep.steps % 256 == 0:
                 rep.coverage.append((time.perf_counter() - t0, rep.steps, len(covered_states),
                                      n_edges))
+                if tick is not None:
+                    tick(n_edges, rep.edges_total)
             if ex.parent[v] == u and ex.via[v] == a and depth_of[v] < depth:
                 snaps[v] = h.snapshot()
                 stack.append((v, iter(out.get(v, []))))
@@ -288,7 +293,8 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
                    steps: int = 40, seed: int = 0, profile: str | None = None,
                    params: dict | None = None, rep: FuzzReport | None = None,
                    start_depth: int = 8, hypothesis_shrink: bool = False,
-                   db: str | None = None) -> FuzzReport:
+                   db: str | None = None,
+                   tick: Callable[[int, int], None] | None = None) -> FuzzReport:
     """Random walks chosen by Hypothesis among the actions the model enables.
 
     No example database is used unless ``db`` names a directory: then failures found
@@ -332,6 +338,8 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
             record["path"] = []
             self.seen: set[tuple] = set()
             rep.hypothesis_examples += 1
+            if tick is not None:
+                tick(rep.hypothesis_examples, examples)
 
         @initialize(start=st.integers(0, 2**32 - 1))
         def begin(self, start: int) -> None:

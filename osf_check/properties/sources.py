@@ -38,9 +38,10 @@ import importlib.util
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from osf_check.models.errors import BadValue, InputError
+from osf_check.models.dsl import Param
 from osf_check.models.spec import ModelSpec
 
 from . import catalogue
@@ -102,6 +103,8 @@ def register_module(module: Any, *, source: str, path: Path | None = None) -> li
     if not specs or not all(isinstance(s, ModelSpec) for s in specs):
         raise BadValue(f"{source} defines no SPEC (an osf_check.ModelSpec) or SPECS: "
                        "see 'Writing your own model' in the README")
+    for sp in specs:
+        _check_spec(sp, source)
     props = tuple(getattr(module, "PROPERTIES", ()))
     if not all(isinstance(p, Property) for p in props):
         raise BadValue(f"{source}: PROPERTIES holds something that is not an "
@@ -128,6 +131,29 @@ def register_module(module: Any, *, source: str, path: Path | None = None) -> li
                            [m for m in mutants if m.model == s.name],
                            [a for a in assumptions if a.model == s.name], source=source)
     return names
+
+
+def _check_spec(sp: ModelSpec, source: str) -> None:
+    """A ModelSpec's fields have the types the engines rely on (positional arguments in
+    the wrong order are the usual mistake): a one-line error, not a crash later."""
+    def bad(field: str, want: str) -> BadValue:
+        return BadValue(f"{source}: ModelSpec {sp.name!r}: {field} must be {want}, not "
+                        f"{type(getattr(sp, field)).__name__} (ModelSpec(name, title, params, "
+                        "mutants, build_fn))")
+    if not isinstance(sp.name, str) or not sp.name:
+        raise bad("name", "a non-empty string")
+    if not isinstance(sp.title, str):
+        raise bad("title", "a string")
+    if not isinstance(sp.params, (tuple, list)) or not all(isinstance(x, Param)
+                                                           for x in sp.params):
+        raise bad("params", "a tuple of osf_check.Param")
+    for field in ("mutants", "assumptions"):
+        v = getattr(sp, field)
+        if not isinstance(v, Mapping) or not all(isinstance(k, str) and isinstance(d, str)
+                                                 for k, d in v.items()):
+            raise bad(field, "a mapping of names to one-sentence descriptions")
+    if not callable(sp.build_fn):
+        raise bad("build_fn", "a function build(params, mutant)")
 
 
 def _check_types(mutants: Any, assumptions: Any) -> None:

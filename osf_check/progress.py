@@ -1,0 +1,84 @@
+"""Progress on stderr while a long phase runs.
+
+On a terminal (and not under ``--json``) a live display drawn by rich: one task per
+phase with its count, a bar where the total is known, and the elapsed time.  Elsewhere
+(CI logs, a pipe, ``--json``) no live display: one line when a phase starts, and the
+lines the phases write themselves (a BFS level, a reach goal, the tour's summary).
+Results never go here: they go to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+__all__ = ["Display"]
+
+
+class Display:
+    """``with Display(live) as d:`` then ``d.phase(...)``, ``d.update(...)``, ``d.line(...)``.
+
+    ``live=None`` means: live when stderr is a terminal.
+
+    >>> d = Display(live=False, write=print)
+    >>> with d:
+    ...     t = d.phase("graph-relay: tour", total=10)
+    ...     d.update(t, completed=5)
+    ...     d.line("tour: done")
+    osf-check: graph-relay: tour
+    osf-check: tour: done
+    """
+
+    def __init__(self, live: bool | None = None,
+                 write: Callable[[str], Any] | None = None) -> None:
+        self.live = sys.stderr.isatty() if live is None else live
+        self._write = write or (lambda s: print(s, file=sys.stderr, flush=True))
+        self._bar: Any = None
+
+    def __enter__(self) -> "Display":
+        if self.live:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
+                                       TextColumn, TimeElapsedColumn)
+            self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def line(self, text: str) -> None:
+        """A line that stays (above the live display on a terminal)."""
+        msg = f"osf-check: {text}"
+        if self._bar is not None:
+            self._bar.console.print(msg, markup=False, highlight=False)
+        else:
+            self._write(msg)
+
+    def phase(self, name: str, total: int | None = None) -> Any:
+        """Start a phase; returns its handle for :meth:`update`."""
+        if self._bar is None:
+            self._write(f"osf-check: {name}")
+            return None
+        return self._bar.add_task(name, total=total)
+
+    def update(self, task: Any, *, completed: int | None = None, total: int | None = None,
+               description: str | None = None) -> None:
+        if self._bar is None or task is None:
+            return
+        kw: dict[str, Any] = {}
+        if completed is not None:
+            kw["completed"] = completed
+        if total is not None:
+            kw["total"] = total
+        if description is not None:
+            kw["description"] = description
+        self._bar.update(task, **kw)
+
+    def finish(self, task: Any) -> None:
+        if self._bar is not None and task is not None:
+            self._bar.remove_task(task)

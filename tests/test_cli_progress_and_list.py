@@ -1,0 +1,115 @@
+"""What the CLI shows while it works and when asked what it knows: progress within long
+phases (live on a terminal, one line per phase elsewhere), and `list` with aligned
+columns and the implementation-only mutants."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from click.testing import CliRunner
+
+from osf_check.cli import main
+from osf_check.explorer.vector import vector_bfs
+from osf_check.progress import Display
+from osf_check.properties import catalogue
+
+
+def test_the_bfs_reports_progress_within_a_level():
+    m, chosen, _ = __import__("osf_check.explorer.check", fromlist=["prepare"]).prepare(
+        "two-phase", params={"rms": 5})
+    ticks: list[tuple[int, int]] = []
+    vector_bfs(m, chosen, depth=None, chunk=64, tick=lambda d, t: ticks.append((d, t)))
+    widest = max(t for _, t in ticks)
+    within = [d for d, t in ticks if t == widest]
+    assert widest > 64 and within == list(range(0, widest, 64))  # every chunk of the level
+
+
+def test_without_a_terminal_there_is_one_line_per_phase_and_no_live_display():
+    lines: list[str] = []
+    with Display(live=False, write=lines.append) as d:
+        t = d.phase("fuzz: tour", total=100)
+        for k in range(100):
+            d.update(t, completed=k)
+        d.line("tour: done")
+    assert lines == ["osf-check: fuzz: tour", "osf-check: tour: done"]
+
+
+def test_on_a_terminal_the_display_is_live_and_results_stay_off_stderr(capsys):
+    with Display(live=True) as d:
+        t = d.phase("exploring", total=10)
+        d.update(t, completed=5, description="exploring: depth 3")
+        assert d._bar.tasks[0].completed == 5 and d._bar.tasks[0].description.endswith("3")
+        d.line("reach A2 run 0: holds")
+    out = capsys.readouterr()
+    assert out.out == "" and "reach A2 run 0: holds" in out.err
+
+
+def test_json_runs_are_quiet_but_for_phase_lines():
+    r = CliRunner().invoke(main, ["explore", "--model", "two-phase", "--json"])
+    assert r.exit_code == 0
+    assert r.stderr.splitlines() == ["osf-check: exploring two-phase to depth 12"]
+
+
+def _columns(lines: list[str], marker: str) -> set[int]:
+    return {line.index(marker) for line in lines if marker in line}
+
+
+def test_list_keeps_its_columns_with_long_names(tmp_path):
+    f = tmp_path / "longnames.py"
+    f.write_text(textwrap.dedent('''
+        from osf_check import Check, ModelBuilder, ModelSpec, Property
+        from osf_check.models.dsl import Int
+
+        def build(params, mutant=None):
+            b = ModelBuilder("longnames", actors=("a",))
+            b.var("n", Int(0, 2), actor="a")
+
+            @b.action("a")
+            def inc(s):
+                return s.n < 2, {s.n: s.n + 1}
+            b.init(n=0)
+            return b.build()
+
+        SPEC = ModelSpec("longnames", "a model with long names", (),
+                         {"a-mutant-name-longer-than-28-chars": "a bug"}, build)
+        PROPERTIES = [Property(
+            "LONG1", "a-property-name-far-longer-than-thirty-two-characters", "longnames",
+            "n stays small.", (Check("inv", lambda s, m: s.n <= 2),),
+            ("a-mutant-name-longer-than-28-chars",))]
+    '''))
+    r = CliRunner().invoke(main, ["list", "--model-file", str(f)])
+    assert r.exit_code == 0, r.output
+    block = r.stdout.split("model longnames")[1].split("\n\n")[0].splitlines()
+    props = [x for x in block if "broken by:" in x]
+    assert len(_columns(props, "broken by:")) == 1
+    mutants = [x for x in block if " breaks " in x]
+    assert len(_columns(mutants, " breaks ")) == 1
+    for name in catalogue.default_models():  # the built-in models too
+        part = r.stdout.split(f"model {name}:")[1].split("\n\n")[0].splitlines()
+        assert len(_columns([x for x in part if "broken by:" in x], "broken by:")) == 1
+        muts = [x for x in part if re.match(r"    \S", x) and " breaks " in x]
+        assert len(_columns(muts, " breaks ")) == 1
+
+
+def test_a_model_spec_with_its_arguments_in_the_wrong_order_is_bad_input(tmp_path):
+    f = tmp_path / "wrong.py"
+    f.write_text("from osf_check import ModelSpec\n"
+                 "SPEC = ModelSpec('w', 'title', lambda p, m: None, (), {})\n")
+    r = CliRunner().invoke(main, ["list", "--model-file", str(f)])
+    assert r.exit_code == 150, r.output
+    assert "params must be a tuple of osf_check.Param, not function" in r.stderr
+
+
+def test_list_names_the_implementation_only_mutants():
+    r = CliRunner().invoke(main, ["list"])
+    graph = r.stdout.split("model graph-relay:")[1].split("\n\n")[0]
+    only = graph.split("implementation-only mutants")[1]
+    for name in ("truncate-by-bytes", "measure-code-points", "half-result"):
+        assert re.search(rf"^    {name} +\S", only, re.M), name
+    assert "fresh-key-on-retry" not in only  # that one has a twin in the model
+    r = CliRunner().invoke(main, ["list", "--json"])
+    import json
+    doc = {m["name"]: m for m in json.loads(r.stdout)["models"]}
+    assert [m["name"] for m in doc["graph-relay"]["implementation_mutants"]] == [
+        "truncate-by-bytes", "measure-code-points", "half-result"]
