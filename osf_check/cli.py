@@ -221,11 +221,22 @@ def _model_files(help: str) -> Any:
                         callback=lambda c, p, v: _load_files(v), help=help)
 
 
-def _one_model(model: str | None, from_files: Sequence[str]) -> str:
+def _owner_of_mutant(mutant: str) -> str:
+    """The model a mutant belongs to; an unknown one is bad input naming the known ones."""
+    owners = [m.model for m in catalogue.MUTANTS if m.name == mutant]
+    if not owners:
+        raise BadInput(f"unknown mutant {mutant!r} (known: "
+                       f"{', '.join(sorted({m.name for m in catalogue.MUTANTS}))})")
+    return owners[0]
+
+
+def _one_model(model: str | None, from_files: Sequence[str], mutant: str | None = None) -> str:
     if model is not None:
         return model
     if len(from_files) == 1:
         return from_files[0]
+    if mutant is not None and not from_files:
+        return _owner_of_mutant(mutant)  # --mutant alone picks its model, as in explore
     raise BadInput("name the model with --model" + (
         f" (the model files define {', '.join(from_files)})" if from_files else ""))
 
@@ -378,11 +389,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
     for n in names:
         catalogue.spec(n)
     if mutant is not None and not models:
-        owners = [m.model for m in catalogue.MUTANTS if m.name == mutant]
-        if not owners:
-            raise BadInput(f"unknown mutant {mutant!r} (known: "
-                           f"{', '.join(sorted({m.name for m in catalogue.MUTANTS}))})")
-        names = owners[:1]
+        names = [_owner_of_mutant(mutant)]
     if drop and not models:
         owners = [a.model for a in catalogue.ASSUMPTIONS if a.name in drop]
         names = owners[:1] or names
@@ -416,6 +423,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
     code = verdict_exit([r.verdict for r in results])
     traces: dict[int, list[dict[str, Any]]] = {k: e.traces for k, e in enumerate(explored)}
     written: list[Path] = []
+    pictures: list[Path] = []
     if out is not None:
         from osf_check import plots
         for k, r in enumerate(results):
@@ -425,11 +433,12 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             fig = plots.depth_histogram(explored[k].histogram, f"{r.model.name}{mut}: "
                                         f"{r.exploration.distinct:,} states to depth "
                                         f"{len(explored[k].histogram) - 1}")
-            written += plots.save(fig, out / f"states-per-depth-{report._stem_model(r)}")
+            pictures += plots.save(fig, out / f"states-per-depth-{report._stem_model(r)}")
+        written += pictures
     doc = report.result_json("explore", seed, bound, results, traces, code)
     if out is not None:
         written += [out / "result.json", out / "report.html"]
-    _record(doc, out, "result.json", as_json, code, plots=written)
+    _record(doc, out, "result.json", as_json, code, plots=pictures)
     for e in explored:
         click.echo(e.text(), nl=False)
     if len(results) > 1:
@@ -448,8 +457,10 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
 @click.option("--property", "props", multiple=True, metavar="ID", help="Property (repeatable).")
 @click.option("--k", "k", type=int, default=4, show_default=True,
               help="BMC depth and the largest k tried for k-induction.")
-@click.option("--mutant", default=None, metavar="NAME")
-@click.option("--param", "params", multiple=True, metavar="NAME=VALUE")
+@click.option("--mutant", default=None, metavar="NAME",
+              help="Switch on a known bug (alone, it picks the model that has it).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Model parameter (repeatable).")
 @click.option("--timeout", type=float, default=120.0, show_default=True,
               help="Seconds per z3 query.")
 @click.option("--seed", type=int, default=0, show_default=True,
@@ -465,7 +476,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
                    "'unknown'.")
 @click.option("--continue", "go_on", is_flag=True,
               help="Prove the other properties after one is refuted.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               callback=lambda c, p, v: _usable_dir(v, "--out"),
               help="Directory for traces of refutations and counterexamples to induction.")
@@ -480,7 +491,7 @@ def prove(model: str | None, model_files: list[str], props: tuple[str, ...], k: 
         raise BadInput("--timeout must be positive")
     if sample_depth < 0:
         raise BadInput("--sample-depth must be 0 or more")
-    checker = Checker(_one_model(model, model_files)).params(**_parse_params(params)) \
+    checker = Checker(_one_model(model, model_files, mutant)).params(**_parse_params(params)) \
         .mutant(mutant).properties(*props).seed(seed).keep_going(go_on)
     pr = checker.prove(k=k, timeout=timeout, mine=mine, assume=assume,
                        sample_depth=sample_depth,
@@ -508,8 +519,9 @@ def prove(model: str | None, model_files: list[str], props: tuple[str, ...], k: 
 @click.option("--set", "sets", multiple=True, metavar="NAME=SECONDS",
               help="Change a deadline (see --list-deadlines).")
 @click.option("--list-deadlines", is_flag=True, help="Print the deadlines and their values.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="z3's random seed (recorded in the JSON).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               callback=lambda c, p, v: _usable_dir(v, "--out"),
               help="Directory for timeline pictures of violating schedules (SVG, PNG), one "
@@ -564,7 +576,8 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
               help="Hypothesis examples per system (default: the profile's).")
 @click.option("--steps", type=click.IntRange(1, 10**4), default=40, show_default=True,
               help="Steps per Hypothesis example.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the implementation's randomness and of Hypothesis (recorded).")
 @click.option("--profile", type=click.Choice(["ci", "dev", "nightly"]), default=None,
               help="Hypothesis profile (CI=true selects ci).")
 @click.option("--db", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -573,9 +586,11 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
 @click.option("--tour-depth", type=click.IntRange(0, 20), default=None,
               help="Drive the implementation through every state and transition to this depth "
                    "(default: 8 for graph-relay, 9 for wire-relay).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              callback=lambda c, p, v: _usable_dir(v, "--out"))
+              callback=lambda c, p, v: _usable_dir(v, "--out"),
+              help="Directory for fuzz.json, coverage plots, a failure's trace and "
+                   "report.html.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Model parameter (with --model), e.g. restarts=2 gens=3 for longer stories.")
 def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int, seed: int,
@@ -683,16 +698,19 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
 @main.command()
 @click.option("--runs", type=click.IntRange(10, 1_000_000), default=2_000, show_default=True,
               help="Simulated runs per experiment (where the experiment is per run).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the simulated randomness (recorded).")
 @click.option("--poll", type=click.FloatRange(0.1, 3600), default=20.0, show_default=True,
               help="Relay poll interval, seconds.")
-@click.option("--control-poll", type=click.FloatRange(0.1, 600), default=3.0, show_default=True)
+@click.option("--control-poll", type=click.FloatRange(0.1, 600), default=3.0, show_default=True,
+              help="Desktop control-poll interval while a Graph runs, seconds.")
 @click.option("--median-run", type=click.FloatRange(0.1, 86400), default=60.0, show_default=True,
               help="Median Graph run time (log-normal), seconds.")
-@click.option("--min-run", type=click.FloatRange(0, 86400), default=5.0, show_default=True)
+@click.option("--min-run", type=click.FloatRange(0, 86400), default=5.0, show_default=True,
+              help="Shortest Graph run time, seconds.")
 @click.option("--loss", type=click.FloatRange(0, 0.99), default=0.30, show_default=True,
               help="Share of run_graph_session answers lost (experiment 5).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               callback=lambda c, p, v: _usable_dir(v, "--out"),
               help="Directory for the tables (JSON, text) and the plots (poll strategies, "
@@ -783,7 +801,9 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
 @click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "dot", "mermaid", "svg", "png", "itf",
                                                      "json", "html"]),
-              default="text", show_default=True)
+              default="text", show_default=True,
+              help="text, DOT, Mermaid, a picture (svg, png), ITF, the trace's JSON, or a "
+                   "self-contained HTML page.")
 @click.option("--view", type=click.Choice(["sequence", "graph"]), default="sequence",
               show_default=True, help="Message-sequence chart or state graph.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -239,9 +239,6 @@ def _trace_section(k: int, tr: Mapping[str, Any], svg: bytes | None) -> str:
     if story.reads(tr):
         parts.append(f"<p class='hint'>The property reads: {_e(', '.join(story.reads(tr)))} "
                      "(marked ◆ below).</p>")
-    if svg is not None:
-        parts.append(f"<figure>{_img(svg, 'image/svg+xml', 'sequence chart of ' + head)}"
-                     "<figcaption>sequence chart: the failing step in red</figcaption></figure>")
     parts.append(
         f'<div class="viewer" tabindex="0" data-trace="trace-{k}" '
         f'aria-label="step-by-step view of {_e(head)}">'
@@ -251,6 +248,9 @@ def _trace_section(k: int, tr: Mapping[str, Any], svg: bytes | None) -> str:
         '<ol class="steps"></ol>'
         '<table class="state"><thead><tr><th>variable</th><th>value</th></tr></thead>'
         '<tbody></tbody></table></div>')
+    if svg is not None:
+        parts.append(f"<figure>{_img(svg, 'image/svg+xml', 'sequence chart of ' + head)}"
+                     "<figcaption>sequence chart: the failing step in red</figcaption></figure>")
     parts.append(f"<details><summary>Mermaid text</summary><pre>"
                  f"{_e(render.mermaid_sequence(tr))}</pre></details>")
     parts.append(f'<script type="application/json" id="trace-{k}">{_json_for_script(tr)}'

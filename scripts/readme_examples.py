@@ -47,6 +47,9 @@ PICTURES = {
     "a10-queue-on-desktop": (
         "osf-check explore --mutant queue-on-desktop --out out/",
         "graph-relay-queue-on-desktop-A10-reach"),
+    "a2-outbox-off-fair": (
+        "osf-check explore --mutant outbox-off --param intents=1 --property A2 --continue "
+        "--out out/", "graph-relay-outbox-off-A2-fair"),
     "diehard-D2-inv": (
         "osf-check explore --model-file examples/diehard.py --depth unbounded --out out/",
         "diehard-D2-inv"),
@@ -146,11 +149,9 @@ def screenshot(path: Path) -> None:
                                          "--disable-component-update"])
             page = b.new_page(viewport={"width": 1280, "height": 900})
             page.goto((Path(tmp) / "out" / "report.html").as_uri())
-            viewer = page.locator(".viewer")
-            viewer.focus()
+            page.locator(".viewer").focus()
             page.keyboard.press("ArrowLeft")
-            page.locator("#violation-0 h3").scroll_into_view_if_needed()
-            page.evaluate("document.querySelector('.controls').scrollIntoView({block: 'start'})")
+            page.evaluate("document.querySelector('#violation-0').scrollIntoView({block: 'start'})")
             page.screenshot(path=str(path))
             b.close()
 

@@ -115,7 +115,8 @@ def test_no_renderer_is_a_note_not_a_failure(tmp_path, monkeypatch):
     res = run("explore", "--mutant", "leaky-not-found", "--out", str(tmp_path))
     assert res.exit_code == 12
     assert "no Graphviz renderer found" in res.stderr
-    assert not list(tmp_path.glob("*.svg")) and list(tmp_path.glob("*.dot"))
+    assert not list(tmp_path.glob("*.sequence.svg")) and list(tmp_path.glob("*.dot"))
+    assert (tmp_path / "report.html").exists()  # the report tells the story without one
 
 
 def test_json_result_validates_against_its_schema():

@@ -3,6 +3,7 @@ whole with ordinary permissions, Ctrl-C reported with what was done."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -103,3 +104,49 @@ def test_a_bad_option_value_is_bad_input_everywhere(args):
 
 def test_an_unknown_option_is_a_usage_error():
     assert CliRunner().invoke(main, ["explore", "--frobnicate"]).exit_code == 2
+
+
+def test_render_and_replay_read_the_itf_files_the_tool_writes(tmp_path):
+    from osf_check.traces.format import load_trace
+    r = CliRunner().invoke(main, ["explore", "--mutant", "complete-overwrites-cancel",
+                                  "--out", str(tmp_path)])
+    assert r.exit_code == 12
+    [itf] = tmp_path.glob("*.itf.json")
+    [trace] = tmp_path.glob("*.trace.json")
+    assert load_trace(itf) == load_trace(trace)  # nothing lost on the way through ITF
+    r = CliRunner().invoke(main, ["render", str(itf), "--format", "svg", "-o",
+                                  str(tmp_path / "x.svg")])
+    assert r.exit_code == 0 and (tmp_path / "x.svg").read_text().startswith("<?xml")
+    r = CliRunner().invoke(main, ["replay", str(itf)])
+    assert r.exit_code == 12 and "does not follow the trace at step 8" in r.stdout
+
+
+def test_another_tool_s_itf_renders_too(tmp_path):
+    f = tmp_path / "apalache.itf.json"
+    f.write_text(json.dumps({
+        "#meta": {"format": "ITF", "description": "Counter"},
+        "vars": ["x", "s"],
+        "states": [{"#meta": {"index": 0}, "x": {"#bigint": "0"}, "s": {"#set": []}},
+                   {"#meta": {"index": 1}, "x": {"#bigint": "1"}, "s": {"#set": [{"#tup": [1, "a"]}]}}],
+    }))
+    r = CliRunner().invoke(main, ["render", str(f)])
+    assert r.exit_code == 0, r.output
+    assert "* x  0 → 1" in r.stdout and "[[1, a]]" in r.stdout
+    f.write_text(json.dumps({"vars": ["x"], "states": [{"x": 0}, 5]}))
+    r = CliRunner().invoke(main, ["render", str(f)])
+    assert r.exit_code == 150 and "not a usable ITF trace" in r.stderr
+
+
+def test_unknown_mutant_alone_is_named_with_the_known_ones_in_prove_too():
+    r = CliRunner().invoke(main, ["prove", "--mutant", "no-such-bug"])
+    assert r.exit_code == 150
+    assert "unknown mutant 'no-such-bug' (known: " in r.stderr and "outbox-off" in r.stderr
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    import click
+    missing = [f"{name} {p.opts[0]}" for name, cmd in main.commands.items()
+               for p in cmd.params if isinstance(p, click.Option) and not p.help]
+    assert missing == []
+    r = CliRunner().invoke(main, ["--help"])
+    assert "150" in r.output and "153" in r.output  # the exit codes

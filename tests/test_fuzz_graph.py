@@ -21,6 +21,7 @@ from test_graph_impl import _sized
 
 
 
+@pytest.mark.slow
 def test_tour_covers_every_state_and_transition_and_finds_nothing():
     rep = tour("graph-relay", depth=6)
     assert rep.failure is None
@@ -35,6 +36,7 @@ def test_hypothesis_finds_nothing_on_the_correct_implementation():
     assert rep.failure is None and rep.hypothesis_steps > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", [m for m in IMPL_MUTANTS if m != "queue-on-desktop"])
 def test_tour_catches_each_implementation_mutant(mutant):
     rep = tour("graph-relay", depth=8, mutant=mutant)
@@ -43,6 +45,7 @@ def test_tour_catches_each_implementation_mutant(mutant):
     assert_reproduces(rep)
 
 
+@pytest.mark.slow
 def test_hypothesis_catches_the_lost_offline_queue():
     # the tour reaches every model state once, by one path; this bug needs the path where
     # the run is queued while the desktop is offline, which random walks find

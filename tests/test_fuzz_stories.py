@@ -5,6 +5,8 @@ fuzzer reports how many states of each long story its walks reached."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from click.testing import CliRunner
@@ -35,6 +37,7 @@ def _register(monkeypatch, name):
         name, "wire-relay", "test", {"desktop": LosesClaimsOnTheSecondRestart}))
 
 
+@pytest.mark.slow
 def test_a_bug_of_the_second_restart_needs_a_longer_story(monkeypatch):
     name = "loses-claims-on-second-restart"
     _register(monkeypatch, name)

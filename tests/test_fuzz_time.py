@@ -73,6 +73,7 @@ GRAPH_BUGS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(GRAPH_BUGS))
 def test_a_moved_graph_timer_is_caught(name, monkeypatch):
     classes, needle, depth = GRAPH_BUGS[name]
@@ -99,6 +100,7 @@ def bug(request, monkeypatch):
     return name, needle, params, depth
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bug", sorted(BUGS), indirect=True)
 def test_a_moved_deadline_is_caught(bug):
     name, needle, params, depth = bug
@@ -107,6 +109,7 @@ def test_a_moved_deadline_is_caught(bug):
     assert "document's" in rep.failure
 
 
+@pytest.mark.slow
 def test_the_correct_implementation_sets_every_deadline_where_the_document_does():
     rep = tour("wire-relay", params={"ops": 1}, depth=11)
     assert rep.failure is None, rep.failure

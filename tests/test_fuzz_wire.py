@@ -14,6 +14,7 @@ from osf_check.cli import main
 from osf_check.relay.wire.idempotency import DurableClaims, Scope
 
 
+@pytest.mark.slow
 def test_the_tour_covers_every_state_and_transition_within_depth_8():
     rep = tour("wire-relay", depth=8)
     assert rep.failure is None, rep.failure
@@ -29,6 +30,7 @@ def test_hypothesis_finds_nothing_on_the_correct_implementation():
     assert rep.hypothesis_examples >= 60 and len(rep.visited) > 50
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(IMPL_MUTANTS))
 def test_the_fuzzer_catches_each_implementation_mutant(mutant):
     rep = tour("wire-relay", mutant=mutant, depth=TOUR_DEPTH["wire-relay"])

@@ -103,6 +103,7 @@ def test_same_command_prints_the_same_trace():
     assert a == b
 
 
+@pytest.mark.slow
 def test_a12_holds_on_the_correct_model_with_two_projects():
     from osf_check.fuzz.driver import tour
     r = check("graph-relay", params={"projects": 2}, depth=10, strict=True)

@@ -86,6 +86,7 @@ def test_explore_writes_a_self_contained_report(tmp_path):
     assert not re.search(r"""(src|href)=["']?(https?:)?//|url\(\s*["']?https?:|@import""", page)
     assert "A3 terminal-is-final" in page and page.count('class="viewer"') == 1
     assert "states per depth graph relay complete overwrites cancel" in page  # the plot
+    assert page.count("<figure>") == 2  # the chart and the plot (no trace picture twice)
 
 
 def test_hostile_strings_are_escaped_everywhere(tmp_path):

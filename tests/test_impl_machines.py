@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -266,5 +267,6 @@ TestRelayAtRealLimits = RelayAtRealLimits.TestCase
 TestRelayAtRealLimits.settings = SETTINGS
 TestDesktopAtRealLimits = DesktopAtRealLimits.TestCase
 TestDesktopAtRealLimits.settings = settings(SETTINGS, max_examples=12)
+TestDesktopAtRealLimits.pytestmark = [pytest.mark.slow]
 TestOutboxLedger = OutboxLedger.TestCase
 TestOutboxLedger.settings = SETTINGS

@@ -122,6 +122,7 @@ def test_request_ids_of_at_most_128_bytes(n):
         assert out[0].frame["payload"]["error"]["code"] == -32600 and not r.pending
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scope, limit", [("client", 64), ("desktop", 128), ("user", 512),
                                           ("process", 4_096)])
 def test_pending_limits_at_their_real_values(scope, limit):
@@ -189,6 +190,7 @@ def test_512_completed_claims_kept(n):
     assert m.state(Scope("u", "d", "m", f"k{n - 1}")) == "done"  # the newest kept
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [4_095, 4_096, 4_097])
 def test_4096_durable_rows(tmp_path, n):
     reg = DurableClaims(tmp_path / "c.sqlite")

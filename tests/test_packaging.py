@@ -70,6 +70,7 @@ def test_the_wheel_has_one_top_level_name(wheel):
         assert zipfile.ZipFile(wheel).read(record).decode().split() == ["osf_check"]
 
 
+@pytest.mark.slow
 def test_installed_next_to_traces_and_models_both_keep_working(wheel, tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

@@ -43,6 +43,7 @@ def a1_copy(monkeypatch):
     return copy
 
 
+@pytest.mark.slow
 def test_an_assumption_is_proved_along_not_taken_on_faith(a1_copy):
     # fresh-key-on-retry breaks A1 (and so its copy) in 3 steps; BMC to 2 cannot see it.
     # Asserting A1X on the checked state made the old induction say "proved".
@@ -55,11 +56,13 @@ def test_an_assumption_is_proved_along_not_taken_on_faith(a1_copy):
     assert res.status == "refuted" and res.k == 3
 
 
+@pytest.mark.slow
 def test_an_assumption_that_holds_still_helps_prove(a1_copy):
     _, [res] = prove("graph-relay", props=["A1"], k=2, assume=["A1X"], mine=True)
     assert res.status == "proved" and res.assumed == ["A1X"]
 
 
+@pytest.mark.slow
 def test_the_sample_refutes_a_bug_deeper_than_the_bmc_bound():
     # BMC to 2 cannot reach the 3-step bug; the BFS sample to depth 12 contains it
     _, [res] = prove("graph-relay", mutant="fresh-key-on-retry", props=["A1"], k=2,

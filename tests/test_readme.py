@@ -20,6 +20,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 SHARED = "../" + "shared"  # the workplace's folder beside the clone (spelt so, not to match)
 
 
+@pytest.mark.slow
 def test_every_console_example_and_picture_is_what_its_command_gives_now():
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_examples.py")],
                        capture_output=True, text=True, cwd=ROOT)
@@ -27,6 +28,7 @@ def test_every_console_example_and_picture_is_what_its_command_gives_now():
     assert " 0 stale" in r.stdout and len(readme_examples.examples(README)) >= 5
 
 
+@pytest.mark.slow
 def test_the_check_sees_a_stale_example(tmp_path, monkeypatch):
     fake = tmp_path / "README.md"
     fake.write_text("```console\n$ echo 'took 0.25 s'\ntook 0.31 s\n```\n\n"

@@ -33,6 +33,7 @@ def test_other_poll_intervals_scale():
     assert abs(t.rows[0][1] - 20) < 4 * se
 
 
+@pytest.mark.slow
 def test_same_seed_same_numbers_other_seed_other_numbers():
     a = [t.as_dict() for t in run_all(300, 7)]
     b = [t.as_dict() for t in run_all(300, 7)]

@@ -80,6 +80,7 @@ def test_k_induction_without_strengthening_gives_a_cti():
         assert steps[a](s) == t
 
 
+@pytest.mark.slow
 def test_prove_cli_graph_relay_proves_every_safety_property(tmp_path):
     res = CliRunner().invoke(main, ["prove", "--model", "graph-relay", "--k", "2", "--json"])
     doc = json.loads(res.stdout)

@@ -101,6 +101,7 @@ def test_the_harness_judges_answers_without_the_implementations_helpers():
 
 
 # reproducible fuzzing ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_run_wherever_it_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     runs = [hypothesis_run("graph-relay", mutant="queue-on-desktop", examples=300, steps=40,
@@ -111,6 +112,7 @@ def test_the_same_seed_gives_the_same_run_wherever_it_runs(tmp_path, monkeypatch
     assert not (tmp_path / ".hypothesis").exists()
 
 
+@pytest.mark.slow
 def test_a_database_is_used_only_when_asked_for(tmp_path):
     db = tmp_path / "db"
     rep = hypothesis_run("graph-relay", mutant="queue-on-desktop", examples=300, steps=40,

@@ -71,6 +71,7 @@ def test_interrupted_run_resumes_to_the_same_counts(tmp_path):
     assert resumed.histogram() == full.histogram()
 
 
+@pytest.mark.slow
 def test_killed_process_resumes_from_its_checkpoint(tmp_path):
     exe = Path(sys.executable).with_name("osf-check")
     base = [str(exe), "explore", "--model", "two-phase", "--param", "rms=8", "--depth",

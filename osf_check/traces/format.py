@@ -24,8 +24,8 @@ import jsonschema
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
-__all__ = ["TraceError", "FORMAT", "VERSION", "make_trace", "load_trace", "to_itf", "atomic_write",
-           "dumps"]
+__all__ = ["TraceError", "FORMAT", "VERSION", "make_trace", "load_trace", "to_itf", "from_itf",
+           "atomic_write", "dumps"]
 
 FORMAT = "osf-check-trace"
 VERSION = 1
@@ -98,6 +98,11 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
         cut = looks_json and "\n" not in tail and not text.rstrip().endswith(("}", "]"))
         what = "truncated" if cut else ("not valid JSON" if looks_json else "not JSON")
         raise TraceError(f"{p}: {what} (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    if isinstance(data, dict) and "states" in data and "vars" in data and "steps" not in data:
+        try:  # an ITF file (this tool's --out writes one next to every trace)
+            data = from_itf(data)
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise TraceError(f"{p}: not a usable ITF trace ({e.__class__.__name__}: {e})") from None
     try:
         jsonschema.validate(data, _schema())
     except jsonschema.ValidationError as e:
@@ -126,20 +131,80 @@ def to_itf(trace: Mapping[str, Any]) -> dict[str, Any]:
     states = []
     for step in trace["steps"]:
         st = {"#meta": {"index": step["index"], "action": step["label"],
-                        "actor": step["actor"]}}
+                        "actor": step["actor"], "target": step["target"],
+                        "name": step["action"], "args": step["args"],
+                        "outputs": step["outputs"]}}
         st.update({k: val(v) for k, v in step["state"].items()})
         states.append(st)
+    # what ITF has no place for rides in #meta, so that render and replay read the file back
+    rest = {k: trace[k] for k in ("model", "params", "mutant", "seed", "property", "message",
+                                  "assumptions", "variables", "source") if k in trace}
+    rest["actors"] = list(trace.get("actors") or [])
     out = {
         "#meta": {"format": "ITF", "source": f"osf-check {trace['source']}",
                   "description": f"{trace['model']} {(trace['property'] or {}).get('id', '')} "
                                  f"{trace['message']}".strip(),
-                  "varTypes": {v["name"]: v["domain"] for v in trace["variables"]}},
+                  "varTypes": {v["name"]: v["domain"] for v in trace["variables"]},
+                  "osf-check": rest},
         "vars": [v["name"] for v in trace["variables"]],
         "states": states,
     }
     if trace["loop_start"] is not None:
         out["loop"] = trace["loop_start"]
     return out
+
+
+def _from_itf_value(x: Any) -> Any:
+    if isinstance(x, dict):
+        if "#bigint" in x:
+            return int(x["#bigint"])
+        for tag in ("#tup", "#set"):
+            if tag in x:
+                return [_from_itf_value(y) for y in x[tag]]
+        if "#map" in x:
+            return [[_from_itf_value(k), _from_itf_value(v)] for k, v in x["#map"]]
+        if "#unserializable" in x:
+            return str(x["#unserializable"])
+        return {k: _from_itf_value(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_from_itf_value(y) for y in x]
+    return x
+
+
+def from_itf(itf: Mapping[str, Any]) -> dict[str, Any]:
+    """An ITF trace back in this module's format: one ``to_itf`` wrote comes back whole;
+    another tool's (Apalache, Quint) gets a step per state, its variables on one lane."""
+    meta = itf.get("#meta") or {}
+    ours = meta.get("osf-check") or {}
+    names = list(itf["vars"])
+    steps, prev = [], None
+    for k, st in enumerate(itf["states"]):
+        sm = st.get("#meta") or {}
+        state = {n: _from_itf_value(st[n]) for n in names if n in st}
+        first = k == 0
+        steps.append({
+            "index": k, "actor": None if first else (sm.get("actor") or "system"),
+            "target": None if first else sm.get("target"),
+            "action": None if first else (sm.get("name") or sm.get("action") or f"step{k}"),
+            "args": {} if first else dict(sm.get("args") or {}),
+            "label": "initial state" if first else str(sm.get("action") or f"step {k}"),
+            "outputs": {} if first else dict(sm.get("outputs") or {}),
+            "state": state,
+            "changed": [] if first else [n for n in names if prev.get(n) != state.get(n)],
+        })
+        prev = state
+    variables = ours.get("variables") or [
+        {"name": n, "actor": "system", "domain": {"kind": "itf"}, "length": None,
+         "ghost": False} for n in names]
+    return {
+        "format": FORMAT, "version": VERSION, "source": ours.get("source", "explore"),
+        "model": ours.get("model") or str(meta.get("description") or "itf").split(" ")[0],
+        "params": ours.get("params", {}), "mutant": ours.get("mutant"),
+        "seed": ours.get("seed", 0), "property": ours.get("property"),
+        "message": ours.get("message", str(meta.get("description") or "")),
+        "assumptions": ours.get("assumptions", []), "variables": variables,
+        "actors": ours.get("actors") or [], "steps": steps, "loop_start": itf.get("loop"),
+    }
 
 
 def dumps(data: Any) -> str:
