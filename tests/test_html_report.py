@@ -136,3 +136,16 @@ def test_a_hostile_trace_runs_nothing_and_shows_its_text(page, tmp_path):
     page.locator(".steps li").nth(2).click()
     assert HOSTILE in page.locator(".steps li.current").inner_text()
     assert "</script><b id='injected'>bold</b>" in page.locator("h3").first.inner_text()
+
+
+def test_hostile_strings_stay_text_in_the_pictures_and_mermaid_files(tmp_path):
+    from osf_check.traces import render
+    from osf_check.traces.format import load_trace
+    tr = load_trace(_hostile_trace(tmp_path))
+    for view in (render.dot_sequence, render.dot_graph):
+        svg = render.render_dot(view(tr).to_string(), "svg").decode()
+        assert "<script" not in svg and "<img" not in svg and "<b " not in svg
+        assert "&lt;script&gt;alert(&quot;label&quot;)" in svg or \
+            "&lt;script&gt;alert(\"label\")" in svg  # shown, as text
+    for mm in (render.mermaid_sequence(tr), render.mermaid_graph(tr)):
+        assert "<script" not in mm and "<img" not in mm and "<svg" not in mm
