@@ -53,6 +53,7 @@ def once(model: str, params: dict[str, int]) -> dict[str, float]:
     return {"distinct": m["distinct_states"], "generated": m["generated_states"],
             "depth": m["depth_reached"], "wall_s": wall, "explore_s": m["seconds"],
             "peak_mb": peak / 2**20, "bytes_per_state": peak / max(1, m["distinct_states"]),
+            "stored_bytes_per_state": m["stored_bytes"] / max(1, m["distinct_states"]),
             "states_per_s": m["distinct_states"] / wall, "verdict": m["verdict"]}
 
 
@@ -76,7 +77,8 @@ def main() -> int:
             r = rows[-1]
             print(f"{name:<16} {r['distinct']:>13,.0f} distinct {r['generated']:>14,.0f} "
                   f"generated  depth {r['depth']:>3.0f}  {r['wall_s']:8.1f} s  "
-                  f"{r['peak_mb']:9,.0f} MB peak  {r['bytes_per_state']:7,.0f} B/state  "
+                  f"{r['peak_mb']:9,.0f} MB peak  {r['bytes_per_state']:7,.0f} B/state "
+                  f"(stored {r['stored_bytes_per_state']:4.1f})  "
                   f"{r['states_per_s']:>10,.0f} states/s  {r['verdict']}", flush=True)
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -100,6 +100,7 @@ def result_json(command: str, seed: int, bound: int | None, results: Sequence[Mo
             "stopped": ex.stopped,
             "seconds": round(r.seconds, 3),
             "states_per_second": round(ex.distinct / ex.seconds) if ex.seconds > 0 else None,
+            "stored_bytes": int(ex.stored_bytes()),
             "states_per_depth": ex.histogram(),
             "actions": fired,
             "properties": [{"id": p.id, "name": p.name, "kind": p.kinds,

@@ -354,18 +354,26 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
     strong_m[strong[strong < nacts]] = True
     alive = alive.copy()
     while alive.any():
+        # the alive subgraph in CSR straight from the graph's own (edges are by source):
+        # no per-edge source, target and action copies, no COO-to-CSR conversion
         e_in = alive[g.src] & alive[g.dst]
-        src, dst, act = g.src[e_in], g.dst[e_in], g.act[e_in]
-        m = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+        kept = np.zeros(len(e_in) + 1, dtype=np.int64 if len(e_in) >= 2**31 else np.int32)
+        np.cumsum(e_in, out=kept[1:])
+        m = csr_matrix((np.ones(int(kept[-1]), dtype=np.int8), g.dst[e_in], kept[g.off]),
+                       shape=(n, n))
+        del kept
         _, label = connected_components(m, directed=True, connection="strong")
+        del m
         # non-trivial components: more than one state, or a self-loop
         sizes = np.bincount(label[alive], minlength=label.max() + 1)
         loops = np.zeros(len(sizes), dtype=bool)
-        loops[label[src[src == dst]]] = True
-        same = label[src] == label[dst]
+        loops[label[g.src[e_in & (g.src == g.dst)]]] = True
+        same = e_in & (label[g.src] == label[g.dst])
+        del e_in
         real = (sizes > 1) | loops
         # actions taken inside each component, as sorted (component, action) keys
-        taken = np.unique(label[src[same]].astype(np.int64) * nacts + act[same])
+        taken = np.unique(label[g.src[same]].astype(np.int64) * nacts + g.act[same])
+        del same
         # actions enabled at each alive state (any edge, inside or leaving)
         a_src = alive[g.src]
         en_node, en_act = g.src[a_src], g.act[a_src]

@@ -3,13 +3,13 @@
 The frontier is an array of packed states; every action instance evaluates its
 guard and its updates over the whole frontier at once (the numpy interpretation
 of the *same* DSL expressions: ``If`` → ``where``, ``And`` → ``&``); successors
-are packed, deduplicated with sorted keys against the visited set, and numbered
-in order of discovery.  Parent links are arrays of indices, so shortest
+are packed, deduplicated against the visited set (:mod:`.store`: one sorted segment
+per level, a state's id its rank there) and against each other, and numbered at the
+end of their level.  Parent links are arrays of indices, so shortest
 counterexamples still come out, and the result is an ordinary
 :class:`~osf_check.explorer.explicit.Exploration`: the same reports, traces and graph
 checks apply.  Storage per state: its key (8 bytes per 64-bit word), its parent
-(4) and the action taken (2), plus a sorted copy of the keys with their ids for
-deduplication (8 + 4).
+(4) and the action taken (2), nothing more.
 
 States wider than 64 bits are packed into several words (no slot straddles a
 word) and compared as fixed-size byte strings.
@@ -39,6 +39,7 @@ from osf_check.properties.base import Property, witness_conditions
 
 from .explicit import Exploration, Progress, Violation
 from .npeval import np_eval
+from .store import STORE_VERSION, LevelStore
 
 __all__ = ["vector_bfs", "Layout"]
 
@@ -176,8 +177,7 @@ class _VectorExploration(Exploration):
         self.__dict__["_ids"] = value or None
 
     def stored_bytes(self) -> int:  # type: ignore[override]
-        return int(self.keys.nbytes + self.parent.nbytes + self.via.nbytes
-                   + self.sorted_keys.nbytes + self.sorted_ids.nbytes)
+        return int(self.keys.nbytes + self.parent.nbytes + self.via.nbytes)
 
     def path_to(self, sid: int) -> tuple[list[int], list[int]]:
         ids, acts = [], []
@@ -244,28 +244,22 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     init_keys = lay.pack([init[:, i] for i in range(n)], len(init))
     _, first = np.unique(lay.sortable(init_keys), return_index=True)
     init_keys = init_keys[np.sort(first)]
-    keys = init_keys.copy()
-    parent = np.full(len(keys), -1, dtype=np.int32)
-    via = np.full(len(keys), -1, dtype=np.int16 if len(insts) < 32_000 else np.int32)
-    order = np.argsort(lay.sortable(keys), kind="stable")
-    sorted_keys = lay.sortable(keys)[order].copy()
-    sorted_ids = order.astype(np.int32)
-    level_start = [0]
-    generated = len(keys)
+    act_dtype = np.int16 if len(insts) < 32_000 else np.int32
+    store = LevelStore(init_keys, act_dtype)
+    generated = len(store)
     fired = np.zeros(len(insts), dtype=np.int64)
     src_e: list[np.ndarray] = []
     dst_e: list[np.ndarray] = []
     act_e: list[np.ndarray] = []
     violations: list[Violation] = []
-    frontier_lo, frontier_hi = 0, len(keys)
+    frontier_lo, frontier_hi = 0, len(store)
     level = 0
     ident = run_identity(model, props, keep_graph=keep_graph, check_deadlock=check_deadlock)
     if resume is not None:
         st = _load(Path(resume), ident)
         meta = st["meta"]
-        keys, parent, via = st["keys"], st["parent"], st["via"]
-        sorted_keys, sorted_ids = lay.sortable(st["sorted_keys"]), st["sorted_ids"]
-        level_start = st["level_start"].tolist()
+        store = LevelStore.from_arrays(st["keys"], st["parent"], st["via"],
+                                       st["level_start"].tolist())
         generated = int(st["generated"])
         fired = st["fired"]
         frontier_lo, frontier_hi = int(st["frontier"][0]), int(st["frontier"][1])
@@ -297,15 +291,10 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                     ex.witness_seen[pid] = True
 
     def _path(sid: int) -> tuple[list[int], list[int]]:
-        ids, acts = [], []
-        while sid >= 0:
-            ids.append(int(sid))
-            acts.append(int(via[sid]))
-            sid = int(parent[sid])
-        return ids[::-1], acts[::-1]
+        return store.path_to(sid)
 
     if resume is None:
-        check_states(lay.unpack(keys), np.arange(len(keys)))
+        check_states(lay.unpack(store.keys[0]), np.arange(len(store)))
 
     def expand(lo: int, hi: int, for_graph: bool) -> dict:
         """Successors of frontier states lo..hi (ids), in chunks; without ``for_graph`` only
@@ -316,7 +305,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             chi = min(clo + chunk, hi)
             if tick is not None and os.getpid() == home:
                 tick(clo - frontier_lo, frontier_hi - frontier_lo)
-            fkeys = keys[clo:chi]
+            fkeys = store.keys[-1][clo - frontier_lo:chi - frontier_lo]  # the frontier
             fcols = lay.unpack(fkeys)
             fn = chi - clo
             any_enabled = np.zeros(fn, dtype=bool)
@@ -350,7 +339,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                         res["trans_viol"].append((pid, clo + int(rows[np.argmin(ok)]), ai))
                 cand_keys.append(lay.patch(fkeys[rows], out.changed))
                 cand_par.append((rows + clo).astype(np.int64))
-                cand_act.append(np.full(m, ai, dtype=via.dtype))
+                cand_act.append(np.full(m, ai, dtype=act_dtype))
             if check_deadlock and res["stuck"] < 0 and not any_enabled.all():
                 stuck = np.flatnonzero(~any_enabled)
                 if model.quiescent is not None:
@@ -368,11 +357,8 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             ca = np.concatenate(cand_act)
             res["generated"] += len(ck)
             if not for_graph:
-                sk = lay.sortable(ck)
-                uniq, first = np.unique(sk, return_index=True)
-                pos = np.searchsorted(sorted_keys, uniq)
-                pos_c = np.minimum(pos, max(len(sorted_keys) - 1, 0))
-                seen = (pos < len(sorted_keys)) & (sorted_keys[pos_c] == uniq)
+                uniq, first = np.unique(lay.sortable(ck), return_index=True)
+                seen, _ = store.lookup(uniq)
                 keep = np.sort(first[~seen])
                 ck, cp, ca = ck[keep], cp[keep], ca[keep]
             res["parts"].append((ck, cp, ca))
@@ -390,10 +376,12 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         # frontier is split between processes that expand and pre-filter their part
         ranges = _split(frontier_lo, frontier_hi, workers if not keep_graph else 1, chunk)
         results = _run_parallel(expand, ranges, keep_graph)
-        lvl_sorted = np.zeros(0, dtype=sorted_keys.dtype)  # new keys of this level, sorted
-        lvl_ids = np.zeros(0, dtype=np.int64)
-        add_keys, add_par, add_act = [], [], []
-        next_id = len(keys)
+        # first discoveries of states not stored before, in discovery order; with the
+        # graph, the level's edges, whose targets new in this level are found by key once
+        # the level is numbered
+        new_k, new_p, new_a = [], [], []
+        lvl_dst, pend_pos, pend_keys = [], [], []
+        edge_base = 0
         for res in results:
             generated += res["generated"]
             fired += res["fired"]
@@ -411,63 +399,48 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                     "deadlock", "deadlock", "no action is enabled and the state is not a "
                     "legitimate end state", *_path(res["stuck"])))
             for ck, cp, ca in res["parts"]:
+                if keep_graph:  # edges by source, then action (each action's run is sorted)
+                    o = np.argsort(cp, kind="stable")
+                    ck, cp, ca = ck[o], cp[o], ca[o]
+                    del o
                 sk = lay.sortable(ck)
                 if keep_graph:
                     uniq, first, inv = np.unique(sk, return_index=True, return_inverse=True)
-                else:  # the worker kept first occurrences only, in discovery order
+                else:  # the worker kept first occurrences of unstored states only
                     uniq, first = np.unique(sk, return_index=True)
-                pos = np.searchsorted(sorted_keys, uniq)
-                pos_c = np.minimum(pos, max(len(sorted_keys) - 1, 0))
-                seen = (pos < len(sorted_keys)) & (sorted_keys[pos_c] == uniq)
-                if len(lvl_sorted):
-                    lpos = np.searchsorted(lvl_sorted, uniq)
-                    lpos_c = np.minimum(lpos, len(lvl_sorted) - 1)
-                    in_lvl = (lpos < len(lvl_sorted)) & (lvl_sorted[lpos_c] == uniq)
-                else:
-                    lpos_c = np.zeros(len(uniq), dtype=np.int64)
-                    in_lvl = np.zeros(len(uniq), dtype=bool)
-                fresh = ~seen & ~in_lvl
-                fresh_first = first[fresh]
-                order_new = np.argsort(fresh_first, kind="stable")  # discovery order
-                new_first = fresh_first[order_new]
-                new_ids = np.arange(next_id, next_id + len(new_first), dtype=np.int64)
-                next_id += len(new_first)
-                fresh_ids = np.empty(len(fresh_first), dtype=np.int64)
-                fresh_ids[order_new] = new_ids
+                seen, ids = store.lookup(uniq)
+                fresh_first = np.sort(first[~seen])
+                new_k.append(ck[fresh_first])
+                new_p.append(cp[fresh_first])
+                new_a.append(ca[fresh_first])
                 if keep_graph:
-                    tgt = np.empty(len(uniq), dtype=np.int64)
-                    tgt[seen] = sorted_ids[pos_c[seen]]
-                    tgt[in_lvl] = lvl_ids[lpos_c[in_lvl]]
-                    tgt[fresh] = fresh_ids
+                    dst = ids[np.asarray(inv).ravel()]
+                    miss = np.flatnonzero(dst < 0)
+                    pend_pos.append(miss + edge_base)
+                    pend_keys.append(sk[miss])
+                    lvl_dst.append(dst)
                     # ids fit 32 bits (parent links are int32 too), actions 16
                     src_e.append(cp.astype(np.int32))
-                    dst_e.append(tgt[np.asarray(inv).ravel()].astype(np.int32))
-                    act_e.append(ca.astype(via.dtype))
-                add_keys.append(ck[new_first])
-                add_par.append(cp[new_first])
-                add_act.append(ca[new_first])
-                nk = uniq[fresh]  # sorted
-                at = np.searchsorted(lvl_sorted, nk)
-                lvl_sorted = np.insert(lvl_sorted, at, nk)
-                lvl_ids = np.insert(lvl_ids, at, fresh_ids)
+                    act_e.append(ca.astype(act_dtype))
+                    edge_base += len(ck)
         del results
         level += 1
-        if add_keys:
-            keys = np.concatenate([keys] + add_keys)
-            parent = np.concatenate([parent] + [x.astype(parent.dtype) for x in add_par])
-            via = np.concatenate([via] + add_act)
-            at = np.searchsorted(sorted_keys, lvl_sorted)
-            sorted_keys = np.insert(sorted_keys, at, lvl_sorted)
-            sorted_ids = np.insert(sorted_ids, at, lvl_ids.astype(sorted_ids.dtype))
-            del add_keys, add_par, add_act, lvl_sorted, lvl_ids
-        frontier_lo, frontier_hi = frontier_hi, len(keys)
+        start = _add_level(store, lay, new_k, new_p, new_a)
+        del new_k, new_p, new_a
+        if keep_graph and lvl_dst:
+            d = np.concatenate(lvl_dst)
+            pp = np.concatenate(pend_pos)
+            if len(pp):
+                d[pp] = start + np.searchsorted(lay.sortable(store.keys[-1]),
+                                                np.concatenate(pend_keys))
+            dst_e.append(d.astype(np.int32))
+            del d, pp, lvl_dst, pend_pos, pend_keys
+        frontier_lo, frontier_hi = frontier_hi, len(store)
         if frontier_hi > frontier_lo:
-            level_start.append(frontier_lo)
-            check_states(lay.unpack(keys[frontier_lo:frontier_hi]),
-                         np.arange(frontier_lo, frontier_hi))
+            check_states(lay.unpack(store.keys[-1]), np.arange(frontier_lo, frontier_hi))
         if progress is not None:
-            progress(level, len(keys), generated, time.perf_counter() - t0)
-        if max_states is not None and len(keys) >= max_states and frontier_hi > frontier_lo:
+            progress(level, len(store), generated, time.perf_counter() - t0)
+        if max_states is not None and len(store) >= max_states and frontier_hi > frontier_lo:
             ex.stopped = "max-states"
             break
         if checkpoint is not None and time.perf_counter() - last_cp >= checkpoint_every:
@@ -477,35 +450,63 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64))
             if keep_graph:  # one array each, so that the next save does not copy pieces
                 src_e, dst_e, act_e = [cat(src_e)], [cat(dst_e)], [cat(act_e)]
+            keys, parent, via = store.arrays()
             _save(Path(checkpoint), keys=keys, parent=parent, via=via,
-                  sorted_keys=np.ascontiguousarray(sorted_keys).view(np.uint64).reshape(
-                      -1, lay.words), sorted_ids=sorted_ids,
-                  level_start=np.array(level_start), generated=generated, fired=fired,
+                  store_version=STORE_VERSION,
+                  level_start=np.array(store.starts), generated=generated, fired=fired,
                   frontier=np.array([frontier_lo, frontier_hi]), level=level,
                   seconds=time.perf_counter() - t0, meta=np.array(json.dumps(meta)),
                   **({"src_e": src_e[0], "dst_e": dst_e[0], "act_e": act_e[0]}
                      if keep_graph else {}))
+            del keys, parent, via
             last_cp = time.perf_counter()
-    ex.keys, ex.parent, ex.via = keys, parent, via  # type: ignore[attr-defined]
-    ex.sorted_keys, ex.sorted_ids = sorted_keys, sorted_ids  # type: ignore[attr-defined]
-    ex.level_start = level_start
+    ex.level_start = list(store.starts)
+    ex.keys, ex.parent, ex.via = store.finish()  # type: ignore[attr-defined]
     ex.generated = generated
     ex.fired = fired.tolist()
     ex.violations = violations
     frontier_open = frontier_hi > frontier_lo
     ex.complete = not frontier_open and ex.stopped is None and stop_after_levels is None
-    ex.expanded = frontier_lo if frontier_open else len(keys)
+    ex.expanded = frontier_lo if frontier_open else len(ex.keys)
     if ex.stopped == "violation":
         ex.expanded = frontier_lo
     if keep_graph:
-        cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64))
-        se, de, ae = cat(src_e), cat(dst_e), cat(act_e)
-        o = np.lexsort((ae, se))  # by source, then action: the explicit engine's edge order
-        # numpy arrays, no copy into Python objects: the graph checks read them as they are
-        ex.edges = (se[o], de[o], ae[o])  # type: ignore[assignment]
-        del se, de, ae, o
+        # already by source, then action (the explicit engine's edge order): levels and
+        # their chunks come in id order; numpy arrays the graph checks read as they are
+        ex.edges = (_cat_free(src_e, np.int32), _cat_free(dst_e, np.int32),  # type: ignore
+                    _cat_free(act_e, act_dtype))
     ex.seconds = time.perf_counter() - t0
     return ex
+
+
+def _cat_free(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    """The pieces end to end, each released once copied: the peak is the result plus one
+    piece, not twice the edges."""
+    out = np.empty(sum(len(p) for p in parts), dtype=dtype)
+    at = 0
+    for i, p in enumerate(parts):
+        out[at:at + len(p)] = p
+        at += len(p)
+        parts[i] = p[:0]
+    parts.clear()
+    return out
+
+
+def _add_level(store: LevelStore, lay: Layout, new_k: list[np.ndarray],
+               new_p: list[np.ndarray], new_a: list[np.ndarray]) -> int:
+    """Number a level: its new states sorted by key, each with the parent and action of
+    its first discovery (a stable sort keeps discovery order among equal keys)."""
+    if not new_k or not sum(len(k) for k in new_k):
+        return len(store)
+    keys = np.concatenate(new_k)
+    sk = lay.sortable(keys)
+    o = np.argsort(sk, kind="stable")
+    so = sk[o]
+    first = np.ones(len(o), dtype=bool)
+    first[1:] = so[1:] != so[:-1]
+    sel = o[first]
+    del o, so, first
+    return store.add_level(keys[sel], np.concatenate(new_p)[sel], np.concatenate(new_a)[sel])
 
 
 def _split(lo: int, hi: int, workers: int, chunk: int) -> list[tuple[int, int]]:
@@ -605,6 +606,9 @@ def _load(d: Path, ident: dict[str, Any]) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, EOFError) as e:
         raise BadValue(f"--resume {d}: not a checkpoint of this osf-check "
                        f"({type(e).__name__})") from None
+    if int(st.get("store_version", 0)) != STORE_VERSION:
+        raise BadValue(f"--resume {d}: the checkpoint was written by an older osf-check "
+                       "(another layout of the visited set): start the run again")
     theirs = meta.get("identity", {})
     for k, mine in ident.items():
         if theirs.get(k) != mine:
