@@ -55,13 +55,15 @@ def test_wide_states_pack_into_several_words():
 
 
 def test_storage_is_compact():
-    # a one-word state: key 8 + parent 4 + action 2 bytes, no sorted copy, no id table
+    # a one-word state: key 8 + parent 4 + action 2 bytes and a filter of at most 15.6
+    # bits, no sorted copy, no id table
     ex = vector_bfs(SPEC.build({"rms": 6}), [], depth=None)
-    assert ex.stored_bytes() == 14 * ex.distinct
-    # a two-word state (wire-relay): 16 + 4 + 2
+    assert ex.keys.nbytes + ex.parent.nbytes + ex.via.nbytes == 14 * ex.distinct
+    assert 14 * ex.distinct < ex.stored_bytes() <= 16 * ex.distinct
+    # a two-word state (wire-relay): 16 + 4 + 2 and the filter
     m, props, _ = prepare("wire-relay")
     ex = vector_bfs(m, [], depth=5)
-    assert ex.layout.words == 2 and ex.stored_bytes() == 22 * ex.distinct
+    assert ex.layout.words == 2 and 22 * ex.distinct < ex.stored_bytes() <= 24 * ex.distinct
 
 
 def test_interrupted_run_resumes_to_the_same_counts(tmp_path):

@@ -51,13 +51,15 @@ class _Graph:
         self.src, self.dst, self.act = (
             (e if isinstance(e, np.ndarray) else np.frombuffer(e, dtype=np.int64)) if n
             else np.zeros(0, np.int64) for e in ex.edges)
-        # BFS expands states in id order, so edges are already sorted by source
-        self.off = np.searchsorted(self.src, np.arange(n + 1))
+        # BFS expands states in id order, so edges are already sorted by source; offsets
+        # in 32 bits while the edges fit, so that scipy keeps every index array at 32 bits
+        idx = np.int32 if len(self.dst) < 2**31 - 1 else np.int64
+        self.off = np.searchsorted(self.src, np.arange(n + 1)).astype(idx)
         # the reverse graph (predecessors of each state, in source order): scipy's
         # CSR-to-CSC conversion is a counting sort in C, not a sort of every edge
         from scipy.sparse import csr_matrix
-        rev = csr_matrix((np.ones(len(self.dst), dtype=np.int8), self.dst, self.off),
-                         shape=(n, n)).tocsc()
+        rev = csr_matrix((np.ones(len(self.dst), dtype=np.int8), self.dst.astype(idx, copy=False),
+                          self.off), shape=(n, n)).tocsc()
         self.rsrc, self.roff = rev.indices, rev.indptr.astype(np.int64)
         del rev
         self.expanded = ex.expanded

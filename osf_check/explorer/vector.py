@@ -80,14 +80,15 @@ class Layout:
         return out
 
     def unpack(self, keys: np.ndarray) -> list[np.ndarray]:
-        cols = []
-        for w, off, b, lo in self.fields:
-            if b == 0:
-                cols.append(np.full(len(keys), lo, dtype=np.int64))
-                continue
-            c = ((keys[:, w] >> np.uint64(off)) & np.uint64((1 << b) - 1)).astype(np.int64)
-            cols.append(c + lo if lo else c)
-        return cols
+        return [self.unpack_slot(keys, i) for i in range(len(self.fields))]
+
+    def unpack_slot(self, keys: np.ndarray, i: int) -> np.ndarray:
+        """Slot ``i`` of every key, as int64."""
+        w, off, b, lo = self.fields[i]
+        if b == 0:
+            return np.full(len(keys), lo, dtype=np.int64)
+        c = ((keys[:, w] >> np.uint64(off)) & np.uint64((1 << b) - 1)).astype(np.int64)
+        return c + lo if lo else c
 
     def unpack_one(self, key: np.ndarray) -> tuple:
         return tuple(int(c[0]) for c in self.unpack(np.asarray(key).reshape(1, self.words)))
@@ -145,9 +146,11 @@ class _VectorExploration(Exploration):
     def columns(self) -> list[np.ndarray]:
         """Every state's slots, one column per slot in the narrowest integer type that
         holds its domain (what the graph checks read; np_eval widens for arithmetic)."""
+        # one slot at a time: unpacking every slot to 64 bits first would hold 8 bytes per
+        # slot per state at once (gigabytes on a complete relay space)
         doms = self.model.slot_domains
-        return [c.astype(_narrow(d.lo, d.hi)) for c, d in zip(self.layout.unpack(self.keys),
-                                                                doms)]
+        return [self.layout.unpack_slot(self.keys, i).astype(_narrow(d.lo, d.hi))
+                for i, d in enumerate(doms)]
 
     @property  # type: ignore[override]
     def packed(self) -> list[int]:
@@ -177,7 +180,9 @@ class _VectorExploration(Exploration):
         self.__dict__["_ids"] = value or None
 
     def stored_bytes(self) -> int:  # type: ignore[override]
-        return int(self.keys.nbytes + self.parent.nbytes + self.via.nbytes)
+        """The visited set and parent links: keys, parents, actions and the filter."""
+        return int(self.keys.nbytes + self.parent.nbytes + self.via.nbytes
+                   + getattr(self, "filter_bytes", 0))
 
     def path_to(self, sid: int) -> tuple[list[int], list[int]]:
         ids, acts = [], []
@@ -338,7 +343,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                     if not ok.all():
                         res["trans_viol"].append((pid, clo + int(rows[np.argmin(ok)]), ai))
                 cand_keys.append(lay.patch(fkeys[rows], out.changed))
-                cand_par.append((rows + clo).astype(np.int64))
+                cand_par.append((rows + clo).astype(np.int32))  # ids fit 32 bits
                 cand_act.append(np.full(m, ai, dtype=act_dtype))
             if check_deadlock and res["stuck"] < 0 and not any_enabled.all():
                 stuck = np.flatnonzero(~any_enabled)
@@ -398,29 +403,33 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                 violations.append(Violation(
                     "deadlock", "deadlock", "no action is enabled and the state is not a "
                     "legitimate end state", *_path(res["stuck"])))
-            for ck, cp, ca in res["parts"]:
+            parts = res.pop("parts")
+            while parts:  # each part released once merged
+                ck, cp, ca = parts.pop(0)
                 if keep_graph:  # edges by source, then action (each action's run is sorted)
                     o = np.argsort(cp, kind="stable")
                     ck, cp, ca = ck[o], cp[o], ca[o]
                     del o
+                if not keep_graph:  # the worker kept each unstored state's first occurrence
+                    new_k.append(ck)
+                    new_p.append(cp)
+                    new_a.append(ca)
+                    continue
                 sk = lay.sortable(ck)
-                if keep_graph:
-                    uniq, first, inv = np.unique(sk, return_index=True, return_inverse=True)
-                else:  # the worker kept first occurrences of unstored states only
-                    uniq, first = np.unique(sk, return_index=True)
+                uniq, first, inv = np.unique(sk, return_index=True, return_inverse=True)
                 seen, ids = store.lookup(uniq)
                 fresh_first = np.sort(first[~seen])
                 new_k.append(ck[fresh_first])
                 new_p.append(cp[fresh_first])
                 new_a.append(ca[fresh_first])
                 if keep_graph:
-                    dst = ids[np.asarray(inv).ravel()]
+                    dst = ids.astype(np.int32)[np.asarray(inv).ravel()]  # -1: new this level
                     miss = np.flatnonzero(dst < 0)
                     pend_pos.append(miss + edge_base)
                     pend_keys.append(sk[miss])
                     lvl_dst.append(dst)
                     # ids fit 32 bits (parent links are int32 too), actions 16
-                    src_e.append(cp.astype(np.int32))
+                    src_e.append(cp)
                     act_e.append(ca.astype(act_dtype))
                     edge_base += len(ck)
         del results
@@ -433,7 +442,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             if len(pp):
                 d[pp] = start + np.searchsorted(lay.sortable(store.keys[-1]),
                                                 np.concatenate(pend_keys))
-            dst_e.append(d.astype(np.int32))
+            dst_e.append(d)
             del d, pp, lvl_dst, pend_pos, pend_keys
         frontier_lo, frontier_hi = frontier_hi, len(store)
         if frontier_hi > frontier_lo:
@@ -461,6 +470,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             del keys, parent, via
             last_cp = time.perf_counter()
     ex.level_start = list(store.starts)
+    ex.filter_bytes = store.bloom.nbytes  # type: ignore[attr-defined]
     ex.keys, ex.parent, ex.via = store.finish()  # type: ignore[attr-defined]
     ex.generated = generated
     ex.fired = fired.tolist()
@@ -479,6 +489,9 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     return ex
 
 
+_EMPTY = np.zeros(0, dtype=np.int8)
+
+
 def _cat_free(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     """The pieces end to end, each released once copied: the peak is the result plus one
     piece, not twice the edges."""
@@ -487,7 +500,7 @@ def _cat_free(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     for i, p in enumerate(parts):
         out[at:at + len(p)] = p
         at += len(p)
-        parts[i] = p[:0]
+        parts[i] = _EMPTY  # not p[:0]: a view would keep p's memory
     parts.clear()
     return out
 
