@@ -355,49 +355,68 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
     strong_m = np.zeros(nacts + 1, dtype=bool)
     strong_m[strong[strong < nacts]] = True
     alive = alive.copy()
+    E = len(g.src)
+    step = 1 << 24  # edges per slice: per-edge temporaries stay bounded (~100 MB)
     while alive.any():
-        # the alive subgraph in CSR straight from the graph's own (edges are by source):
-        # no per-edge source, target and action copies, no COO-to-CSR conversion
-        e_in = alive[g.src] & alive[g.dst]
-        kept = np.zeros(len(e_in) + 1, dtype=np.int64 if len(e_in) >= 2**31 else np.int32)
-        np.cumsum(e_in, out=kept[1:])
-        m = csr_matrix((np.ones(int(kept[-1]), dtype=np.int8), g.dst[e_in], kept[g.off]),
-                       shape=(n, n))
-        del kept
+        # the alive subgraph in CSR, a slice of edges at a time (edges are by source)
+        counts = np.zeros(n, dtype=np.int64)
+        pieces = []
+        for lo in range(0, E, step):
+            s_, d_ = g.src[lo:lo + step], g.dst[lo:lo + step]
+            ein = alive[s_] & alive[d_]
+            counts += np.bincount(s_[ein], minlength=n)
+            pieces.append(d_[ein])
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        del counts
+        idx = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
+        del pieces
+        m = csr_matrix((np.ones(len(idx), dtype=np.int8), idx, indptr), shape=(n, n))
+        del idx, indptr
         _, label = connected_components(m, directed=True, connection="strong")
         del m
-        # non-trivial components: more than one state, or a self-loop
         sizes = np.bincount(label[alive], minlength=label.max() + 1)
-        loops = np.zeros(len(sizes), dtype=bool)
-        loops[label[g.src[e_in & (g.src == g.dst)]]] = True
-        same = e_in & (label[g.src] == label[g.dst])
-        del e_in
-        real = (sizes > 1) | loops
-        # actions taken inside each component, as sorted (component, action) keys
-        taken = np.unique(label[g.src[same]].astype(np.int64) * nacts + g.act[same])
-        del same
-        # actions enabled at each alive state (any edge, inside or leaving)
-        a_src = alive[g.src]
-        en_node, en_act = g.src[a_src], g.act[a_src]
-        en_comp = label[en_node]
+        nc = len(sizes)
+        # per edge, a slice at a time: self-loops (a one-state cycle), the actions taken
+        # inside each component, the strongly fair actions enabled at alive states, and
+        # how often each weakly fair action is enabled in each component
+        loops = np.zeros(nc, dtype=bool)
+        taken_parts, strong_nodes, strong_keys = [], [], []
+        weak_cnt = {a: np.zeros(nc, dtype=np.int64) for a in weak.tolist()}
+        for lo in range(0, E, step):
+            s_, d_, a_ = g.src[lo:lo + step], g.dst[lo:lo + step], g.act[lo:lo + step]
+            en = alive[s_]
+            ls = label[s_]
+            same = en & alive[d_] & (ls == label[d_])
+            loops[ls[same & (s_ == d_)]] = True
+            taken_parts.append(np.unique(ls[same].astype(np.int64) * nacts + a_[same]))
+            st = en & strong_m[a_]
+            strong_nodes.append(s_[st])
+            strong_keys.append(ls[st].astype(np.int64) * nacts + a_[st])
+            for a, cnt in weak_cnt.items():
+                cnt += np.bincount(ls[en & (a_ == a)], minlength=nc)
+        real = (sizes > 1) | loops  # non-trivial: more than one state, or a self-loop
+        taken = np.unique(np.concatenate(taken_parts)) if taken_parts else np.zeros(0, np.int64)
         bad = np.zeros(n, dtype=bool)
-        is_strong = strong_m[en_act]
-        keys = en_comp[is_strong].astype(np.int64) * nacts + en_act[is_strong]
-        bad[en_node[is_strong][~np.isin(keys, taken, assume_unique=False)]] = True
+        if strong_keys:
+            keys = np.concatenate(strong_keys)
+            nodes = np.concatenate(strong_nodes)
+            bad[nodes[~np.isin(keys, taken)]] = True
+            del keys, nodes
+        del taken_parts, strong_nodes, strong_keys
         bad &= alive & real[label]
         comp_ok = real.copy()
         for fm in fair_masks:
-            has = np.zeros(len(sizes), dtype=bool)
+            has = np.zeros(nc, dtype=bool)
             has[label[alive & fm]] = True
             comp_ok &= has
-        for a in weak.tolist():
-            cnt = np.bincount(en_comp[en_act == a], minlength=len(sizes))
+        for a, cnt in weak_cnt.items():
             everywhere = cnt >= sizes
-            took = np.zeros(len(sizes), dtype=bool)
+            took = np.zeros(nc, dtype=bool)
             took[taken[taken % nacts == a] // nacts] = True
             comp_ok &= ~(everywhere & ~took)
         # components whose states are all good and meet the state conditions are fair
-        bad_comp = np.zeros(len(sizes), dtype=bool)
+        bad_comp = np.zeros(nc, dtype=bool)
         bad_comp[label[bad]] = True
         fair_comp = comp_ok & ~bad_comp
         ids = np.flatnonzero(alive & fair_comp[label])

@@ -446,7 +446,10 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             del d, pp, lvl_dst, pend_pos, pend_keys
         frontier_lo, frontier_hi = frontier_hi, len(store)
         if frontier_hi > frontier_lo:
-            check_states(lay.unpack(store.keys[-1]), np.arange(frontier_lo, frontier_hi))
+            new = store.keys[-1]
+            for lo in range(0, len(new), chunk):  # unpacked a chunk at a time: a whole
+                hi = min(lo + chunk, len(new))     # level at 64 bits a slot is gigabytes
+                check_states(lay.unpack(new[lo:hi]), np.arange(frontier_lo + lo, frontier_lo + hi))
         if progress is not None:
             progress(level, len(store), generated, time.perf_counter() - t0)
         if max_states is not None and len(store) >= max_states and frontier_hi > frontier_lo:
