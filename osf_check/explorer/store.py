@@ -77,6 +77,8 @@ class Bloom:
             for w in range(1, rows.shape[1]):  # fold the other words in
                 x = (x * _MULT[2]) ^ rows[:, w]
             x ^= x >> np.uint64(31)
+            if self.m < 2**32:  # multiply-high onto 0..m-1: no division
+                return [(((x * k) >> np.uint64(32)) * self.m) >> np.uint64(32) for k in _MULT]
             return [((x * k) >> np.uint64(17)) % self.m for k in _MULT]
 
     def add(self, rows: np.ndarray, refill: Any = None) -> None:
