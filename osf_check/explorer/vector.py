@@ -39,7 +39,7 @@ from osf_check.properties.base import Property, witness_conditions
 
 from .explicit import Exploration, Progress, Violation
 from .npeval import np_eval
-from .store import STORE_VERSION, LevelStore
+from .store import STORE_VERSION, LevelStore, sortable
 
 __all__ = ["vector_bfs", "Layout"]
 
@@ -95,9 +95,7 @@ class Layout:
 
     def sortable(self, keys: np.ndarray) -> np.ndarray:
         """A 1-D array with one comparable element per key row."""
-        if self.words == 1:
-            return keys[:, 0]
-        return np.ascontiguousarray(keys).view(np.dtype((np.void, 8 * self.words))).ravel()
+        return sortable(keys)
 
 
 class _Gather:

@@ -89,8 +89,7 @@ def mermaid_graph(tr: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _q(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+_q = sequence._q
 
 
 def _dl(lines: list[str]) -> str:

@@ -27,7 +27,8 @@ RED = "#c62828"
 
 
 def _q(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A quoted DOT string."""
+    return '"' + _esc(s) + '"'
 
 
 def _lines(tr: Mapping[str, Any], k: int, width_in: float, lanes: list[str]) -> list[str]:
