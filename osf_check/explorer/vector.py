@@ -293,8 +293,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                 if np.any(np_eval(e, cols, n=m)):
                     ex.witness_seen[pid] = True
 
-    def _path(sid: int) -> tuple[list[int], list[int]]:
-        return store.path_to(sid)
+    _path = store.path_to  # (after a resume: the resumed store)
 
     if resume is None:
         check_states(lay.unpack(store.keys[0]), np.arange(len(store)))

@@ -28,13 +28,12 @@ class RenderError(RuntimeError):
     pass
 
 
-_fmt, _diff, _title, _step_line = story.fmt, story.diff, story.title, story.step_line
-lanes = story.lane_actors
+lanes = story.lane_actors  # the chart's lanes, for callers of this module
 
 
 def text(tr: Mapping[str, Any]) -> str:
     """The trace as text: each step, who took it, and the full state with changes marked."""
-    lines = [_title(tr)]
+    lines = [story.title(tr)]
     if tr.get("message"):
         lines.append(f"  {tr['message']}")
     params = ", ".join(f"{k}={v}" for k, v in tr["params"].items())
@@ -54,14 +53,14 @@ def text(tr: Mapping[str, Any]) -> str:
             lines.append("\n  0. initial state")
         else:
             who = step["actor"] + (f" → {step['target']}" if step["target"] else "")
-            lines.append(f"\n  {k}. [{who}] {_step_line(step)}")
+            lines.append(f"\n  {k}. [{who}] {story.step_line(step)}")
         for v in tr["variables"]:
             name = v["name"]
             new = step["state"][name]
             if prev is not None and name in step["changed"]:
-                lines.append(f"   * {name:<{width}}  {_diff(prev['state'][name], new)}")
+                lines.append(f"   * {name:<{width}}  {story.diff(prev['state'][name], new)}")
             else:
-                lines.append(f"     {name:<{width}}  {_fmt(new)}")
+                lines.append(f"     {name:<{width}}  {story.fmt(new)}")
         prev = step
     if story.failing_index(tr) is not None:
         lines += ["", *(f"  {x}" for x in story.verdict_lines(tr))]
@@ -77,7 +76,7 @@ def mermaid_graph(tr: Mapping[str, Any]) -> str:
     steps = tr["steps"]
     for k, step in enumerate(steps):
         body = "initial state" if k == 0 else "<br/>".join(
-            mm(f"{n} = {_fmt(step['state'][n])}") for n in step["changed"]) or "(no change)"
+            mm(f"{n} = {story.fmt(step['state'][n])}") for n in step["changed"]) or "(no change)"
         out.append(f'    s{k}["{k}: {body.replace(chr(34), chr(39))}"]')
     for k in range(1, len(steps)):
         out.append(f'    s{k - 1} -->|"{mm(steps[k]["label"]).replace(chr(34), chr(39))}"| s{k}')
@@ -107,7 +106,7 @@ def dot_graph(tr: Mapping[str, Any], rows: int = ROWS_PER_COLUMN) -> pydot.Dot:
     steps = tr["steps"]
     msg = tr.get("message") or ""
     g = pydot.Dot("trace", graph_type="digraph", rankdir="TB", fontname="Helvetica",
-                  label=_q(_title(tr) + (f"\n{msg}" if msg else "")), labelloc="t",
+                  label=_q(story.title(tr) + (f"\n{msg}" if msg else "")), labelloc="t",
                   newrank="true", nodesep="0.5", ranksep="0.35")
     g.set_node_defaults(shape="box", style="rounded", fontname="Helvetica", fontsize="10")
     g.set_edge_defaults(fontname="Helvetica", fontsize="9")
@@ -115,9 +114,9 @@ def dot_graph(tr: Mapping[str, Any], rows: int = ROWS_PER_COLUMN) -> pydot.Dot:
     loop = tr.get("loop_start")
     for k, step in enumerate(steps):
         if k == 0:
-            body = ["0: initial state"] + [f"{n} = {_fmt(v)}" for n, v in step["state"].items()]
+            body = ["0: initial state"] + [f"{n} = {story.fmt(v)}" for n, v in step["state"].items()]
         else:
-            body = [f"{k}"] + [f"{n} = {_fmt(step['state'][n])}" for n in step["changed"]]
+            body = [f"{k}"] + [f"{n} = {story.fmt(step['state'][n])}" for n in step["changed"]]
             if len(body) == 1:
                 body.append("(no change)")
         if k == bad:
