@@ -24,6 +24,7 @@ from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
 from osf_check.models.dsl import ModelError
 from osf_check.models.errors import InputError
 from osf_check.api import Checker, ExploreResult
+from osf_check.driver.protocol import AdapterError
 from osf_check.progress import Display
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
@@ -117,8 +118,9 @@ def _version() -> str:
 
 class _Group(click.Group):
     """Every command's errors, sorted once: bad input exits 150, a model that is
-    inconsistent is bad input too (the model is the user's), anything else is a bug
-    in osf-check (153)."""
+    inconsistent is bad input too (the model is the user's), an implementation's adapter
+    that crashed, hung or broke the driver protocol 154, anything else is a bug in
+    osf-check (153)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -134,6 +136,10 @@ class _Group(click.Group):
         except ModelError as e:
             click.echo(f"osf-check: model error: {e}", err=True)
             sys.exit(BAD_INPUT)
+        except AdapterError as e:  # the implementation's adapter, never a verdict
+            click.echo(f"osf-check: the implementation's adapter failed ({e.kind}): {e}",
+                       err=True)
+            sys.exit(EXIT["adapter"])
         except Exception as e:  # noqa: BLE001 - the last line of defence
             _internal(e)
 
@@ -567,6 +573,61 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
     sys.exit(code)
 
 
+def _impl_options(f: Any) -> Any:
+    f = click.option("--impl-timeout", type=click.FloatRange(0.1, 3600), default=10.0,
+                     show_default=True, metavar="SECONDS",
+                     help="How long the adapter may take to answer one request before the "
+                          "run stops as a hung adapter (exit 154).")(f)
+    return click.option("--impl", default=None, metavar="COMMAND",
+                        help="Drive the implementation behind this adapter command (the "
+                             "driver protocol, docs/driver-protocol.md) instead of the "
+                             "Python reference implementation; needs --model.")(f)
+
+
+def _impl_needs(impl: str | None, model: str | None, mutant: str | None) -> None:
+    if impl is None:
+        return
+    if not impl.strip():
+        raise BadInput("--impl is empty: give the command that starts the adapter")
+    if model is None:
+        raise BadInput("--impl needs --model (an adapter implements one model)")
+    if mutant is not None:
+        raise BadInput("--mutant switches on a bug of the Python reference implementation; "
+                       "with --impl the adapter's command decides what runs (e.g. --impl "
+                       f"'python -m osf_check.driver.reference --mutant {mutant}')")
+
+
+class _ExternalRun:
+    """The harness builder of one command: the reference implementation in process, or an
+    adapter process (started on first use, stopped at the end of each system's run)."""
+
+    def __init__(self, command: str | None, timeout: float):
+        from osf_check.driver.external import External
+        self.command = command
+        self.ext = External(command, timeout=timeout) if command else None
+
+    @property
+    def harness(self) -> Any:
+        return self.ext
+
+    def describe(self) -> dict[str, Any] | None:
+        if self.ext is None:
+            return None
+        return {"command": self.command, "name": self.ext.implementation}
+
+    def __enter__(self) -> "_ExternalRun":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.ext is None:
+            return
+        try:
+            self.ext.close()
+        except Exception:  # noqa: BLE001
+            if exc[0] is None:  # a run that failed already says why; this one would not
+                raise
+
+
 @main.command()
 @click.option("--model", default=None, metavar="M",
               help="graph-relay or wire-relay (default: both; with --mutant, the one that has it).")
@@ -593,12 +654,16 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
                    "report.html.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Model parameter (with --model), e.g. restarts=2 gens=3 for longer stories.")
+@_impl_options
 def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int, seed: int,
          profile: str | None, db: Path | None, tour_depth: int | None, as_json: bool,
-         out: Path | None, params: tuple[str, ...]) -> None:
-    """Fuzz the reference implementation against the model (tour, then Hypothesis)."""
+         out: Path | None, params: tuple[str, ...], impl: str | None,
+         impl_timeout: float) -> None:
+    """Fuzz an implementation against the model (tour, then Hypothesis): the Python
+    reference implementation, or with --impl any implementation behind an adapter."""
     from osf_check.fuzz.driver import IMPL_MUTANTS, SYSTEMS, TOUR_DEPTH, hypothesis_run, model_for, \
         path_trace, tour
+    _impl_needs(impl, model, mutant)
     if model is not None:
         catalogue.spec(model)
         if model not in SYSTEMS:
@@ -627,13 +692,14 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
     pictures: list[Path] = []
     code = 0
     disp = Display(live=False if as_json else None)
+    external = _ExternalRun(impl, impl_timeout)
     for name in systems:
         depth = tour_depth if tour_depth is not None else TOUR_DEPTH[name]
         t0 = time.perf_counter()
-        with disp:
+        with disp, external:
             task = disp.phase(f"{name}: tour to depth {depth} (transitions covered)")
             rep = tour(name, mutant=mutant, depth=depth, seed=seed, log=disp.line,
-                       params=overrides,
+                       params=overrides, harness=external.harness,
                        tick=lambda done, total: disp.update(task, completed=done, total=total))
             disp.finish(task)
             t_tour = time.perf_counter() - t0
@@ -645,10 +711,12 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                                      start_depth=min(depth, 8), params=overrides,
                                      db=str(db) if db else None,
                                      hypothesis_shrink=prof == "nightly",
+                                     harness=external.harness,
                                      tick=lambda done, total: disp.update(task, completed=done))
                 disp.finish(task)
         elapsed = time.perf_counter() - t0
         run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, overrides)
+        run["implementation"] = external.describe()
         if out is not None:
             from osf_check import plots
             fig = plots.fuzz_coverage(rep.coverage, rep.states_total, rep.edges_total,
@@ -668,9 +736,10 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
     _record(doc, out, "fuzz.json", as_json, code, plots=pictures)
     for run in runs:
         tr_, hy = run["tour"], run["hypothesis"]
-        click.echo(f"{run['model']}"
-                   f"{' (implementation mutant ' + mutant + ')' if mutant else ''}: "
-                   f"seed {seed}, profile {prof}")
+        who = f" (implementation mutant {mutant})" if mutant else ""
+        if run["implementation"]:
+            who = f" (adapter: {run['implementation']['name']})"
+        click.echo(f"{run['model']}{who}: seed {seed}, profile {prof}")
         st_, ed = tr_["states"], tr_["transitions"]
         click.echo(f"  tour to depth {tr_['depth']}: {tr_['steps']:,} steps in "
                    f"{tr_['seconds']:.1f} s, states {st_[0]:,}/{st_[1]:,} "
@@ -751,11 +820,18 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
 @click.option("--emit-pytest", type=click.Path(dir_okay=False, path_type=Path), default=None,
               callback=lambda c, p, v: _usable_file(v, "--emit-pytest"),
               help="Write a standalone regression test that replays this trace.")
-def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None) -> None:
+@_impl_options
+def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl: str | None,
+           impl_timeout: float) -> None:
     """Run a trace against the implementation and say step by step whether it followed."""
     from osf_check.fuzz.driver import IMPL_MUTANTS, SYSTEMS
     from osf_check.fuzz.driver import replay as run_replay
     tr = load_trace(trace_file)
+    if impl is not None:
+        _impl_needs(impl, tr["model"], mutant)
+        if emit_pytest is not None:
+            raise BadInput("--emit-pytest writes a test of the Python reference "
+                           "implementation; it does not go with --impl")
     if tr["model"] not in SYSTEMS:
         raise BadInput(f"{tr['model']} has no implementation to replay against (replay "
                        f"knows {' and '.join(SYSTEMS)})")
@@ -764,7 +840,10 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None) -> No
         mu = None
     if mu is not None and mu not in IMPL_MUTANTS[tr["model"]]:
         raise BadInput(f"the {tr['model']} implementation has no mutant {mu!r}")
-    steps = run_replay(tr, mutant=mu)
+    with _ExternalRun(impl, impl_timeout) as external:
+        steps = run_replay(tr, mutant=None if impl else mu, harness=external.harness)
+    if impl is not None:
+        mu = None
     if emit_pytest is not None:
         atomic_write(emit_pytest, _regression_test(tr, mu, steps, trace_file.name))
         click.echo(f"written {emit_pytest}", err=True)
@@ -795,6 +874,61 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
             f"def test_replay_{name}():\n"
             f"    steps = replay(TRACE, mutant=MUTANT)\n"
             f"    assert [(s.index, s.ok) for s in steps] == EXPECTED\n")
+
+
+def _impl_options(f: Any) -> Any:
+    f = click.option("--impl-timeout", type=click.FloatRange(0.1, 3600), default=10.0,
+                     show_default=True, metavar="SECONDS",
+                     help="How long the adapter may take to answer one request before the "
+                          "run stops as a hung adapter (exit 154).")(f)
+    return click.option("--impl", default=None, metavar="COMMAND",
+                        help="Drive the implementation behind this adapter command (the "
+                             "driver protocol, docs/driver-protocol.md) instead of the "
+                             "Python reference implementation; needs --model.")(f)
+
+
+def _impl_needs(impl: str | None, model: str | None, mutant: str | None) -> None:
+    if impl is None:
+        return
+    if not impl.strip():
+        raise BadInput("--impl is empty: give the command that starts the adapter")
+    if model is None:
+        raise BadInput("--impl needs --model (an adapter implements one model)")
+    if mutant is not None:
+        raise BadInput("--mutant switches on a bug of the Python reference implementation; "
+                       "with --impl the adapter's command decides what runs (e.g. --impl "
+                       f"'python -m osf_check.driver.reference --mutant {mutant}')")
+
+
+class _ExternalRun:
+    """The harness builder of one command: the reference implementation in process, or an
+    adapter process (started on first use, stopped at the end of each system's run)."""
+
+    def __init__(self, command: str | None, timeout: float):
+        from osf_check.driver.external import External
+        self.command = command
+        self.ext = External(command, timeout=timeout) if command else None
+
+    @property
+    def harness(self) -> Any:
+        return self.ext
+
+    def describe(self) -> dict[str, Any] | None:
+        if self.ext is None:
+            return None
+        return {"command": self.command, "name": self.ext.implementation}
+
+    def __enter__(self) -> "_ExternalRun":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.ext is None:
+            return
+        try:
+            self.ext.close()
+        except Exception:  # noqa: BLE001
+            if exc[0] is None:  # a run that failed already says why; this one would not
+                raise
 
 
 @main.command()

@@ -26,7 +26,7 @@ __all__ = ["ModelResult", "check", "prepare", "EXIT", "verdict_exit"]
 
 #: exit codes (TLC's scheme) by verdict
 EXIT = {"ok": 0, "deadlock": 11, "safety": 12, "liveness": 13, "vacuous": 14,
-        "bad-input": 150, "incomplete": 152}
+        "bad-input": 150, "incomplete": 152, "adapter": 154}
 
 
 @dataclass

@@ -245,7 +245,9 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
             nxt = next(it, None)
             if nxt is None:
                 stack.pop()
-                snaps.pop(u, None)
+                gone = snaps.pop(u, None)
+                if gone is not None:
+                    h.forget(gone)
                 if path:
                     path.pop()
                 continue
@@ -294,7 +296,8 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
                    params: dict | None = None, rep: FuzzReport | None = None,
                    start_depth: int = 8, hypothesis_shrink: bool = False,
                    db: str | None = None,
-                   tick: Callable[[int, int], None] | None = None) -> FuzzReport:
+                   tick: Callable[[int, int], None] | None = None,
+                   harness: Callable[..., Harness] | None = None) -> FuzzReport:
     """Random walks chosen by Hypothesis among the actions the model enables.
 
     No example database is used unless ``db`` names a directory: then failures found
@@ -311,6 +314,7 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
                                      run_state_machine_as_test)
 
     model = model_for(name, mutant, params)
+    build = harness or make_harness
     chk = Checker(model)
     tree = bfs(model, [], depth=start_depth, keep_graph=True, check_deadlock=False)
     # the starts: the deepest level first (where the tour stopped), then the rest
@@ -332,8 +336,8 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
             super().__init__()
             self.tmp = tempfile.TemporaryDirectory()
             self.results: dict[int, Any] = {}
-            self.h = make_harness(model, mutant, self.tmp.name, seed,
-                                  lambda r: self.results.get(r, "done"))
+            self.h = build(model, mutant, self.tmp.name, seed,
+                           lambda r: self.results.get(r, "done"))
             self.s = self.h.abstract()
             record["path"] = []
             self.seen: set[tuple] = set()
@@ -431,7 +435,7 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     except Divergence as e:
         rep.failure = str(e)
         rep.path = list(record["path"])
-        short = shrink_path(model, mutant, rep.path, seed=seed)
+        short = shrink_path(model, mutant, rep.path, seed=seed, harness=harness)
         if short is not None:
             rep.path, rep.failure = short
     rep.seconds += time.perf_counter() - t0
@@ -469,10 +473,10 @@ def _no_local_constants():
 
 
 def _fails(model: Model, chk: Checker, mutant: str | None, path: list[int],
-           seed: int) -> str | None:
+           seed: int, harness: Callable[..., Harness] | None = None) -> str | None:
     """The failure this path of model steps shows on the implementation (None: it passes,
     or it is not a path of the model)."""
-    h = make_harness(model, mutant, None, seed, tour_result)
+    h = (harness or make_harness)(model, mutant, None, seed, tour_result)
     s = h.abstract()
     try:
         for ai in path:
@@ -486,7 +490,8 @@ def _fails(model: Model, chk: Checker, mutant: str | None, path: list[int],
     return None
 
 
-def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int = 0
+def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int = 0,
+                harness: Callable[..., Harness] | None = None
                 ) -> tuple[list[int], str] | None:
     """A shorter path of model steps that still makes the implementation fail.  First the
     loops of the model's path are cut (a segment that comes back to a model state it
@@ -494,7 +499,7 @@ def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int 
     kept only if the rest is a path of the model that still fails.  None if the path alone
     does not fail (the failure needed a storage crash between steps)."""
     chk = Checker(model)
-    why = _fails(model, chk, mutant, path, seed)
+    why = _fails(model, chk, mutant, path, seed, harness)
     if why is None:
         return None
     cur = list(path)
@@ -512,7 +517,7 @@ def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int 
         loops = sorted(((i, j) for i in range(len(sts)) for j in range(i + 1, len(sts))
                         if sts[i] == sts[j]), key=lambda ij: ij[0] - ij[1])
         for i, j in loops:
-            w = _fails(model, chk, mutant, cur[:i] + cur[j:], seed)
+            w = _fails(model, chk, mutant, cur[:i] + cur[j:], seed, harness)
             if w is not None:
                 cur, why, changed = cur[:i] + cur[j:], w, True
                 break
@@ -522,7 +527,7 @@ def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int 
         while chunk >= 1 and not changed:
             for i in range(0, len(cur) - chunk + 1, chunk):
                 cand = cur[:i] + cur[i + chunk:]
-                w = _fails(model, chk, mutant, cand, seed) if cand else None
+                w = _fails(model, chk, mutant, cand, seed, harness) if cand else None
                 if w is not None:
                     cur, why, changed = cand, w, True
                     break
@@ -544,7 +549,10 @@ def path_trace(model: Model, path: list[int], *, message: str, mutant: str | Non
         states.append(nxt)
         acts.append(ai)
     pid = message.split("property ")[1].split()[0] if "property " in message else prop
-    tr = make_trace(model, states, acts, prop={"id": pid, "name": pid, "kind": "fuzz"},
+    from .oracles import CONCRETE
+    names = CONCRETE | {p.id: p.name for p in catalogue.properties_of(model.name)}
+    tr = make_trace(model, states, acts, prop={"id": pid, "name": names.get(pid, pid),
+                                               "kind": "fuzz"},
                     message=message, seed=seed, source="fuzz")
     tr["mutant"] = mutant
     return tr
@@ -558,13 +566,15 @@ class ReplayStep:
     note: str = ""
 
 
-def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0) -> list[ReplayStep]:
-    """Run a trace (from explore, prove or fuzz) against the implementation, step by step."""
+def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0,
+           harness: Callable[..., Harness] | None = None) -> list[ReplayStep]:
+    """Run a trace (from explore, prove or fuzz) against the implementation, step by step
+    (``harness`` builds it, as for :func:`tour`)."""
     model = model_for(trace["model"], mutant, trace["params"])
     chk = Checker(model)
     labels = {i.label: i.index for i in model.instances}
     out: list[ReplayStep] = []
-    h = make_harness(model, mutant, None, seed, tour_result)
+    h = (harness or make_harness)(model, mutant, None, seed, tour_result)
     s = h.abstract()
     try:
         for step in trace["steps"][1:]:

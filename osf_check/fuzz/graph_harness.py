@@ -38,6 +38,8 @@ def project_of(p: int) -> str:
 #: the answer graph-relay.md gives for an unknown, empty or foreign run id
 NOT_FOUND = "Graph run not found or access removed"
 IMPL_MUTANTS = mutants.names("graph-relay")
+#: the tokens and cost of every Graph the harness finishes
+FINISH = {"tokens": 123, "cost": 0.01}
 
 
 class GraphHarness(HarnessBase):
@@ -205,8 +207,9 @@ class GraphHarness(HarnessBase):
             c = self._command(a["r"])
             status = OUTCOME.names[a["o"]]
             result = self.result_for(a["r"])
-            payload = self.desktop.finish(c, status, result, tokens=123, cost=0.01)
-            full = whole(c.command_id, payload["status"], result, 123, 0.01)
+            payload = self.desktop.finish(c, status, result, FINISH["tokens"], FINISH["cost"])
+            full = whole(c.command_id, payload["status"], result, FINISH["tokens"],
+                         FINISH["cost"])
             self._post(payload, full)
         elif name == "round_end":
             self.desktop.round_end()

@@ -3,13 +3,14 @@ abstract state into the model's slot order, and snapshots for the transition tou
 
 A harness keeps its implementation's SQLite store at ``self.desktop.<STORE>`` (an
 object with a ``db`` connection): a snapshot deep-copies everything else and
-serializes the database, so that the tour can go back to a state and try its next
+copies the database, so that the tour can go back to a state and try its next
 transition.
 """
 
 from __future__ import annotations
 
 import copy
+import sqlite3
 from typing import Any
 
 from osf_check.models.dsl import Model
@@ -35,13 +36,19 @@ class HarnessBase:
 
     def snapshot(self) -> Any:
         store = getattr(self.desktop, self.STORE)
-        data = store.db.serialize()
+        # a copy by SQLite's backup API: unlike serialize/deserialize it works the same for
+        # a database file (the reference adapter's, so that reopen is a real crash)
+        data = sqlite3.connect(":memory:")
+        store.db.backup(data)
         setattr(self.desktop, self.STORE, None)  # a connection does not deep-copy
         try:
             state = copy.deepcopy(self.__dict__ | {"model": None})
         finally:
             setattr(self.desktop, self.STORE, store)
         return state, data
+
+    def forget(self, snap: Any) -> None:
+        """The tour no longer needs this snapshot (it is only memory here)."""
 
     def restore(self, snap: Any) -> None:
         state, data = snap
@@ -50,4 +57,4 @@ class HarnessBase:
         self.__dict__.update(copy.deepcopy(state))
         self.model = model
         setattr(self.desktop, self.STORE, store)
-        store.db.deserialize(data)
+        data.backup(store.db)

@@ -14,6 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+#: the properties judged only here, on concrete data (the models abstract it away)
+CONCRETE = {"A8": "bounded-result"}
+
 #: graph-relay.md: the completion's JSON.stringify length, and the error text
 RESULT_LIMIT = 100_000
 ERROR_LIMIT = 2_000
@@ -51,6 +54,23 @@ def bounded(payload: dict[str, Any], full: dict[str, Any]) -> str | None:
                 f"posted as {sorted(payload)}"
                 + (": half a result" if "result" in payload else ""))
     return None
+
+
+def posted_bounded(sent: list[Any], result: Any, tokens: int, cost: float) -> list[str]:
+    """A8 on the completions an implementation reports it posted (the driver protocol's
+    ``sent``, items ``{"post": payload}``) when its Graph finished with ``result``: the
+    checker judges the concrete payload itself, whatever the adapter thinks of it."""
+    out = []
+    for item in sent:
+        payload = item.get("post") if isinstance(item, dict) else None
+        if not isinstance(payload, dict):
+            continue
+        full = {"execution_id": payload.get("execution_id"), "status": payload.get("status"),
+                "result": result, "total_tokens": tokens, "reported_cost": cost}
+        why = bounded(payload, full)
+        if why:
+            out.append(f"property A8 violated by the implementation: {why}")
+    return out
 
 
 # wire-relay.md, "Relay decisions and codes" and the desktop stages -----------------------

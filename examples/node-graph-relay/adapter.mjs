@@ -1,0 +1,242 @@
+// The osf-check adapter of relay.mjs (driver protocol 1, docs/driver-protocol.md):
+//   osf-check fuzz --model graph-relay --impl "node examples/node-graph-relay/adapter.mjs"
+// It plays the agent and the network around the implementation, performs each model
+// action it is sent, and answers with the implementation's state as the model's state.
+import { createInterface } from "node:readline";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DesktopRelay, GraphServer, NOT_FOUND } from "./relay.mjs";
+
+const CALL = ["idle", "waiting", "lost", "done"];
+const OUTCOME = ["none", "completed", "failed", "cancelled"];
+const sessionOf = (p) => (p === 0 ? "gs_" + "ab".repeat(16) : `gs_${p.toString(16).padStart(2, "0")}` + "cd".repeat(15));
+const projectOf = (p) => `proj_${p + 1}`;
+
+class World {
+  constructor(params, seed, dir) {
+    this.p = { intents: params.intents, runs: params.intents, projects: params.projects,
+               slugs: params.slugs };
+    this.seed = seed;
+    this.dir = dir;
+    this.fresh();
+  }
+  fresh() {
+    const { intents, projects, slugs } = this.p;
+    this.server = new GraphServer(this.seed);
+    const map = {};
+    for (let p = 0; p < projects; p++) map[projectOf(p)] = sessionOf(p);
+    rmSync(join(this.dir, "outbox.json"), { force: true });
+    this.desktop = new DesktopRelay(join(this.dir, "outbox.json"), map);
+    this.slugs = Array.from({ length: slugs }, (_, k) => `slug-${k}`);
+    this.desktop.slug = this.slugs[0];
+    this.publish();
+    this.call = Array(intents).fill("idle");
+    this.attempts = Array(intents).fill(0);
+    this.ticket = Array(intents).fill(0);
+    this.net = {}; // command id -> [sent|acked, payload]
+    this.qcancel = Array(this.p.runs).fill(false);
+    this.accepted = {}; // command id -> the completion the server took
+    this.violations = [];
+    this.sent = [];
+  }
+  publish() { // the server knows the shared sessions with the desktop's current slug
+    this.server.sessions = {};
+    for (let p = 0; p < this.p.projects; p++) {
+      this.server.sessions[sessionOf(p)] = { slug: this.desktop.slug, project_id: projectOf(p) };
+    }
+  }
+  cid(r) { return this.server.runs[r]?.command_id ?? null; }
+  post(payload) {
+    if (!payload) return;
+    this.net[payload.execution_id] = ["sent", payload];
+    this.sent.push({ post: payload }); // reported: the checker judges the payload itself
+  }
+  read(cid, got) { // A11: what get_graph_run answers the agent that started the run
+    const { command_id, status, ...fields } = got;
+    const sent = this.accepted[cid];
+    if (sent === undefined) {
+      if (Object.keys(fields).length) this.violations.push(`property A11 violated by the implementation: get_graph_run answered ${Object.keys(fields)} before any completion was accepted`);
+      return "status";
+    }
+    const { execution_id, status: s2, ...want } = sent;
+    if (JSON.stringify(fields) !== JSON.stringify(want) || status !== s2) {
+      this.violations.push(`property A11 violated by the implementation: get_graph_run answered ${Object.keys(fields)} where the accepted completion has ${Object.keys(want)}`);
+    }
+    return Object.keys(fields).length ? "result" : "status";
+  }
+  step(action, a, data) {
+    const d = this.desktop, s = this.server, out = {};
+    const command = (r) => d.commands.get(this.cid(r));
+    switch (action) {
+      case "run_graph_session": {
+        const key = `intent-${a.i}-key`;
+        this.attempts[a.i] += 1;
+        const t = s.runGraphSession(0, { graph_session_id: sessionOf(a.i % this.p.projects),
+                                         idempotency_key: key, arguments: {} });
+        this.ticket[a.i] = s.runs.findIndex((r) => r.command_id === t.command_id);
+        this.call[a.i] = "waiting";
+        break;
+      }
+      case "lose_response": this.call[a.i] = "lost"; break;
+      case "answer_ticket": this.call[a.i] = "done"; break;
+      case "cancel_graph_run":
+      case "get_graph_run":
+        if ("i" in a) {
+          const run = s.runs[a.r];
+          if (action === "get_graph_run") out.read = this.read(run.command_id, s.getGraphRun(0, run.command_id));
+          else {
+            const queued = run.status === "queued";
+            s.cancelGraphRun(0, run.command_id);
+            if (queued) this.qcancel[a.r] = true;
+          }
+        } else { // another agent, with a run's id or a made-up one
+          const target = this.cid(a.r) ?? `00000000-0000-0000-0000-${String(a.r + 1).padStart(12, "0")}`;
+          try {
+            (action === "get_graph_run" ? s.getGraphRun : s.cancelGraphRun).call(s, a.a + 1, target);
+            out.answer = "answered";
+          } catch (e) { out.answer = e.message === NOT_FOUND ? "not_found" : "access_denied"; }
+        }
+        break;
+      case "tick":
+        for (const p of d.tick()) if (!(p.execution_id in this.net)) this.net[p.execution_id] = ["sent", p];
+        break;
+      case "sync": {
+        const cmds = d.syncRequests().flatMap((req) => s.sync(req.project_id, req.sessions));
+        this.publish();
+        d.syncReply(cmds);
+        break;
+      }
+      case "sync_failed": d.syncFailed(); break;
+      case "start_graph":
+      case "refuse": {
+        const c = d.nextCommand();
+        if (c === null || c.id !== this.cid(a.r)) {
+          this.violations.push(`${action}(r=${a.r}): the desktop's next command is ${c ? c.id : "none"}`);
+          break;
+        }
+        this.post(d.startOrRefuse(c));
+        break;
+      }
+      case "control_poll":
+      case "control_poll_clear": {
+        const c = command(a.r);
+        d.controlPoll(c, s.control(c.id));
+        break;
+      }
+      case "graph_finish":
+        this.post(d.finish(command(a.r), OUTCOME[a.o], data.result ?? "done", data.tokens ?? 123,
+                           data.cost ?? 0.01));
+        break;
+      case "round_end": d.roundEnd(); break;
+      case "go_offline": d.online = false; break;
+      case "go_online": d.online = true; break;
+      case "deliver_post": {
+        const cid = this.cid(a.r), run = s.runs[a.r];
+        if (!["completed", "failed", "cancelled"].includes(run.status)) this.accepted[cid] = this.net[cid][1];
+        s.complete(this.net[cid][1]);
+        this.net[cid] = ["acked", this.net[cid][1]];
+        break;
+      }
+      case "lose_post":
+      case "lose_ack": delete this.net[this.cid(a.r)]; break;
+      case "receive_ack": { const cid = this.cid(a.r); d.acked(cid); delete this.net[cid]; break; }
+      case "toggle_project": { const p = projectOf(a.p ?? 0); d.enabled[p] = !d.enabled[p]; break; }
+      case "toggle_share": d.shared = !d.shared; break;
+      case "change_slug":
+        d.slug = this.slugs[(this.slugs.indexOf(d.slug) + 1) % this.slugs.length];
+        this.publish();
+        break;
+      default: throw new Error(`unknown action ${action}`);
+    }
+    return out;
+  }
+  offers() {
+    const d = this.desktop, out = [];
+    const c = d.nextCommand();
+    if (c !== null) {
+      const r = this.server.runs.findIndex((x) => x.command_id === c.id);
+      out.push(d.consent(c) ? `start_graph(r=${r})` : `refuse(r=${r})`);
+    }
+    if (d.online && !d.busy) out.push("tick");
+    return out.sort();
+  }
+  state() { // the abstraction: the implementation as a state of the model
+    const runs = this.server.runs, d = this.desktop, R = this.p.runs;
+    if (runs.length > R) return null;
+    const at = (f) => Array.from({ length: R }, (_, r) => f(runs[r] ?? null, r));
+    const cmd = (run) => (run ? d.commands.get(run.command_id) : undefined);
+    return {
+      call: [...this.call], attempts: [...this.attempts], ticket: [...this.ticket],
+      status: at((run) => (run ? run.status : "none")),
+      key: at((run) => (run ? Number(run.key.split("-")[1]) : 0)),
+      slug: at((run) => Math.max(0, run ? this.slugs.indexOf(run.slug) : 0)),
+      flag: at((run) => Boolean(run && run.cancel_flag)),
+      proj: at((run) => (run ? Object.keys(d.projects).indexOf(run.project_id) : 0)),
+      result: at((run) => Boolean(run && run.command_id in this.accepted && run.completion !== null)),
+      qcancel: [...this.qcancel], online: d.online, phase: d.phase,
+      exec: at((run) => cmd(run)?.state ?? "none"),
+      outcome: at((run) => cmd(run)?.outcome ?? "none"),
+      outbox: at((run) => Boolean(run && d.outbox.has(run.command_id))),
+      post: at((run) => (run && this.net[run.command_id] ? this.net[run.command_id][0] : "none")),
+      enabled: Object.keys(d.projects).map((p) => d.enabled[p]),
+      shared: d.shared, cur_slug: this.slugs.indexOf(d.slug),
+    };
+  }
+  observe() {
+    const state = this.state(), violations = this.violations.splice(0), sent = this.sent.splice(0);
+    if (state === null) violations.push(`property A1 violated by the implementation: it holds ${this.server.runs.length} runs where the model allows ${this.p.runs}`);
+    return { ...(state === null ? {} : { state }), offers: this.offers(), violations, sent };
+  }
+  save() { // everything but the outbox file, which is saved by value
+    const { server, desktop, ...rest } = this;
+    return JSON.stringify({ rest, server: { ...server, byKey: [...server.byKey] },
+      desktop: { ...desktop, outbox: [...desktop.outbox.rows], commands: [...desktop.commands] } });
+  }
+  load(text) {
+    const { rest, server, desktop } = JSON.parse(text);
+    Object.assign(this, rest);
+    Object.assign(this.server, server, { byKey: new Map(server.byKey) });
+    const { outbox, commands, ...fields } = desktop;
+    Object.assign(this.desktop, fields, { commands: new Map(commands) });
+    this.desktop.outbox.rows = new Map(outbox);
+    this.desktop.outbox.save();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), "osf-node-relay-"));
+let world = null;
+const snaps = new Map();
+let nextSnap = 0;
+const reply = (msg) => process.stdout.write(JSON.stringify(msg) + "\n");
+
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  try {
+    switch (m.type) {
+      case "hello":
+        world = new World(m.params, m.seed, dir);
+        return reply({ type: "welcome", id: m.id, protocol: 1,
+                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen"] });
+      case "reset": world.fresh(); break;
+      case "step": {
+        const outputs = world.step(m.action, m.args, m.data ?? {});
+        return reply({ type: "observed", id: m.id, ...world.observe(), outputs });
+      }
+      case "observe": break;
+      case "snapshot": snaps.set(String(nextSnap), world.save());
+        return reply({ type: "saved", id: m.id, snapshot: String(nextSnap++) });
+      case "restore": world.load(snaps.get(m.snapshot)); break;
+      case "drop": snaps.delete(m.snapshot); return reply({ type: "ok", id: m.id });
+      case "reopen": world.desktop.outbox.reopen(); break;
+      case "bye":
+        reply({ type: "ok", id: m.id });
+        rmSync(dir, { recursive: true, force: true });
+        return process.exit(0);
+      default: throw new Error(`unknown request ${m.type}`);
+    }
+    reply({ type: "observed", id: m.id, ...world.observe() });
+  } catch (e) {
+    reply({ type: "error", id: m.id, message: String(e && e.stack ? e.stack.split("\n")[0] : e) });
+  }
+});

@@ -1,0 +1,262 @@
+"""Drive an implementation that runs in another process, through its adapter.
+
+:class:`Adapter` owns the process and speaks the protocol (one request, one reply,
+each checked against the schema, a timeout on every reply); :class:`ExternalHarness`
+is a harness like the in-process ones of ``osf_check.fuzz``, so the tour, the
+Hypothesis walks, shrinking and replay drive an adapter exactly as they drive the
+Python reference implementation; :class:`External` builds those harnesses on one
+adapter process, reset between runs.
+
+An adapter that cannot snapshot is brought back to a state by ``reset`` and the steps
+that led there (the tour's snapshots are taken at the end of shortest paths, so this
+is slower, never less complete).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shlex
+import subprocess
+import tempfile
+import threading
+from typing import Any, Callable, Sequence
+
+from osf_check.models.dsl import ActionInstance, Model
+from osf_check.fuzz.graph_harness import FINISH
+from osf_check.fuzz.harness import Divergence
+from osf_check.fuzz.oracles import posted_bounded
+from osf_check.models.errors import BadValue
+
+from .protocol import VERSION, AdapterError, problem, quote
+
+
+def decides(model: str) -> tuple[str, ...]:
+    """The model actions that are the implementation's own decisions, checked against the
+    adapter's offers (the in-process harnesses' own list)."""
+    from osf_check.fuzz.graph_harness import GraphHarness
+    from osf_check.fuzz.wire_harness import WireHarness
+    return {"graph-relay": GraphHarness.DECIDES, "wire-relay": WireHarness.DECIDES}.get(model, ())
+
+
+class Adapter:
+    """An adapter process: ``request`` sends one message and returns its checked reply."""
+
+    def __init__(self, command: str | Sequence[str], *, timeout: float = 10.0):
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise BadValue("--impl is empty: give the command that starts the adapter")
+        self.command = " ".join(argv)
+        self.timeout = timeout
+        self._err = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self._err, text=True, encoding="utf-8",
+                                         bufsize=1)
+        except OSError as e:
+            raise BadValue(f"cannot start the adapter {self.command!r}: {e.strerror or e}") \
+                from None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self._next = 0
+        self.capabilities: frozenset[str] = frozenset()
+        self.implementation = ""
+        self.sent = 0
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        from .protocol import parse_reply
+        msg = {"type": kind, "id": self._next, **fields}
+        self._next += 1
+        what = f"{kind} {fields['label']}" if "label" in fields else kind
+        why = problem(msg, kind)
+        if why is not None:  # ours to get right: a bug in osf-check, not in the adapter
+            raise RuntimeError(f"osf-check built an invalid {kind} request: {why}")
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps(msg, ensure_ascii=False) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._crashed(what) from None
+        self.sent += 1
+        try:
+            line = self._lines.get(timeout=self.timeout)
+        except queue.Empty:
+            raise AdapterError("hung", f"the adapter did not answer {what} within "
+                                       f"{self.timeout:g} s") from None
+        if line is None:
+            raise self._crashed(what)
+        return parse_reply(line, msg)
+
+    def _crashed(self, what: str) -> AdapterError:
+        try:
+            code = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._err.seek(0)
+        last = [x for x in self._err.read().splitlines() if x.strip()][-1:]
+        said = f"; its last line on stderr: {quote(last[0])}" if last else ""
+        status = f"exit status {code}" if code is not None else "closed its stdout"
+        return AdapterError("crashed", f"the adapter stopped answering at {what} "
+                                       f"({status}){said}")
+
+    def greet(self, model: Model, seed: int) -> None:
+        reply = self.request("hello", protocol=VERSION, model=model.name,
+                             params=dict(model.params), seed=seed)
+        self.capabilities = frozenset(reply["capabilities"])
+        self.implementation = reply["implementation"]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.request("bye")
+            except (AdapterError, RuntimeError):
+                pass
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:  # pragma: no cover
+                    pass
+        self._err.close()
+
+
+class ExternalHarness:
+    """A harness whose implementation is an adapter process (see ``fuzz.harness``)."""
+
+    def __init__(self, adapter: Adapter, model: Model,
+                 result_for: Callable[[int], Any] | None = None):
+        self.adapter = adapter
+        self.model = model
+        self.DECIDES = decides(model.name)
+        self.result_for = result_for or (lambda r: "done")
+        self.violations: list[str] = []
+        self.path: list[dict[str, Any]] = []  # the steps since reset
+        self._take(adapter.request("reset"))
+
+    def _take(self, reply: dict[str, Any]) -> dict[str, Any]:
+        self.reply = reply
+        self._state: tuple | None = None
+        self.violations.extend(reply.get("violations", ()))
+        return reply
+
+    def _step(self, msg: dict[str, Any]) -> dict[str, Any]:
+        reply = self._take(self.adapter.request("step", **msg))
+        self.path.append(msg)
+        return reply
+
+    def apply(self, inst: ActionInstance) -> dict[str, Any]:
+        msg: dict[str, Any] = {"action": inst.name, "args": dict(inst.args), "label": inst.label}
+        if inst.name == "graph_finish":  # what the Graph produced is the harness's choice
+            msg["data"] = {"result": self.result_for(inst.args["r"]), **FINISH}
+        reply = self._step(msg)
+        if inst.name == "graph_finish":  # A8, judged here on the payload the adapter sent
+            self.violations.extend(posted_bounded(reply.get("sent", []), msg["data"]["result"],
+                                                  FINISH["tokens"], FINISH["cost"]))
+        return dict(reply.get("outputs", {}))
+
+    def abstract(self) -> tuple:
+        if "state" not in self.reply:  # the adapter says why there is none
+            raise Divergence(self.reply["violations"][0])
+        if self._state is None:
+            try:
+                self._state = self.model.parse_state(self.reply["state"])
+            except BadValue as e:
+                raise AdapterError("malformed", f"the adapter's state is not a state of "
+                                                f"{self.model.name} ({e}): "
+                                                f"{quote(json.dumps(self.reply['state']))}") \
+                    from None
+        return self._state
+
+    def offers(self) -> set[str]:
+        return set(self.reply["offers"])
+
+    def due(self) -> list[str]:
+        return list(self.reply.get("due", ()))
+
+    def snapshot(self) -> Any:
+        token = self.adapter.request("snapshot")["snapshot"] \
+            if "snapshot" in self.adapter.capabilities else None
+        return token, list(self.path), list(self.violations), self.reply
+
+    def restore(self, snap: Any) -> None:
+        token, path, violations, reply = snap
+        if token is not None:
+            self._take(self.adapter.request("restore", snapshot=token))
+        else:  # no snapshots: back to the state by its path from reset
+            self._take(self.adapter.request("reset"))
+            self.path = []
+            for msg in path:
+                self._step(msg)
+        self.path, self.violations = list(path), list(violations)
+
+    def forget(self, snap: Any) -> None:
+        if snap[0] is not None:
+            self.adapter.request("drop", snapshot=snap[0])
+
+    def reopen(self) -> None:
+        """A storage crash, where the adapter can have one (otherwise nothing happens)."""
+        if "reopen" in self.adapter.capabilities:
+            self._take(self.adapter.request("reopen"))
+
+    def advance(self, seconds: float) -> None:
+        if "clock" in self.adapter.capabilities:
+            self._take(self.adapter.request("advance", seconds=seconds))
+
+    def close(self) -> None:
+        """The adapter stays up for the next run (it is reset then)."""
+
+
+class External:
+    """Harnesses on one adapter process: a callable with :func:`fuzz.driver.make_harness`'s
+    signature (the mutant is the adapter's business, not the harness's)."""
+
+    def __init__(self, command: str | Sequence[str], *, timeout: float = 10.0):
+        self.command = command
+        self.timeout = timeout
+        self.adapter: Adapter | None = None
+        self._for: tuple | None = None
+        #: what the adapter called itself (kept once it is stopped)
+        self.implementation: str | None = None
+
+    def __call__(self, model: Model, mutant: str | None, tmpdir: str | None, seed: int = 0,
+                 result_for: Callable[[int], Any] | None = None) -> ExternalHarness:
+        key = (model.name, tuple(sorted(model.params.items())), seed)
+        if self.adapter is None or self._for != key:
+            self.close()
+            self.adapter = Adapter(self.command, timeout=self.timeout)
+            self.adapter.greet(model, seed)
+            self._for = key
+            self.implementation = self.adapter.implementation
+        return ExternalHarness(self.adapter, model, result_for)
+
+    def close(self) -> None:
+        if self.adapter is not None:
+            self.adapter.close()
+            self.adapter = None
+
+    def __enter__(self) -> "External":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def python_command(module: str, *args: str) -> list[str]:
+    """The command that runs a Python adapter module with this interpreter."""
+    import sys
+    return [sys.executable, "-m", module, *args]
+
+
+__all__ = ["Adapter", "AdapterError", "External", "ExternalHarness", "python_command",
+           "decides"]

@@ -1,0 +1,117 @@
+"""The adapter of the Python reference implementation (``osf_check.relay``): the same
+harness the in-process fuzzer uses, behind the driver protocol.
+
+    python -m osf_check.driver.reference [--mutant NAME]
+
+It exists to prove the protocol end to end: every implementation mutant the in-process
+fuzzer catches must be caught through this process too.  Its store is a file in a
+temporary directory, so that ``reopen`` is a real storage crash; snapshots serialize
+the database, so a run that restores a snapshot should not then reopen (the fuzzer's
+tour restores and never reopens, its Hypothesis walks reopen and never restore).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from typing import Any
+
+from osf_check.fuzz.harness import Divergence
+
+from .serve import serve
+
+
+def _scratch() -> tempfile.TemporaryDirectory:
+    # memory-backed where the machine has it: every step commits, and a tour restores a
+    # snapshot before each transition (on a disk each of them waits for an fsync)
+    shm = "/dev/shm"
+    where = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+    return tempfile.TemporaryDirectory(prefix="osf-reference-", dir=where)
+
+
+class Reference:
+    def __init__(self, model: str, params: dict[str, int], seed: int, mutant: str | None):
+        from osf_check.fuzz.driver import model_for
+        self.model = model_for(model, mutant, params)
+        self.mutant, self.seed = mutant, seed
+        self.data: dict[str, Any] = {}
+        self.tmp = _scratch()
+        self.h: Any = None
+        self.seen = 0
+        self.sent: list[dict[str, Any]] = []
+        self.labels = {i.label: i for i in self.model.instances}
+
+    def reset(self) -> None:
+        from osf_check.fuzz.driver import make_harness
+        if self.h is not None:
+            self.h.close()
+        self.tmp.cleanup()
+        self.tmp = _scratch()
+        self.h = make_harness(self.model, self.mutant, self.tmp.name, self.seed,
+                              lambda r: self.data.get("result", "done"))
+        self.seen = 0
+
+    def step(self, action: str, args: dict[str, int], label: str,
+             data: dict[str, Any]) -> dict[str, Any]:
+        inst = self.labels.get(label)
+        if inst is None or inst.name != action or dict(inst.args) != args:
+            raise ValueError(f"no action {label} of {self.model.name} at these parameters")
+        self.data = data
+        posts = {k: v for k, v in getattr(self.h, "net", {}).items() if v[0] == "sent"}
+        try:
+            return self.h.apply(inst)
+        except Divergence as e:  # the implementation broke a rule the harness checks
+            self.h.violations.append(str(e))
+            return {}
+        finally:  # the completions this step posted (graph-relay)
+            self.sent = [{"post": v[1]} for k, v in getattr(self.h, "net", {}).items()
+                         if action == "graph_finish" and v[0] == "sent" and posts.get(k) != v]
+
+    def observe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"offers": sorted(self.h.offers()), "due": self.h.due()}
+        try:
+            out["state"] = self.model.show_state(self.h.abstract())
+        except Divergence as e:  # a state the model cannot express (more runs than keys)
+            self.h.violations.append(str(e))
+        out["violations"], self.seen = self.h.violations[self.seen:], len(self.h.violations)
+        out["sent"], self.sent = self.sent, []
+        return out
+
+    def snapshot(self) -> Any:
+        return self.h.snapshot(), self.seen
+
+    def restore(self, snap: Any) -> None:
+        self.h.restore(snap[0])
+        self.seen = snap[1]
+
+    def reopen(self) -> None:
+        self.h.reopen()
+
+    def advance(self, seconds: float) -> None:
+        self.h.advance(seconds)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m osf_check.driver.reference",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--mutant", default=None, help="switch on one of the implementation's "
+                                                   "mutants (osf-check list)")
+    ap.add_argument("--no-snapshot", action="store_true",
+                    help="do not offer snapshots (the harness then replays paths from reset)")
+    a = ap.parse_args(argv)
+    if a.mutant is not None:
+        from osf_check.fuzz.driver import IMPL_MUTANTS
+        known = sorted({m for ms in IMPL_MUTANTS.values() for m in ms})
+        if a.mutant not in known:
+            print(f"reference adapter: no mutant {a.mutant!r} (known: {', '.join(known)})",
+                  file=sys.stderr)
+            return 2
+    caps = ("reopen", "clock") if a.no_snapshot else ("snapshot", "reopen", "clock")
+    name = "osf-check reference (Python)" + (f", mutant {a.mutant}" if a.mutant else "")
+    return serve(lambda m, p, s: Reference(m, p, s, a.mutant), name=name, capabilities=caps)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""The driver protocol: an implementation behind an adapter process is fuzzed like the
+in-process one, and an adapter that fails is reported as such, never as a verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fuzzcheck import assert_reproduces
+from osf_check.cli import main
+from osf_check.driver import protocol
+from osf_check.driver.external import Adapter, External, python_command
+from osf_check.driver.protocol import AdapterError, problem
+from osf_check.fuzz.driver import (IMPL_MUTANTS, hypothesis_run, model_for, path_trace, replay,
+                                   tour)
+
+FAULTY = str(Path(__file__).parent / "adapters" / "faulty.py")
+
+
+def reference(*args: str) -> list[str]:
+    return python_command("osf_check.driver.reference", *args)
+
+
+def faulty(how: str, at: int) -> list[str]:
+    return [sys.executable, FAULTY, how, str(at)]
+
+
+@pytest.fixture(autouse=True)
+def _importable(monkeypatch):
+    # the faulty adapter imports osf_check from this checkout, wherever pytest runs
+    root = str(Path(__file__).parent.parent)
+    monkeypatch.setenv("PYTHONPATH", root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+# the schema ----------------------------------------------------------------------------
+
+def test_the_schema_accepts_the_documented_messages_and_rejects_others():
+    ok = {"type": "step", "id": 3, "action": "tick", "args": {}, "label": "tick"}
+    assert problem(ok, "step") is None
+    assert problem(ok | {"args": {"r": "0"}}, "step") == "args.r: must be integer"
+    assert problem(ok | {"colour": 1}, "step") is not None  # nothing undocumented
+    assert problem({"type": "observed", "id": 0, "state": {}, "offers": ["tick"]},
+                   "observed") is None
+    assert "offers" in problem({"type": "observed", "id": 0, "state": {}, "offers": "tick"},
+                               "observed")
+    assert problem({"type": "observed", "id": 0, "offers": []}, "observed") == \
+        "no state, and no violations saying why there is none"
+    assert problem({"type": "welcome", "id": 0, "protocol": 2, "implementation": "x",
+                    "capabilities": []}, "welcome") is not None
+    # every request type has a schema and an expected reply that has one too
+    defs = protocol.schema()["$defs"]
+    assert set(protocol.REQUESTS) | set(protocol.REPLY_TYPES) <= set(defs)
+
+
+def test_parse_reply_says_what_was_wrong_with_the_line():
+    req = {"type": "reset", "id": 4}
+    with pytest.raises(AdapterError, match="not JSON: hello") as e:
+        protocol.parse_reply("hello\n", req)
+    assert e.value.kind == "malformed"
+    with pytest.raises(AdapterError, match="id is 5, the request's 4"):
+        protocol.parse_reply(json.dumps({"type": "observed", "id": 5, "state": {},
+                                         "offers": []}), req)
+    with pytest.raises(AdapterError, match="refused reset: no store") as e:
+        protocol.parse_reply(json.dumps({"type": "error", "id": 4, "message": "no store"}), req)
+    assert e.value.kind == "refused"
+    long = "x" * 5000
+    with pytest.raises(AdapterError) as e:
+        protocol.parse_reply(long, req)
+    assert len(str(e.value)) < 400 and "5,000 characters" in str(e.value)
+
+
+# the reference implementation through the protocol --------------------------------------
+
+@pytest.mark.parametrize("name", ["graph-relay", "wire-relay"])
+@pytest.mark.parametrize("snapshots", [True, False])
+def test_the_tour_through_an_adapter_observes_what_it_observes_in_process(name, snapshots):
+    inproc = tour(name, depth=4)
+    args = () if snapshots else ("--no-snapshot",)
+    with External(reference(*args)) as ext:
+        rep = tour(name, depth=4, harness=ext)
+        sent = ext.adapter.sent
+    assert rep.failure is None and inproc.failure is None
+    assert (rep.states_covered, rep.edges_covered, rep.steps) == \
+        (inproc.states_covered, inproc.edges_covered, inproc.steps)
+    assert rep.edges_covered == rep.edges_total and rep.unreached == 0
+    # without snapshots the harness goes back by replaying paths from reset: more requests
+    assert sent > 2 * rep.steps if not snapshots else sent < 3 * rep.steps + 10
+
+
+def test_hypothesis_through_an_adapter_takes_the_same_walks():
+    inproc = hypothesis_run("wire-relay", examples=8, steps=20, profile="ci")
+    with External(reference()) as ext:
+        rep = hypothesis_run("wire-relay", examples=8, steps=20, profile="ci", harness=ext)
+    assert rep.failure is None
+    assert rep.hypothesis_steps == inproc.hypothesis_steps > 0
+    assert rep.visited == inproc.visited
+
+
+def _catch(name: str, mutant: str, depth: int | None = None):
+    if mutant == "queue-on-desktop":  # beyond the tour: the random walks find it
+        return lambda **kw: hypothesis_run(name, mutant=mutant, examples=300, steps=40,
+                                           profile="ci", **kw)
+    depth = depth or (8 if name == "graph-relay" else 9)
+    return lambda **kw: tour(name, mutant=mutant, depth=depth, **kw)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,mutant", [(n, m) for n in IMPL_MUTANTS for m in IMPL_MUTANTS[n]])
+def test_every_implementation_mutant_is_caught_through_the_adapter(name, mutant):
+    inproc = _catch(name, mutant)()
+    assert inproc.failure is not None
+    # the tour through the adapter goes as deep as the shortest story in process (its
+    # shorter tours, which must all pass, are the same either way)
+    with External(reference("--mutant", mutant)) as ext:
+        rep = _catch(name, mutant, len(inproc.path))(harness=ext)
+        assert rep.failure is not None, mutant
+        # the same shortest story and the same words as in process
+        assert (rep.path, rep.failure) == (inproc.path, inproc.failure)
+        tr = path_trace(model_for(name, mutant), rep.path, message=rep.failure, mutant=None,
+                        seed=0)
+        steps = replay(tr, harness=ext)
+    assert [s.ok for s in steps] == [True] * (len(rep.path) - 1) + [False]
+    rep.mutant = mutant
+    assert_reproduces(rep)
+
+
+# adapters that fail ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("how,kind,words", [
+    ("crash", "crashed", "at step lose_response(i=0) (exit status 3); its last line on stderr: faulty adapter: giving up"),
+    ("hang", "hung", "did not answer step lose_response(i=0) within 2 s"),
+    ("garbage", "malformed", "not JSON: Traceback (most recent call last): oops"),
+    ("bad-schema", "malformed", "offers: must be array"),
+    ("wrong-type", "malformed", "a 'observed' reply was expected, not 'ok'"),
+    ("bad-state", "malformed", "variable call"),
+    ("refuse", "refused", "LookupError: no handler for"),
+])
+def test_a_failing_adapter_is_reported_as_such(how, kind, words):
+    with External(faulty(how, 3), timeout=2) as ext:
+        with pytest.raises(AdapterError) as e:
+            tour("graph-relay", depth=3, harness=ext)
+    assert e.value.kind == kind and words in str(e.value), str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_the_cli_exits_154_with_one_line_for_a_failing_adapter(tmp_path):
+    r = CliRunner().invoke(main, ["fuzz", "--model", "graph-relay", "--impl",
+                                  " ".join(faulty("garbage", 2)), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 154, r.output
+    line = [x for x in r.output.splitlines() if x.startswith("osf-check: the implementation")]
+    assert line == [line[0]] and "(malformed)" in line[0] and "not JSON" in line[0]
+    assert "Traceback" not in r.output.replace("Traceback (most recent call last): oops", "")
+    assert not (tmp_path / "o" / "fuzz.json").exists()  # nothing claims a verdict
+
+
+def test_the_cli_refuses_impl_without_a_model_or_with_a_mutant():
+    r = CliRunner().invoke(main, ["fuzz", "--impl", "x"])
+    assert r.exit_code == 150 and "--impl needs --model" in r.output
+    r = CliRunner().invoke(main, ["fuzz", "--model", "graph-relay", "--impl", "x",
+                                  "--mutant", "outbox-off"])
+    assert r.exit_code == 150 and "--mutant outbox-off" in r.output
+    r = CliRunner().invoke(main, ["fuzz", "--model", "graph-relay", "--impl",
+                                  "/nonexistent/adapter"])
+    assert r.exit_code == 150 and "cannot start the adapter" in r.output
+
+
+def test_the_cli_fuzzes_through_an_adapter_and_records_it(tmp_path):
+    cmd = " ".join(reference("--mutant", "outbox-off"))
+    r = CliRunner().invoke(main, ["fuzz", "--model", "graph-relay", "--impl", cmd,
+                                  "--examples", "0", "--json"])
+    assert r.exit_code == 12, r.output
+    doc = json.loads(r.output[r.output.index("{"):])
+    run = doc["runs"][0]
+    assert run["implementation"] == {"command": cmd,
+                                     "name": "osf-check reference (Python), mutant outbox-off"}
+    assert run["mutant"] is None and "outbox[0]" in run["failure"]
+
+
+def test_an_adapter_without_the_clock_or_storage_crashes_is_still_walked():
+    class Plain(Adapter):
+        def greet(self, model, seed):
+            super().greet(model, seed)
+            self.capabilities = frozenset()  # as if it had announced none
+    ext = External(reference())
+    ext.adapter = Plain(reference())
+    m = model_for("wire-relay", None)
+    ext.adapter.greet(m, 0)
+    ext._for = (m.name, tuple(sorted(m.params.items())), 0)
+    try:
+        rep = hypothesis_run("wire-relay", examples=5, steps=20, profile="ci", harness=ext)
+    finally:
+        ext.close()
+    assert rep.failure is None and rep.hypothesis_steps > 0
+
+
+def test_the_protocol_document_shows_each_models_state_as_the_code_reads_it():
+    from osf_check.explorer.check import prepare
+    doc = (Path(__file__).parent.parent / "docs" / "driver-protocol.md").read_text()
+    for name in ("graph-relay", "wire-relay"):
+        m, _, _ = prepare(name)
+        assert protocol.state_table(m) in doc, name
+    for kind in protocol.REQUESTS:
+        assert f"| `{kind}` |" in doc, kind

@@ -1,0 +1,69 @@
+"""The second language: a JavaScript Graph-run relay (examples/node-graph-relay) fuzzed
+through its Node adapter, correct and with a planted bug from bugs/."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from osf_check.driver.external import External
+from osf_check.fuzz.driver import hypothesis_run, model_for, path_trace, tour
+from osf_check.traces import sequence
+
+EXAMPLE = Path(__file__).parent.parent / "examples" / "node-graph-relay"
+NODE = shutil.which("node")
+
+pytestmark = pytest.mark.skipif(NODE is None and os.environ.get("CI") != "true",
+                                reason="no node on this machine (CI installs it)")
+
+
+def adapter(where: Path = EXAMPLE) -> list[str]:
+    assert NODE is not None, "node is missing: .ci/run installs it"
+    return [NODE, str(where / "adapter.mjs")]
+
+
+def apply_patch(patch: Path, where: Path) -> None:
+    """A one-hunk patch of the example's bugs/, applied by its lines (no patch tool)."""
+    lines = patch.read_text().splitlines()
+    target = where / lines[0].split()[1].removeprefix("a/")
+    old = "\n".join(x[1:] for x in lines if x[:1] == "-" and not x.startswith("---"))
+    new = "\n".join(x[1:] for x in lines if x[:1] == "+" and not x.startswith("+++"))
+    text = target.read_text()
+    assert text.count(old) == 1, f"{patch.name} does not apply to {target.name}"
+    target.write_text(text.replace(old, new))
+
+
+def test_the_javascript_relay_follows_the_model():
+    with External(adapter()) as ext:
+        rep = tour("graph-relay", depth=6, harness=ext)
+        assert ext.implementation == "node-graph-relay (JavaScript)"
+        assert rep.failure is None, rep.failure
+        # every state and transition to depth 6, observed through the adapter
+        assert rep.states_covered == rep.states_total == 2_930
+        assert rep.edges_covered == rep.edges_total == 14_055
+        walks = hypothesis_run("graph-relay", examples=40, steps=30, profile="ci", harness=ext)
+    assert walks.failure is None and walks.hypothesis_steps > 0
+
+
+def test_a_bug_in_the_javascript_relay_is_caught_with_its_picture(tmp_path):
+    buggy = tmp_path / "node-graph-relay"
+    shutil.copytree(EXAMPLE, buggy)
+    apply_patch(buggy / "bugs" / "measure-bytes.patch", buggy)
+    assert "Buffer.byteLength" in (buggy / "relay.mjs").read_text()
+    with External(adapter(buggy)) as ext:
+        rep = tour("graph-relay", depth=8, harness=ext)
+    # JSON.stringify(...).length counts UTF-16 code units; the bug counts UTF-8 bytes, so a
+    # Japanese result that fits is posted truncated: A8, judged by the checker on the payload
+    assert rep.failure == ("property A8 violated by the implementation: a completion of "
+                           "JSON.stringify length 36,128 (at most 100,000) was not posted whole")
+    m = model_for("graph-relay", None)
+    labels = [m.instances[a].label for a in rep.path]
+    assert labels == ["run_graph_session(i=0)", "tick", "sync", "start_graph(r=0)",
+                      "graph_finish(r=0, o=completed)"]
+    tr = path_trace(m, rep.path, message=rep.failure, mutant=None, seed=0)
+    assert tr["property"]["name"] == "bounded-result"
+    dot = sequence.dot_sequence(tr).to_string()
+    assert 'failing-step' in dot and "graph_finish(r=0, o=completed)" in dot
