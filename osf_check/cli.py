@@ -858,6 +858,102 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
                f"{len(steps)} steps")
 
 
+@main.command("check-log")
+@click.argument("events", metavar="EVENTS.jsonl", type=click.Path(path_type=Path))
+@click.option("--mapping", "mapping_file", required=True, metavar="FILE",
+              type=click.Path(path_type=Path),
+              help="The deployment's event names and fields mapped to the model's actions "
+                   "(TOML or JSON; e.g. examples/graph-relay.logmap.toml).")
+@click.option("--model", default=None, metavar="M",
+              help="The model (default: the mapping's `model`).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Model parameter (bounds large enough for the logged run: runs, intents).")
+@click.option("--hidden-depth", type=click.IntRange(0, 50), default=4, show_default=True,
+              help="Unlogged steps (the actions no rule names) allowed between two lines.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              callback=lambda c, p, v: _usable_dir(v, "--out"),
+              help="Directory for check-log.json, report.html and, when a line is not "
+                   "explained, the log up to there as a trace and pictures.")
+def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: tuple[str, ...],
+                  hidden_depth: int, as_json: bool, out: Path | None) -> None:
+    """Decide whether some behaviour of the model explains a recorded log (trace
+    validation): exit 0 if one does, 12 at the first line none does."""
+    from osf_check.tracelog import check as tl
+    from osf_check.tracelog.mapping import compile_mapping, read_document
+    if str(events) != "-" and not events.is_file():
+        raise BadInput(f"no log file {events}")
+    doc = read_document(mapping_file)
+    name = model or doc.get("model")
+    if not isinstance(name, str):
+        raise BadInput("name the model with --model or in the mapping (model = \"...\")")
+    catalogue.spec(name)
+    merged = {**{k: str(v) for k, v in doc.get("params", {}).items()}, **_parse_params(params)}
+    m, _, _ = prepare(name, params=merged)
+    mp = compile_mapping(m, doc, str(mapping_file))
+
+    def open_log(p: str) -> Any:
+        return open(p, encoding="utf-8", errors="strict") if p != "-" else \
+            open(sys.stdin.fileno(), encoding="utf-8", closefd=False)
+
+    disp = Display(live=False if as_json else None)
+    with disp, open_log(str(events)) as f:
+        task = disp.phase(f"{name}: reading {events}")
+        try:
+            res = tl.check_log(f, m, mp, hidden_depth=hidden_depth,
+                               tick=lambda n: disp.update(task, completed=n))
+        except UnicodeDecodeError as e:
+            raise BadInput(f"{events} is not UTF-8 text ({e.reason} at byte {e.start})") \
+                from None
+        disp.finish(task)
+    code = 0 if res.explained else EXIT["safety"]
+    if not res.explained and str(events) != "-":
+        res.trace = tl.failure_trace(str(events), m, mp, res, open_log)
+    result = report.check_log_json(res, str(events), str(mapping_file), dict(m.params), code)
+    if out is not None and res.trace is not None:
+        report.write_outputs(out, res.trace, f"{name}-log", report.err)
+    _record(result, out, "check-log.json", as_json, code)
+    click.echo(f"{name}: {res.lines:,} lines, {res.events:,} events ({res.ignored:,} ignored) "
+               f"in {res.seconds:.2f} s, {res.events_per_second:,.0f} lines/s; up to "
+               f"{hidden_depth} unlogged steps between two lines")
+    if res.explained:
+        click.echo(f"explained: a behaviour of {name} explains the whole log "
+                   f"({res.possible:,} states still possible at its end, at most "
+                   f"{res.peak_possible:,} on the way)")
+        click.echo("properties the logged run exercised: " + (", ".join(res.exercised) or
+                                                                "none"))
+    else:
+        fail = res.failing
+        assert fail is not None
+        click.echo(f"NOT EXPLAINED: line {fail['line']} is the first event no behaviour of "
+                   f"{name} explains:")
+        click.echo(f"  {fail['text'][:300]}")
+        for w in fail["why"]:
+            click.echo(f"  {w}")
+        shown = fail["possible_before"][:3]
+        differ = [k for k in shown[0] if len({json.dumps(x[k]) for x in shown}) > 1] \
+            if shown else []
+        click.echo(f"  {fail['possible_count']:,} model states were possible just before it"
+                   + (f"; {len(shown)} of them, where they differ:" if differ else ""))
+        for st in shown if differ else shown[:1]:
+            part = {k: st[k] for k in differ} if differ else st
+            click.echo("    " + json.dumps(part, ensure_ascii=False, separators=(",", ":")))
+        if differ:
+            click.echo("    (alike in every other variable: " + json.dumps(
+                {k: v for k, v in shown[0].items() if k not in differ}, ensure_ascii=False,
+                separators=(",", ":")) + ")")
+        if res.trace is not None:
+            steps = [st["label"] for st in res.trace["steps"][1:]]
+            click.echo(f"  a behaviour of the model up to there ({len(steps)} steps, the "
+                       f"last the model's own reading of line {fail['line']}):")
+            more = len(steps) - 8
+            click.echo("    " + ("… " if more > 0 else "") + " → ".join(steps[-8:]))
+            if out is None:
+                click.echo("  (--out DIR writes it as a trace, a sequence chart and a report)")
+    click.echo(f"result: exit {code}")
+    sys.exit(code)
+
+
 def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], source: str) -> str:
     """A standalone pytest module that replays ``tr`` and expects today's outcome."""
     import re as _re

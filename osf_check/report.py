@@ -315,6 +315,19 @@ def fuzz_json(runs: list[dict[str, Any]], seed: int, profile: str, db: str | Non
             "profile": profile, "db": db, "exit_code": code, "runs": runs}
 
 
+def check_log_json(res: Any, log: str, mapping: str, params: dict[str, Any],
+                   code: int) -> dict[str, Any]:
+    """``check-log --json``: whether the log is explained, where not, and the throughput."""
+    return {"schema_version": SCHEMA_VERSION, "command": "check-log", "exit_code": code,
+            "model": res.model, "params": params, "log": log, "mapping": mapping,
+            "explained": res.explained, "lines": res.lines, "events": res.events,
+            "ignored": res.ignored, "seconds": round(res.seconds, 3),
+            "events_per_second": round(res.events_per_second),
+            "hidden_depth": res.hidden_depth, "possible_at_end": res.possible,
+            "peak_possible": res.peak_possible, "exercised": res.exercised,
+            "failing": res.failing, "trace": res.trace}
+
+
 def simulate_json(tables: list[Any], seed: int, runs: int, seconds: float) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "command": "simulate", "seed": seed,
             "runs": runs, "seconds": round(seconds, 3), "tables": tables}

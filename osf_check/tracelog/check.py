@@ -1,0 +1,413 @@
+"""Does some behaviour of the model explain a recorded log?
+
+The log is read line by line and never held whole: what is kept is the set of model
+states the run can be in after the lines read so far.  Before each line, that set is
+widened by the hidden steps (the actions no rule names, the ones no station logs) up to
+``hidden_depth`` of them in a row; the line then keeps the states where its action is
+enabled and leaves the state the line says.  An empty set is the answer "no behaviour
+explains this line".  Successors are memoised per (set of states, line meaning), so a
+long log of a deployment that repeats itself costs little more than reading it.
+
+On a failure the log is read again up to that line keeping, for each possible state, how
+it was reached: the explanation of the log so far, drawn as a sequence chart.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable, Iterator
+
+from osf_check.explorer.pycompile import compile_steps
+from osf_check.models.dsl import Model
+from osf_check.models.errors import BadValue
+from osf_check.models.expr import evaluate
+
+from .mapping import Mapping, Rule, Source
+
+State = tuple
+#: memo sizes past which the memos start again (memory stays bounded on any log)
+MEMO_LIMIT = 1_000_000
+
+
+class LogError(BadValue):
+    """A line of the log is malformed or does not fit the mapping (bad input: 150)."""
+
+
+OBSERVE = -1  # the "action" of an observation: no step, the state as it is
+
+
+@dataclass
+class Candidate:
+    """One reading of a line: an action instance (or :data:`OBSERVE`) and what must hold
+    around it."""
+
+    action: int
+    #: slot, value, the variable, the slot as it is shown (outbox[0]), the logged value
+    state: tuple[tuple[int, int, str, str, Any], ...]
+    outputs: tuple[tuple[str, str], ...]  # output name, shown value
+
+
+@dataclass
+class LogResult:
+    model: str
+    explained: bool
+    lines: int = 0
+    events: int = 0
+    ignored: int = 0
+    seconds: float = 0.0
+    hidden_depth: int = 0
+    possible: int = 0  # states possible after the last line read
+    peak_possible: int = 0
+    failing: dict[str, Any] | None = None
+    exercised: list[str] = field(default_factory=list)
+    trace: dict[str, Any] | None = None
+
+    @property
+    def events_per_second(self) -> float:
+        return self.lines / self.seconds if self.seconds > 0 else 0.0
+
+
+def _lines(f: IO[str]) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
+    for n, line in enumerate(f, 1):
+        if not line.strip():
+            yield n, None, line
+            continue
+        try:
+            ev = json.loads(line)
+        except ValueError as e:
+            raise LogError(f"line {n}: not JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(ev, dict) or not isinstance(ev.get("event"), str) or \
+                not isinstance(ev.get("fields", {}), dict):
+            raise LogError(f"line {n}: an event is an object with \"event\" (a string) and "
+                           f"\"fields\" (an object), plus \"time\" and \"station\"")
+        if "time" in ev and not isinstance(ev["time"], (int, float)):
+            raise LogError(f"line {n}: \"time\" must be a number of seconds")
+        yield n, ev, line
+
+
+class LogChecker:
+    def __init__(self, model: Model, mapping: Mapping, hidden_depth: int = 4):
+        self.model = model
+        self.mapping = mapping
+        self.hidden_depth = hidden_depth
+        self.steps = compile_steps(model)
+        observed = mapping.observed
+        self.hidden = [i.index for i in model.instances if i.name not in observed]
+        self.interned: dict[str, dict[Any, int]] = {}
+        self._closures: dict[State, dict[State, tuple[int, ...]]] = {}
+        self._bound: dict[tuple, list[Candidate] | str] = {}
+        self._next: dict[tuple, frozenset[State]] = {}
+        self.taken: set[int] = set()
+
+    # the hidden steps ---------------------------------------------------------------
+    def closure(self, s: State) -> dict[State, tuple[int, ...]]:
+        """Every state hidden steps reach from ``s`` (itself included), each with the
+        shortest run of hidden actions that reaches it."""
+        got = self._closures.get(s)
+        if got is not None:
+            return got
+        out = {s: ()}
+        frontier = deque([s])
+        for _ in range(self.hidden_depth):
+            nxt: deque[State] = deque()
+            for u in frontier:
+                path = out[u]
+                for ai in self.hidden:
+                    v = self.steps[ai](u)
+                    if v is not None and v not in out:
+                        out[v] = path + (ai,)
+                        nxt.append(v)
+            if not nxt:
+                break
+            frontier = nxt
+        if len(self._closures) > MEMO_LIMIT:
+            self._closures.clear()
+        self._closures[s] = out
+        return out
+
+    # a line's meaning -------------------------------------------------------------------
+    def _value(self, src: Source, fields: dict[str, Any], n: int, rule: Rule) -> Any:
+        if src.literal is not None:
+            return src.literal
+        if src.field not in fields:
+            raise LogError(f"line {n}: event {rule.event!r} has no field {src.field!r}, which "
+                           f"the mapping reads")
+        v = fields[src.field]
+        if src.namespace is not None:
+            try:
+                seen = self.interned.setdefault(src.namespace, {})
+                return seen.setdefault(v, len(seen))
+            except TypeError:
+                raise LogError(f"line {n}: field {src.field!r} ({v!r}) cannot name a "
+                               f"{src.namespace}") from None
+        if src.table is not None:
+            key = v if isinstance(v, str) else json.dumps(v)
+            out = src.table.get(key, src.otherwise)
+            if out is None:
+                raise LogError(f"line {n}: field {src.field!r} is {v!r}, which the mapping's "
+                               f"map does not translate (add it, or an else)")
+            return out
+        return v
+
+    def meaning(self, rule: Rule, fields: dict[str, Any], n: int) -> list[Candidate] | str:
+        """The line's candidates (or, when none fits the model, why)."""
+        vals = (tuple(None if s.any else self._value(s, fields, n, rule)
+                      for s in rule.args.values()),
+                tuple((self._value(i, fields, n, rule) if isinstance(i, Source) else None,
+                       self._value(s, fields, n, rule)) for _, i, s in rule.state),
+                tuple(self._value(s, fields, n, rule) for s in rule.outputs.values()))
+        key = (id(rule), vals)
+        got = self._bound.get(key)
+        if got is None:
+            got = self._bind(rule, *vals)
+            if len(self._bound) > MEMO_LIMIT:
+                self._bound.clear()
+            self._bound[key] = got
+        return got
+
+    def _bind(self, rule: Rule, args: tuple, state: tuple, outputs: tuple) -> list[Candidate] | str:
+        m = self.model
+        out: list[Candidate] = []
+        why = ""
+        for ai in rule.instances or [OBSERVE]:
+            inst = m.instances[ai] if ai != OBSERVE else None
+            try:
+                for (a, src), v in zip(rule.args.items(), args):
+                    if src.any:
+                        if a not in inst.args:
+                            raise ValueError("")
+                        continue
+                    dom = inst.arg_domains.get(a)  # type: ignore[union-attr]
+                    want = dom.parse(v) if dom is not None else v
+                    if inst.args.get(a) != want:  # type: ignore[union-attr]
+                        raise ValueError("")
+                cons = []
+                for (var, idx, _), (at, v) in zip(rule.state, state):
+                    x = m.var_by_name[var]
+                    k = inst.args[idx] if isinstance(idx, str) else \
+                        at if isinstance(idx, Source) else (idx or 0)  # type: ignore[union-attr]
+                    if idx is not None and not (isinstance(k, int) and 0 <= k < (x.length or 0)):
+                        raise ValueError(f"{var}[{k}] is beyond the model's parameters")
+                    try:
+                        cons.append((x.slots[k], x.domain.parse(v), var,
+                                     var if idx is None else f"{var}[{k}]", v))
+                    except BadValue as e:
+                        raise ValueError(f"{var}: {e} (beyond the model's parameters?)") from None
+                outs = tuple((o, str(v)) for o, v in zip(rule.outputs, outputs))
+            except (ValueError, BadValue) as e:
+                why = why or str(e)
+                continue
+            out.append(Candidate(ai, tuple(cons), outs))
+        return out or (why or f"no instance of {rule.action} has these arguments "
+                              f"({', '.join(f'{a}={v}' for a, v in zip(rule.args, args))})")
+
+    # one line -----------------------------------------------------------------------------
+    def _fits(self, c: Candidate, before: State, after: State) -> bool:
+        for slot, v, *_ in c.state:
+            if after[slot] != v:
+                return False
+        if c.outputs:
+            inst = self.model.instances[c.action]
+            for o, want in c.outputs:
+                d, e = inst.outputs[o]
+                if str(d.show(evaluate(e, before))) != want:
+                    return False
+        return True
+
+    def step(self, c: Candidate, t: State) -> State | None:
+        """The state after ``c`` from ``t`` if the line can be read so there, else None."""
+        u = t if c.action == OBSERVE else self.steps[c.action](t)
+        return u if u is not None and self._fits(c, t, u) else None
+
+    def advance(self, possible: frozenset[State], cands: list[Candidate]) -> frozenset[State]:
+        key = (possible, tuple((c.action, c.state, c.outputs) for c in cands))
+        got = self._next.get(key)
+        if got is not None:
+            return got
+        new: set[State] = set()
+        for s in possible:
+            for t, _ in self.closure(s).items():
+                for c in cands:
+                    u = self.step(c, t)
+                    if u is not None:
+                        new.add(u)
+                        if c.action != OBSERVE:
+                            self.taken.add(c.action)
+        got = frozenset(new)
+        if len(self._next) > MEMO_LIMIT:
+            self._next.clear()
+        self._next[key] = got
+        return got
+
+    def rule_for(self, ev: dict[str, Any], n: int) -> Rule | None:
+        rules = self.mapping.rules.get(ev["event"])
+        if rules is None:
+            if ev["event"] in self.mapping.ignore:
+                return None
+            raise LogError(f"line {n}: event {ev['event']!r} is not in the mapping (add a "
+                           f"[[event]] rule for it, or list it under ignore)")
+        fields = ev.get("fields", {})
+        for r in rules:
+            if r.matches(fields):
+                return r
+        raise LogError(f"line {n}: no rule for {ev['event']!r} matches its fields "
+                       f"(the rules' when: {', '.join(json.dumps(r.when) for r in rules)})")
+
+
+def check_log(f: IO[str], model: Model, mapping: Mapping, *, hidden_depth: int = 4,
+              tick: Callable[[int], None] | None = None) -> LogResult:
+    """Stream the log ``f`` through the model; a failure comes back with the line, the
+    states possible before it, why none fits, and the explanation so far as a trace."""
+    t0 = time.perf_counter()
+    chk = LogChecker(model, mapping, hidden_depth)
+    res = LogResult(model.name, True, hidden_depth=hidden_depth)
+    possible = frozenset(model.initial_states)
+    for n, ev, line in _lines(f):
+        res.lines = n
+        if tick is not None and n % 65536 == 0:
+            tick(n)
+        if ev is None:
+            continue
+        rule = chk.rule_for(ev, n)
+        if rule is None:
+            res.ignored += 1
+            continue
+        res.events += 1
+        cands = chk.meaning(rule, ev.get("fields", {}), n)
+        new = chk.advance(possible, cands) if not isinstance(cands, str) else frozenset()
+        if not new:
+            res.explained = False
+            res.failing = _failure(chk, possible, cands, n, ev, line)
+            break
+        possible = new
+        res.peak_possible = max(res.peak_possible, len(possible))
+    res.possible = len(possible)
+    res.seconds = time.perf_counter() - t0
+    res.exercised = exercised(model, chk.taken)
+    return res
+
+
+def _failure(chk: LogChecker, possible: frozenset[State], cands: list[Candidate] | str,
+             n: int, ev: dict[str, Any], line: str) -> dict[str, Any]:
+    m = chk.model
+    before: dict[State, None] = {}
+    for s in sorted(possible):
+        before.update(dict.fromkeys(chk.closure(s)))
+    why: list[str] = []
+    if isinstance(cands, str):
+        why.append(cands)
+    else:
+        for c in cands:
+            obs = c.action == OBSERVE
+            label = "the state" if obs else m.instances[c.action].label
+            en = [(t, t if obs else u) for t in before
+                  if obs or (u := chk.steps[c.action](t)) is not None]
+            if not en:
+                why.append(f"{label} is enabled in none of them")
+                continue
+            t, u = en[0]
+            bad = [f"{shown} = {json.dumps(m.var_by_name[var].domain.show(u[slot]))} where "
+                   f"the log says {json.dumps(logged)}"
+                   for slot, v, var, shown, logged in c.state if u[slot] != v]
+            said = {} if obs else m.instances[c.action].show_outputs(t)
+            bad += [f"answers {o} = {said[o]!r} where the log says {w!r}"
+                    for o, w in c.outputs if str(said[o]) != w]
+            why.append(f"{label} {'has' if obs else 'leaves'} {'; '.join(bad)}" if bad else
+                       f"{label} is enabled, but not after the hidden steps that fit")
+    return {"line": n, "event": ev, "text": line.rstrip("\n"), "why": why[:6],
+            "possible_before": [m.show_state(s) for s in list(before)[:5]],
+            "possible_count": len(before)}
+
+
+def exercised(model: Model, taken: set[int]) -> list[str]:
+    """The properties the explained run exercised: a transition check on an action it
+    took, or an invariant reading a variable one of its actions writes."""
+    from osf_check.properties import catalogue
+    from osf_check.properties.base import reads
+    owner = {i: v.name for v in model.variables for i in v.slots}
+    written = {owner[slot] for ai in taken for slot in model.instances[ai].updates}
+    out = []
+    for p in catalogue.properties_of(model.name):
+        if any(c.kind == "trans" and any(c.trans(model, model.instances[ai]) is not None
+                                         for ai in taken) for c in p.checks) or \
+                set(reads(model, p, "inv")) & written:
+            out.append(p.id)
+    return out
+
+
+def explanation(f: IO[str], model: Model, mapping: Mapping, upto: int, *,
+                hidden_depth: int = 4) -> tuple[list[State], list[int | None]]:
+    """A behaviour of the model that explains lines 1..``upto``-1 (read again, keeping how
+    each possible state was reached), as states and the action taken into each."""
+    chk = LogChecker(model, mapping, hidden_depth)
+    init = model.initial_states[0]
+    back: dict[State, tuple[State | None, tuple[int, ...]]] = {init: (None, ())}
+    layers = [back]
+    for n, ev, _ in _lines(f):
+        if n >= upto:
+            break
+        rule = chk.rule_for(ev, n) if ev is not None else None
+        if rule is None:
+            continue
+        cands = chk.meaning(rule, ev.get("fields", {}), n)  # type: ignore[union-attr]
+        assert not isinstance(cands, str)
+        nxt: dict[State, tuple[State | None, tuple[int, ...]]] = {}
+        for s in layers[-1]:
+            for t, hidden in chk.closure(s).items():
+                for c in cands:
+                    u = chk.step(c, t)
+                    if u is not None and u not in nxt:
+                        nxt[u] = (s, hidden + ((c.action,) if c.action != OBSERVE else ()))
+        layers.append(nxt)
+    # walk back from any state of the last layer
+    s: State | None = min(layers[-1])
+    runs: list[tuple[int, ...]] = []
+    for layer in reversed(layers[1:]):
+        prev, acts = layer[s]  # type: ignore[index]
+        runs.append(acts)
+        s = prev
+    states, actions = [init], [None]
+    for acts in reversed(runs):
+        for ai in acts:
+            states.append(chk.steps[ai](states[-1]))
+            actions.append(ai)
+    return states, actions
+
+
+def failure_trace(path: str, model: Model, mapping: Mapping, res: LogResult,
+                  open_log: Callable[[str], IO[str]]) -> dict[str, Any]:
+    """The log up to its first unexplained line as a trace: a behaviour that explains the
+    lines before it, then (where one exists) the model's own version of that line, the
+    step where the model and the log part, drawn red."""
+    from osf_check.traces.format import make_trace
+    fail = res.failing
+    assert fail is not None
+    with open_log(path) as f:
+        states, actions = explanation(f, model, mapping, fail["line"],
+                                      hidden_depth=res.hidden_depth)
+    chk = LogChecker(model, mapping, res.hidden_depth)
+    with open_log(path) as f:  # the namespaces as they stood at the failing line
+        for n, ev, _ in _lines(f):
+            rule = chk.rule_for(ev, n) if ev is not None else None
+            if rule is not None:
+                cands = chk.meaning(rule, ev.get("fields", {}), n)  # type: ignore[union-attr]
+            if n >= fail["line"]:
+                break
+    last = states[-1]
+    if rule is not None and not isinstance(cands, str):
+        for t, hidden in chk.closure(last).items():
+            c = next((c for c in cands if c.action != OBSERVE and
+                      chk.steps[c.action](t) is not None), None)
+            if c is not None:
+                for ai in hidden + (c.action,):
+                    states.append(chk.steps[ai](states[-1]))
+                    actions.append(ai)
+                break
+    message = (f"line {fail['line']} ({fail['event']['event']}) is explained by no behaviour "
+               f"of {model.name}: {'; '.join(fail['why'])}")
+    return make_trace(model, states, actions, prop={"id": "log", "name": "explained-by-model",
+                                                    "kind": "check-log"},
+                      message=message, source="check-log")

@@ -1,0 +1,195 @@
+"""The user's mapping from a deployment's log events to the model's actions.
+
+A mapping is a TOML (or JSON) file::
+
+    model = "graph-relay"
+    ignore = ["desktop.heartbeat"]          # events that say nothing the model knows
+
+    [[event]]
+    name = "tool.run_graph_session"         # the log's event name
+    when = { agent = 0 }                    # optional: only lines whose fields equal these
+    action = "run_graph_session"            # the model action this line is
+    args = { i = "key:idempotency_key" }    # its parameters, from the line's fields
+    state = { "attempts[i]" = "attempt" }   # what the model's state must be after it
+                                            # (an index: an argument, a number or a source)
+    outputs = { read = { field = "result", map = { "true" = "result", "false" = "status" } } }
+
+A value's source is a field name; ``"ns:field"``, the number of the field's value among
+the distinct values of namespace ``ns`` in the order the log first shows them (run ids
+become 0, 1, …); ``"*"``, any value (an argument the log does not tell); a number or a
+boolean, itself; or ``{field, map, else}``, the field's value translated.  Actions no
+rule names are the **hidden** steps: they may happen between two lines unlogged.  A rule
+with no ``action`` is an **observation**: a line that reports state (``state`` only) and
+takes no step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from osf_check.models.dsl import Model
+from osf_check.models.errors import BadValue
+
+_SLOT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[([^\]]+)\])?$")
+ANY = "*"
+
+
+class MappingError(BadValue):
+    """The mapping file is wrong (bad input: exit 150)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a value comes from: a field, an interned field, a literal, or any value."""
+
+    field: str | None = None
+    namespace: str | None = None
+    literal: Any = None
+    table: dict[str, Any] | None = None
+    otherwise: Any = None
+    any: bool = False
+
+    def fields(self) -> tuple[str, ...]:
+        return (self.field,) if self.field else ()
+
+
+@dataclass
+class Rule:
+    event: str
+    action: str | None  # None: an observation, no step (a filter on the possible states)
+    when: dict[str, Any]
+    args: dict[str, Source]
+    #: variable, index (an argument's name, a number, a Source, or None), value's source
+    state: list[tuple[str, str | int | Source | None, Source]]
+    outputs: dict[str, Source]
+    instances: list[int] = field(default_factory=list)  # the action's instances
+
+    def matches(self, fields: dict[str, Any]) -> bool:
+        return all(fields.get(k) == v for k, v in self.when.items())
+
+
+
+@dataclass
+class Mapping:
+    model: str
+    params: dict[str, Any]
+    rules: dict[str, list[Rule]]
+    ignore: frozenset[str]
+    source: str
+
+    @property
+    def observed(self) -> set[str]:
+        return {r.action for rs in self.rules.values() for r in rs if r.action is not None}
+
+
+def _source(v: Any, where: str) -> Source:
+    if isinstance(v, bool) or isinstance(v, int):
+        return Source(literal=v)
+    if isinstance(v, str):
+        if v == ANY:
+            return Source(any=True)
+        if ":" in v:
+            ns, f = v.split(":", 1)
+            if not ns or not f:
+                raise MappingError(f"{where}: {v!r} is not namespace:field")
+            return Source(field=f, namespace=ns)
+        return Source(field=v)
+    if isinstance(v, dict) and "field" in v and "map" in v and isinstance(v["map"], dict):
+        extra = set(v) - {"field", "map", "else"}
+        if extra:
+            raise MappingError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
+        return Source(field=str(v["field"]), table=dict(v["map"]), otherwise=v.get("else"))
+    raise MappingError(f"{where}: a value comes from a field name, \"namespace:field\", "
+                       f"\"*\", a number, true/false or {{field, map, else}}; got {v!r}")
+
+
+def _rule(model: Model, d: Any, k: int) -> Rule:
+    where = f"[[event]] number {k + 1}"
+    if not isinstance(d, dict):
+        raise MappingError(f"{where} is not a table")
+    extra = set(d) - {"name", "when", "action", "args", "state", "outputs"}
+    if extra:
+        raise MappingError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
+    if not isinstance(d.get("name"), str):
+        raise MappingError(f"{where}: name is missing or not a string")
+    if not isinstance(d.get("action", ""), str):
+        raise MappingError(f"{where}: action must be a string")
+    where = f"event {d['name']!r}"
+    action = d.get("action")
+    insts = [i for i in model.instances if i.name == action]
+    if action is not None and not insts:
+        raise MappingError(f"{where}: {model.name} has no action {action!r} (its "
+                           f"actions: {', '.join(model.action_names)})")
+    if action is None and (d.get("args") or d.get("outputs") or not d.get("state")):
+        raise MappingError(f"{where}: a rule without an action is an observation: it has "
+                           f"state and no args or outputs")
+    for key in ("when", "args", "state", "outputs"):
+        if not isinstance(d.get(key, {}), dict):
+            raise MappingError(f"{where}: {key} must be a table")
+    args = {a: _source(v, f"{where}, args.{a}") for a, v in d.get("args", {}).items()}
+    known_args = set().union(*(i.args for i in insts))
+    for a in args:
+        if a not in known_args:
+            raise MappingError(f"{where}: {action} has no argument {a!r} (it has "
+                               f"{', '.join(sorted(known_args)) or 'none'})")
+    state = []
+    for key, v in d.get("state", {}).items():
+        m = _SLOT.match(key)
+        var = model.var_by_name.get(m.group(1)) if m else None
+        if var is None:
+            raise MappingError(f"{where}: state.{key}: no variable of {model.name} by that name")
+        idx: str | int | Source | None = m.group(2)  # type: ignore[union-attr]
+        if (idx is None) != (var.length is None):
+            raise MappingError(f"{where}: state.{key}: {var.name} "
+                               f"{'is an array: give [index]' if idx is None else 'is no array'}")
+        if isinstance(idx, str) and idx.isdigit():
+            idx = int(idx)
+        elif isinstance(idx, str) and idx not in known_args:  # a field, or namespace:field
+            idx = _source(idx, f"{where}, state.{key}")
+        state.append((var.name, idx, _source(v, f"{where}, state.{key}")))
+    outputs = {o: _source(v, f"{where}, outputs.{o}") for o, v in d.get("outputs", {}).items()}
+    for o in outputs:
+        if not any(o in i.outputs for i in insts):
+            raise MappingError(f"{where}: {action} has no output {o!r}")
+    return Rule(d["name"], action, dict(d.get("when", {})), args, state, outputs,
+                [i.index for i in insts])
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise MappingError(f"cannot read the mapping {path}: {e.strerror or e}") from None
+    try:
+        doc = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as e:
+        raise MappingError(f"the mapping {path} is not valid "
+                           f"{'JSON' if path.suffix == '.json' else 'TOML'}: {e}") from None
+    if not isinstance(doc, dict):
+        raise MappingError(f"the mapping {path} is not a table")
+    return doc
+
+
+def compile_mapping(model: Model, doc: dict[str, Any], source: str = "") -> Mapping:
+    extra = set(doc) - {"model", "params", "ignore", "event"}
+    if extra:
+        raise MappingError(f"unknown key(s) {', '.join(sorted(extra))} in the mapping (it has "
+                           f"model, params, ignore and [[event]])")
+    if doc.get("model", model.name) != model.name:
+        raise MappingError(f"the mapping is for {doc['model']!r}, not {model.name!r}")
+    events = doc.get("event", [])
+    if not isinstance(events, list) or not events:
+        raise MappingError("the mapping has no [[event]] rule")
+    rules: dict[str, list[Rule]] = {}
+    for k, d in enumerate(events):
+        r = _rule(model, d, k)
+        rules.setdefault(r.event, []).append(r)
+    ignore = doc.get("ignore", [])
+    if not isinstance(ignore, list) or not all(isinstance(x, str) for x in ignore):
+        raise MappingError("ignore must be a list of event names")
+    return Mapping(model.name, dict(doc.get("params", {})), rules, frozenset(ignore), source)

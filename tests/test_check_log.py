@@ -1,0 +1,233 @@
+"""check-log: trace validation of recorded logs against the model."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from osf_check.cli import main
+from osf_check.fuzz.driver import model_for
+from osf_check.tracelog.check import check_log
+from osf_check.tracelog.mapping import MappingError, compile_mapping, read_document
+from osf_check.tracelog.record import walk
+
+MAPPING = Path(__file__).parent.parent / "examples" / "graph-relay.logmap.toml"
+
+
+def _check(log: str, mutant: str | None = None, **kw):
+    m = model_for("graph-relay", mutant)
+    return check_log(io.StringIO(log), m, compile_mapping(m, read_document(MAPPING)), **kw)
+
+
+@pytest.fixture(scope="module")
+def correct_logs() -> list[str]:
+    m = model_for("graph-relay", None)
+    return [walk(m, None, seed=s, steps=60).log for s in range(40)]
+
+
+def test_every_log_of_the_correct_implementation_is_explained(correct_logs):
+    total = 0
+    for log in correct_logs:
+        res = _check(log)
+        assert res.explained, res.failing
+        total += res.events
+    assert total > 2_000
+
+
+def _broken(log: str, how: str, at: int) -> str:
+    lines = log.splitlines(keepends=True)
+    if how == "missing":
+        del lines[at]
+    elif how == "duplicated":
+        lines.insert(at, lines[at])
+    else:
+        lines[at], lines[at + 1] = lines[at + 1], lines[at]
+    return "".join(lines)
+
+
+def test_a_log_with_an_event_missing_reordered_or_duplicated_is_refused_where_it_breaks():
+    m = model_for("graph-relay", None)
+    log = walk(m, None, seed=1, steps=60).log
+    lines = log.splitlines()
+    # the line where the Graph of run 0 starts: without it, or twice, or after its end,
+    # no behaviour of the model explains what follows
+    start = next(k for k, x in enumerate(lines) if '"desktop.graph_started"' in x)
+    finish = next(k for k, x in enumerate(lines) if '"desktop.graph_finished"' in x)
+    assert start < finish
+    missing = _check(_broken(log, "missing", start))
+    assert not missing.explained and missing.failing["line"] == finish  # 1-based: one less
+    assert missing.failing["event"]["event"] == "desktop.graph_finished"
+    twice = _check(_broken(log, "duplicated", start))
+    assert not twice.explained and twice.failing["line"] == start + 2
+    assert twice.failing["why"] == ["start_graph(r=0) is enabled in none of them"]
+    lines2 = lines[:start] + [lines[finish]] + lines[start:finish] + lines[finish + 1:]
+    swapped = _check("\n".join(lines2) + "\n")
+    assert not swapped.explained and swapped.failing["line"] == start + 1
+    # the explanation shows what the model still allowed just before the broken line
+    assert missing.failing["possible_count"] >= 1 and missing.failing["possible_before"]
+
+
+#: for each implementation mutant whose bug the log can show: the first seeded walk whose
+#: log no behaviour explains, the event it is refused at, and the step that logged it
+#: (pinned from a run; the step is never before the one where the fuzzer's checks saw the
+#: implementation leave the model)
+REFUSED = {
+    "fresh-key-on-retry": (0, "tool.run_graph_session", "run_graph_session(i=1)"),
+    "server-ignores-key": (0, "tool.run_graph_session", "run_graph_session(i=1)"),
+    "requeue-on-retry": (10, "tool.run_graph_session", "run_graph_session(i=1)"),
+    "leaky-not-found": (0, "tool.cancel_graph_run", "cancel_graph_run(a=0, r=0)"),
+    "queued-cancel-ignored": (0, "tool.cancel_graph_run", "cancel_graph_run(i=0, r=0)"),
+    "one-project-sync": (0, "desktop.command_received", "sync"),
+    "status-only": (3, "server.completion_received", "deliver_post(r=1)"),
+    "queue-on-desktop": (0, "tool.get_graph_run", "get_graph_run(i=0, r=0)"),
+    "complete-overwrites-cancel": (3, "server.completion_received", "deliver_post(r=1)"),
+    "outbox-off": (1, "desktop.graph_finished", "graph_finish(r=0, o=failed)"),
+    "outbox-drop-before-ack": (1, "desktop.graph_finished", "graph_finish(r=0, o=failed)"),
+    "no-consent-recheck": (3, "desktop.graph_started", "start_graph(r=1)"),
+    "recheck-ignores-slug": (17, "desktop.graph_started", "start_graph(r=0)"),
+    "parallel-relay": (8, "desktop.graph_refused", "refuse(r=1)"),
+}
+#: bugs in what the completion POST carries (A8): the model abstracts the payload away, so
+#: a log of the model's variables cannot show them (the fuzzer judges the payloads)
+BEYOND_THE_LOG = ("truncate-by-bytes", "measure-code-points", "half-result")
+
+
+def test_the_table_names_every_implementation_mutant():
+    from osf_check.fuzz.driver import IMPL_MUTANTS
+    assert not set(REFUSED) & set(BEYOND_THE_LOG)
+    assert set(REFUSED) | set(BEYOND_THE_LOG) == set(IMPL_MUTANTS["graph-relay"])
+
+
+@pytest.mark.parametrize("mutant", sorted(REFUSED))
+def test_each_mutants_log_is_refused_at_the_event_where_it_misbehaves(mutant):
+    seed, event, label = REFUSED[mutant]
+    m = model_for("graph-relay", mutant)
+    for s in range(seed):  # the earlier walks: explained, or not diverged at all
+        w = walk(m, mutant, seed=s, steps=60)
+        assert _check(w.log, mutant).explained
+    w = walk(m, mutant, seed=seed, steps=60)
+    res = _check(w.log, mutant)
+    assert not res.explained
+    k = w.step_of_line(res.failing["line"])
+    assert (res.failing["event"]["event"], m.instances[w.path[k]].label) == (event, label)
+    assert w.diverged is not None and k >= w.diverged
+
+
+@pytest.mark.parametrize("mutant", BEYOND_THE_LOG)
+def test_payload_bugs_are_beyond_a_log_but_not_beyond_the_fuzzer(mutant):
+    m = model_for("graph-relay", mutant)
+    diverged = 0
+    for s in range(40):
+        w = walk(m, mutant, seed=s, steps=60)
+        diverged += w.diverged is not None
+        assert _check(w.log, mutant).explained
+    assert diverged > 0  # the fuzzer's checks saw it in the same walks
+
+
+def test_the_exercised_properties_depend_on_what_the_log_did():
+    m = model_for("graph-relay", None)
+    lines = walk(m, None, seed=1, steps=60).log.splitlines(keepends=True)
+    short = _check("".join(lines[:2]))
+    full = _check("".join(lines))
+    assert short.explained and full.explained
+    assert set(short.exercised) < set(full.exercised)
+    assert "A5" in full.exercised and "A5" not in short.exercised
+
+
+def test_hidden_steps_are_searched_only_to_the_depth_asked():
+    m = model_for("graph-relay", None)
+    log = walk(m, None, seed=1, steps=60).log
+    assert _check(log, hidden_depth=4).explained
+    # with no unlogged step allowed, a lost response or POST cannot be explained
+    res = _check(log, hidden_depth=0)
+    assert not res.explained
+
+
+# the command line -------------------------------------------------------------------------
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "events.jsonl"
+    p.write_text(text)
+    return p
+
+
+def test_cli_explains_a_log_and_reports_throughput_and_properties(tmp_path, correct_logs):
+    p = _write(tmp_path, correct_logs[0])
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output[r.output.index("{"):])
+    assert doc["explained"] and doc["events"] == len(correct_logs[0].splitlines())
+    assert doc["events_per_second"] > 0 and doc["exercised"] and doc["failing"] is None
+    from jsonschema import Draft202012Validator
+    schema = json.loads((Path(__file__).parent.parent / "osf_check" / "schema" /
+                         "result.schema.json").read_text())
+    Draft202012Validator(schema).validate(doc)
+
+
+def test_cli_refuses_a_log_with_the_line_its_reasons_and_a_picture(tmp_path):
+    m = model_for("graph-relay", "outbox-off")
+    w = walk(m, "outbox-off", seed=1, steps=60)
+    p = _write(tmp_path, w.log)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING),
+                                  "--out", str(out)])
+    assert r.exit_code == 12, r.output
+    assert "NOT EXPLAINED: line 20 is the first event" in r.output
+    assert "graph_finish(r=0, o=failed) leaves outbox[0] = true where the log says false" \
+        in r.output
+    tr = json.loads((out / "graph-relay-log.trace.json").read_text())
+    assert tr["source"] == "check-log" and tr["steps"][-1]["label"] == \
+        "graph_finish(r=0, o=failed)"
+    assert (out / "graph-relay-log.sequence.svg").exists() and (out / "report.html").exists()
+
+
+@pytest.mark.parametrize("text,words", [
+    ('{"event": "tick"\n', "line 1: not JSON"),
+    ('[1, 2]\n', "line 1: an event is an object"),
+    ('{"time": 0, "event": "desktop.nothing", "fields": {}}\n',
+     "line 1: event 'desktop.nothing' is not in the mapping"),
+    ('{"time": "noon", "event": "desktop.round_started", "fields": {}}\n',
+     'line 1: "time" must be a number'),
+    ('{"time": 1, "event": "desktop.graph_started", "fields": {}}\n',
+     "line 1: event 'desktop.graph_started' has no field 'command_id'"),
+    ('{"time": 1, "event": "desktop.connectivity", "fields": {"online": 3}}\n',
+     "line 1: no rule for 'desktop.connectivity' matches its fields"),
+])
+def test_cli_malformed_lines_are_bad_input_naming_the_line(tmp_path, text, words):
+    good = '{"time": 0, "station": "desktop", "event": "desktop.round_started", "fields": {}}\n'
+    p = _write(tmp_path, text)
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING)])
+    assert r.exit_code == 150 and words in r.output, r.output
+    assert "Traceback" not in r.output
+    p = _write(tmp_path, good + text)  # the line number counts from the file's start
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING)])
+    assert r.exit_code == 150 and words.replace("line 1", "line 2") in r.output, r.output
+
+
+@pytest.mark.parametrize("mapping,words", [
+    ("model = 'graph-relay'\n", "no [[event]] rule"),
+    ("model = 'wire-relay'\n[[event]]\nname='x'\naction='tick'\n", "is for 'wire-relay'"),
+    ("[[event]]\nname='x'\naction='fly'\n", "has no action 'fly'"),
+    ("[[event]]\nname='x'\naction='tick'\nargs={r='id'}\n", "tick has no argument 'r'"),
+    ("[[event]]\nname='x'\naction='sync'\nstate={colour='c'}\n", "no variable of graph-relay"),
+    ("[[event]]\nname='x'\naction='sync'\nstate={status='c'}\n", "status is an array"),
+    ("[[event]]\nname='x'\nstate={}\n", "an observation"),
+    ("model = [\n", "not valid TOML"),
+])
+def test_cli_a_wrong_mapping_is_bad_input(tmp_path, mapping, words):
+    mp = tmp_path / "map.toml"
+    mp.write_text(mapping)
+    p = _write(tmp_path, "")
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(mp), "--model",
+                                  "graph-relay"])
+    assert r.exit_code == 150 and words in r.output, r.output
+
+
+def test_mapping_errors_are_bad_values():
+    m = model_for("graph-relay", None)
+    with pytest.raises(MappingError, match="unknown key"):
+        compile_mapping(m, {"event": [{"name": "x", "action": "tick", "colour": 1}]})
