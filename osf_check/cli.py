@@ -972,61 +972,6 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
             f"    assert [(s.index, s.ok) for s in steps] == EXPECTED\n")
 
 
-def _impl_options(f: Any) -> Any:
-    f = click.option("--impl-timeout", type=click.FloatRange(0.1, 3600), default=10.0,
-                     show_default=True, metavar="SECONDS",
-                     help="How long the adapter may take to answer one request before the "
-                          "run stops as a hung adapter (exit 154).")(f)
-    return click.option("--impl", default=None, metavar="COMMAND",
-                        help="Drive the implementation behind this adapter command (the "
-                             "driver protocol, docs/driver-protocol.md) instead of the "
-                             "Python reference implementation; needs --model.")(f)
-
-
-def _impl_needs(impl: str | None, model: str | None, mutant: str | None) -> None:
-    if impl is None:
-        return
-    if not impl.strip():
-        raise BadInput("--impl is empty: give the command that starts the adapter")
-    if model is None:
-        raise BadInput("--impl needs --model (an adapter implements one model)")
-    if mutant is not None:
-        raise BadInput("--mutant switches on a bug of the Python reference implementation; "
-                       "with --impl the adapter's command decides what runs (e.g. --impl "
-                       f"'python -m osf_check.driver.reference --mutant {mutant}')")
-
-
-class _ExternalRun:
-    """The harness builder of one command: the reference implementation in process, or an
-    adapter process (started on first use, stopped at the end of each system's run)."""
-
-    def __init__(self, command: str | None, timeout: float):
-        from osf_check.driver.external import External
-        self.command = command
-        self.ext = External(command, timeout=timeout) if command else None
-
-    @property
-    def harness(self) -> Any:
-        return self.ext
-
-    def describe(self) -> dict[str, Any] | None:
-        if self.ext is None:
-            return None
-        return {"command": self.command, "name": self.ext.implementation}
-
-    def __enter__(self) -> "_ExternalRun":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.ext is None:
-            return
-        try:
-            self.ext.close()
-        except Exception:  # noqa: BLE001
-            if exc[0] is None:  # a run that failed already says why; this one would not
-                raise
-
-
 @main.command()
 @click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "dot", "mermaid", "svg", "png", "itf",

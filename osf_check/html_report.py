@@ -219,6 +219,13 @@ def _summary(doc: Mapping[str, Any]) -> str:
         return "".join(f"<h3>{_e(t['title'])}</h3>" + _table(t["columns"], t["rows"]) +
                        (f"<p class='hint'>{_e(t['note'])}</p>" if t.get("note") else "")
                        for t in doc["tables"])
+    if cmd == "check-log":
+        fail = doc.get("failing") or {}
+        return _table(["model", "log", "lines", "lines/s", "explained", "first unexplained line",
+                       "why", "properties exercised"],
+                      [[doc["model"], doc["log"], doc["lines"], doc["events_per_second"],
+                        "yes" if doc["explained"] else "no", fail.get("line", ""),
+                        "; ".join(fail.get("why", [])), ", ".join(doc["exercised"])]])
     if cmd == "render":
         return _table(["model", "mutant", "parameters", "property", "steps", "source"],
                       [[t["model"], t.get("mutant") or "", _params(t["params"]),

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 BLOCK = re.compile(r"^```console\n\$ (?P<cmd>[^\n]+)\n(?P<out>.*?)^```$", re.M | re.S)
-TIMING = re.compile(r"\b\d[\d,]*(?:\.\d+)? (s\b|distinct states/s)")
+TIMING = re.compile(r"\b\d[\d,]*(?:\.\d+)? (s\b|distinct states/s|lines/s|examples/s)")
 
 
 #: docs/img/<stem>.sequence.svg and .trace.json: the command that draws it, and the stem
@@ -50,6 +50,10 @@ PICTURES = {
     "a2-outbox-off-fair": (
         "osf-check explore --mutant outbox-off --param intents=1 --property A2 --continue "
         "--out out/", "graph-relay-outbox-off-A2-fair"),
+    "a8-node-measure-bytes": (
+        "cp -r examples/node-graph-relay bug && (cd bug && git apply bugs/measure-bytes.patch)"
+        " && osf-check fuzz --model graph-relay --impl 'node bug/adapter.mjs' --examples 0 "
+        "--out out/", "graph-relay-fuzz"),
     "diehard-D2-inv": (
         "osf-check explore --model-file examples/diehard.py --depth unbounded --out out/",
         "diehard-D2-inv"),

@@ -182,7 +182,9 @@ def test_cli_refuses_a_log_with_the_line_its_reasons_and_a_picture(tmp_path):
     tr = json.loads((out / "graph-relay-log.trace.json").read_text())
     assert tr["source"] == "check-log" and tr["steps"][-1]["label"] == \
         "graph_finish(r=0, o=failed)"
-    assert (out / "graph-relay-log.sequence.svg").exists() and (out / "report.html").exists()
+    assert (out / "graph-relay-log.sequence.svg").exists()
+    html = (out / "report.html").read_text()
+    assert "first unexplained line" in html and "leaves outbox[0] = true" in html
 
 
 @pytest.mark.parametrize("text,words", [
