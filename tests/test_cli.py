@@ -136,9 +136,21 @@ def test_json_result_validates_against_its_schema():
      "commit-without-all-prepared"],
     ["timing"], ["timing", "--set", "relay_other=50"],
     ["fuzz", "--model", "graph-relay", "--examples", "3", "--steps", "5", "--tour-depth", "2"],
+    # a failing run too: its failure is a sentence, its trace a trace
+    ["fuzz", "--mutant", "outbox-off", "--examples", "0", "--tour-depth", "5"],
+    ["check-log", "examples/no-such-log-is-needed", "--mapping",
+     "examples/graph-relay.logmap.toml"],
     ["simulate", "--runs", "10"],
 ])
-def test_every_commands_json_validates_against_the_shipped_schema(args):
+def test_every_commands_json_validates_against_the_shipped_schema(args, tmp_path):
+    if args[0] == "check-log":  # a log of the reference implementation, refused at line 20
+        from osf_check.fuzz.driver import model_for
+        from osf_check.tracelog.record import walk
+        log = tmp_path / "events.jsonl"
+        log.write_text(walk(model_for("graph-relay", "outbox-off"), "outbox-off", seed=1,
+                            steps=60).log)
+        mapping = Path(__file__).parent.parent / "examples" / "graph-relay.logmap.toml"
+        args = ["check-log", str(log), "--mapping", str(mapping)]
     res = run(*args, "--json")
     doc = json.loads(res.stdout)
     jsonschema.validate(doc, result_schema())

@@ -179,6 +179,10 @@ def test_the_cli_fuzzes_through_an_adapter_and_records_it(tmp_path):
     assert run["implementation"] == {"command": cmd,
                                      "name": "osf-check reference (Python), mutant outbox-off"}
     assert run["mutant"] is None and "outbox[0]" in run["failure"]
+    from jsonschema import Draft202012Validator
+    schema = json.loads((Path(__file__).parent.parent / "osf_check" / "schema" /
+                         "result.schema.json").read_text())
+    Draft202012Validator(schema).validate(doc)
 
 
 def test_an_adapter_without_the_clock_or_storage_crashes_is_still_walked():

@@ -67,3 +67,13 @@ def test_a_bug_in_the_javascript_relay_is_caught_with_its_picture(tmp_path):
     assert tr["property"]["name"] == "bounded-result"
     dot = sequence.dot_sequence(tr).to_string()
     assert 'failing-step' in dot and "graph_finish(r=0, o=completed)" in dot
+    # replay --impl: the buggy relay fails the trace at its last step, the correct one follows
+    from click.testing import CliRunner
+    from osf_check.cli import main
+    from osf_check.traces.format import dumps
+    path = tmp_path / "a8.trace.json"
+    path.write_text(dumps(tr))
+    bad = CliRunner().invoke(main, ["replay", str(path), "--impl", " ".join(adapter(buggy))])
+    assert bad.exit_code == 12 and "does not follow the trace at step 5" in bad.output
+    good = CliRunner().invoke(main, ["replay", str(path), "--impl", " ".join(adapter())])
+    assert good.exit_code == 0 and "followed all 5 steps" in good.output

@@ -62,6 +62,7 @@ class Adapter:
         self.capabilities: frozenset[str] = frozenset()
         self.implementation = ""
         self.sent = 0
+        self.broken = False  # it failed once: no more requests, not even bye
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -70,6 +71,13 @@ class Adapter:
         self._lines.put(None)
 
     def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        try:
+            return self._request(kind, **fields)
+        except AdapterError:
+            self.broken = True
+            raise
+
+    def _request(self, kind: str, **fields: Any) -> dict[str, Any]:
         from .protocol import parse_reply
         msg = {"type": kind, "id": self._next, **fields}
         self._next += 1
@@ -112,11 +120,13 @@ class Adapter:
         self.implementation = reply["implementation"]
 
     def close(self) -> None:
-        if self.proc.poll() is None:
+        if self.proc.poll() is None and not self.broken:
             try:
                 self.request("bye")
             except (AdapterError, RuntimeError):
                 pass
+        if self.broken and self.proc.poll() is None:
+            self.proc.kill()
             try:
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
