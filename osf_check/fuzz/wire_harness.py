@@ -155,6 +155,7 @@ class WireHarness(HarnessBase):
         gen, frame = self.net.pop(q)
         entry = self.relay.pending.get((USER, DESK, self.rid(o)))
         out = self.relay.on_response(USER, DESK, gen, frame)
+        self.routed = bool(out)  # whether the relay sent it on to a phone (for the logs)
         if out and entry is not None and entry.gen != gen:
             self.violations.append(f"property B1 violated by the implementation: a response "
                                    f"sent on generation {gen} was delivered to an entry of "

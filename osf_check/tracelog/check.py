@@ -174,8 +174,11 @@ class LogChecker:
         why = ""
         for ai in rule.instances or [OBSERVE]:
             inst = m.instances[ai] if ai != OBSERVE else None
+            named = inst.args if inst is not None else dict(zip(rule.args, args))
             try:
                 for (a, src), v in zip(rule.args.items(), args):
+                    if inst is None:  # an observation: its args only name indices
+                        continue
                     if src.any:
                         if a not in inst.args:
                             raise ValueError("")
@@ -187,8 +190,10 @@ class LogChecker:
                 cons = []
                 for (var, idx, _), (at, v) in zip(rule.state, state):
                     x = m.var_by_name[var]
-                    k = inst.args[idx] if isinstance(idx, str) else \
-                        at if isinstance(idx, Source) else (idx or 0)  # type: ignore[union-attr]
+                    k = named[idx] if isinstance(idx, str) else \
+                        at if isinstance(idx, Source) else \
+                        named[idx[0]] * idx[1] + named[idx[2]] if isinstance(idx, tuple) \
+                        else (idx or 0)
                     if idx is not None and not (isinstance(k, int) and 0 <= k < (x.length or 0)):
                         raise ValueError(f"{var}[{k}] is beyond the model's parameters")
                     try:

@@ -11,7 +11,7 @@ A mapping is a TOML (or JSON) file::
     action = "run_graph_session"            # the model action this line is
     args = { i = "key:idempotency_key" }    # its parameters, from the line's fields
     state = { "attempts[i]" = "attempt" }   # what the model's state must be after it
-                                            # (an index: an argument, a number or a source)
+                    # (an index: an argument, a number, a source, or o*2+a of two arguments)
     outputs = { read = { field = "result", map = { "true" = "result", "false" = "status" } } }
 
 A value's source is a field name; ``"ns:field"``, the number of the field's value among
@@ -36,6 +36,7 @@ from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
 _SLOT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[([^\]]+)\])?$")
+_AFFINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\*([0-9]+)\+([A-Za-z_][A-Za-z0-9_]*)$")
 ANY = "*"
 
 
@@ -64,8 +65,9 @@ class Rule:
     action: str | None  # None: an observation, no step (a filter on the possible states)
     when: dict[str, Any]
     args: dict[str, Source]
-    #: variable, index (an argument's name, a number, a Source, or None), value's source
-    state: list[tuple[str, str | int | Source | None, Source]]
+    #: variable, index (an argument's name, a number, (arg, n, arg) for arg*n+arg, a
+    #: Source, or None), value's source
+    state: list[tuple[str, Any, Source]]
     outputs: dict[str, Source]
     instances: list[int] = field(default_factory=list)  # the action's instances
 
@@ -125,14 +127,15 @@ def _rule(model: Model, d: Any, k: int) -> Rule:
     if action is not None and not insts:
         raise MappingError(f"{where}: {model.name} has no action {action!r} (its "
                            f"actions: {', '.join(model.action_names)})")
-    if action is None and (d.get("args") or d.get("outputs") or not d.get("state")):
+    if action is None and (d.get("outputs") or not d.get("state")):
         raise MappingError(f"{where}: a rule without an action is an observation: it has "
-                           f"state and no args or outputs")
+                           f"state (and args only to name indices), no outputs")
     for key in ("when", "args", "state", "outputs"):
         if not isinstance(d.get(key, {}), dict):
             raise MappingError(f"{where}: {key} must be a table")
     args = {a: _source(v, f"{where}, args.{a}") for a, v in d.get("args", {}).items()}
-    known_args = set().union(*(i.args for i in insts))
+    # an observation's args only name indices of its state
+    known_args = set().union(*(i.args for i in insts)) if action else set(args)
     for a in args:
         if a not in known_args:
             raise MappingError(f"{where}: {action} has no argument {a!r} (it has "
@@ -147,8 +150,14 @@ def _rule(model: Model, d: Any, k: int) -> Rule:
         if (idx is None) != (var.length is None):
             raise MappingError(f"{where}: state.{key}: {var.name} "
                                f"{'is an array: give [index]' if idx is None else 'is no array'}")
+        affine = _AFFINE.match(idx) if isinstance(idx, str) else None
         if isinstance(idx, str) and idx.isdigit():
             idx = int(idx)
+        elif affine:  # o*2+a: a slot of an array indexed by two arguments
+            if not {affine.group(1), affine.group(3)} <= known_args:
+                raise MappingError(f"{where}: state.{key}: {affine.group(1)} and "
+                                   f"{affine.group(3)} must be arguments of {action}")
+            idx = (affine.group(1), int(affine.group(2)), affine.group(3))  # type: ignore[assignment]
         elif isinstance(idx, str) and idx not in known_args:  # a field, or namespace:field
             idx = _source(idx, f"{where}, state.{key}")
         state.append((var.name, idx, _source(v, f"{where}, state.{key}")))

@@ -1,0 +1,83 @@
+"""What the wire protocol's stations log after each model action: the phone (requests
+sent, answers received), the relay (forwarding, responses, expiry, the desktop's
+socket) and the desktop router (claims, handlers, timers, answers), in the deployment's
+vocabulary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from osf_check.fuzz.wire_harness import WireHarness
+from osf_check.models.dsl import ActionInstance
+
+Event = tuple[str, str, dict[str, Any]]  # station, event, fields
+TIMERS = {"slot_timeout": "slot_wait", "dispatch_timeout": "dispatch",
+          "enqueue_timeout": "enqueue", "lease_expires": "lease",
+          "retention_expires": "retention"}
+
+
+def before(h: WireHarness) -> tuple[list[str], list[int], list[str]]:
+    """The phones' view before a step: a line is logged for every answer it brings."""
+    return list(h.ans), list(h.nfinal), list(h.ph)
+
+
+def _answers(h: WireHarness, was: tuple[list[str], list[int], list[str]]) -> list[Event]:
+    ans, nfinal, ph = was
+    out = []
+    for o in range(len(h.c.ops)):
+        if (h.ans[o], h.nfinal[o], h.ph[o]) != (ans[o], nfinal[o], ph[o]) and \
+                h.ph[o] != "waiting":
+            out.append(("phone", "phone.answer_received",
+                        {"request_id": h.rid(o), "answer": h.ans[o],
+                         "answers_for_request": h.nfinal[o], "retry": h.ph[o] == "retry"}))
+    return out
+
+
+def events_of(h: WireHarness, inst: ActionInstance, outs: dict[str, Any],
+              was: tuple[list[str], list[int], list[str]]) -> list[Event]:
+    n, a = inst.name, inst.args
+    rid = h.rid(a["o"]) if "o" in a else None
+    lines: list[Event]
+    if n in ("send", "send_malformed"):
+        o = a["o"]
+        lines = [("phone", "phone.request_sent",
+                  {"request_id": rid, "attempt": h.tries[o], "malformed": n != "send",
+                   "waiting": h.ph[o] == "waiting"})]
+    elif n == "give_up":
+        lines = [("phone", "phone.gave_up", {"request_id": rid})]
+    elif n == "forward":
+        lines = [("relay", "relay.forwarded", {"request_id": rid})]
+    elif n in ("deliver", "drop_response"):
+        lines = [("relay", "relay.response_received",
+                  {"request_id": rid, "delivered": h.routed})]
+    elif n == "expire":
+        lines = [("relay", "relay.request_expired", {"request_id": rid})]
+    elif n == "disconnect":
+        lines = [("relay", "relay.desktop_disconnected", {})]
+    elif n == "reconnect":
+        lines = [("relay", "relay.desktop_connected", {})]
+    elif n == "restart":
+        lines = [("desktop", "desktop.restarted", {})]
+    elif n == "claim":
+        call = h.desktop.calls.get(h.copy_call.get(h.c.q(a["o"], a["a"]), -1))
+        lines = [("desktop", "desktop.claimed",
+                  {"request_id": rid, "stage": call.stage if call else "gone"})]
+    elif n in TIMERS:
+        f: dict[str, Any] = {"timer": TIMERS[n]}
+        if rid is not None:
+            f["request_id"] = rid
+        if n == "dispatch_timeout":
+            f["handler_ran"] = bool(a["ran"])
+        lines = [("desktop", "desktop.timer_fired", f)]
+    elif n == "execute":
+        lines = [("desktop", "desktop.handler_finished",
+                  {"request_id": rid, "outcome": inst.arg_domains["out"].names[a["out"]],
+                   "stored": bool(a["stored"])})]
+    elif n in ("join_answer", "join_orphaned"):
+        lines = [("desktop", "desktop.joined_resumed",
+                  {"request_id": rid, "answer_ready": n == "join_answer"})]
+    elif n == "send_answer":
+        lines = [("desktop", "desktop.answer_sent", {"request_id": rid})]
+    else:
+        lines = []
+    return lines + _answers(h, was)
