@@ -927,7 +927,7 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
         assert fail is not None
         click.echo(f"NOT EXPLAINED: line {fail['line']} is the first event no behaviour of "
                    f"{name} explains:")
-        click.echo(f"  {fail['text'][:300]}")
+        click.echo(f"  {_compact(fail['event'])}")
         for w in fail["why"]:
             click.echo(f"  {w}")
         shown = fail["possible_before"][:3]
@@ -952,6 +952,19 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
                 click.echo("  (--out DIR writes it as a trace, a sequence chart and a report)")
     click.echo(f"result: exit {code}")
     sys.exit(code)
+
+
+def _compact(ev: Any, limit: int = 60) -> str:
+    """A log line as one short line: a field's long text or object stands as its size."""
+    def short(v: Any) -> Any:
+        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        if len(text) <= limit:
+            return v
+        return f"{v[:20]}…<{len(v):,} characters>" if isinstance(v, str) else \
+            f"<{type(v).__name__} of {len(text):,} characters>"
+    fields = ev.get("fields", {})
+    return json.dumps({**ev, "fields": {k: short(v) for k, v in fields.items()}},
+                      ensure_ascii=False)
 
 
 def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], source: str) -> str:

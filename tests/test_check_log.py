@@ -19,10 +19,11 @@ EXAMPLES = Path(__file__).parent.parent / "examples"
 MAPPING = EXAMPLES / "graph-relay.logmap.toml"
 
 
-def _check(log: str, mutant: str | None = None, system: str = "graph-relay", **kw):
+def _check(log: str, mutant: str | None = None, system: str = "graph-relay",
+           mapping: str | None = None, **kw):
     m = model_for(system, mutant)
-    mapping = read_document(EXAMPLES / f"{system}.logmap.toml")
-    return check_log(io.StringIO(log), m, compile_mapping(m, mapping), **kw)
+    doc = read_document(EXAMPLES / f"{mapping or system}.logmap.toml")
+    return check_log(io.StringIO(log), m, compile_mapping(m, doc), **kw)
 
 
 @pytest.fixture(scope="module")
@@ -92,16 +93,17 @@ REFUSED = {
     "no-consent-recheck": (3, "desktop.graph_started", "start_graph(r=1)"),
     "recheck-ignores-slug": (17, "desktop.graph_started", "start_graph(r=0)"),
     "parallel-relay": (8, "desktop.graph_refused", "refuse(r=1)"),
+    # bugs in what the completion POST carries: the A8 monitor judges the posted payload
+    "truncate-by-bytes": (1, "desktop.graph_finished", "graph_finish(r=0, o=failed)"),
+    "measure-code-points": (26, "desktop.graph_finished", "graph_finish(r=1, o=failed)"),
+    "half-result": (26, "desktop.graph_finished", "graph_finish(r=1, o=failed)"),
 }
-#: bugs in what the completion POST carries (A8): the model abstracts the payload away, so
-#: a log of the model's variables cannot show them (the fuzzer judges the payloads)
-BEYOND_THE_LOG = ("truncate-by-bytes", "measure-code-points", "half-result")
+BY_MONITOR = ("truncate-by-bytes", "measure-code-points", "half-result")
 
 
 def test_the_table_names_every_implementation_mutant():
     from osf_check.fuzz.driver import IMPL_MUTANTS
-    assert not set(REFUSED) & set(BEYOND_THE_LOG)
-    assert set(REFUSED) | set(BEYOND_THE_LOG) == set(IMPL_MUTANTS["graph-relay"])
+    assert set(REFUSED) == set(IMPL_MUTANTS["graph-relay"])
 
 
 @pytest.mark.parametrize("mutant", sorted(REFUSED))
@@ -135,10 +137,11 @@ WIRE_REFUSED = {
     "claim-without-slot": (0, "desktop.claimed", "claim(o=0, a=0)"),
     "retryable-replayed": (0, "desktop.claimed", "claim(o=0, a=0)"),
     "retry-mints-new-key": (0, "desktop.claimed", "claim(o=0, a=1)"),
+    # the outbox workload, with its own mapping (which message is which operation's)
+    "outbox-without-operation-ledger": (0, "app.outbox_message_enqueued",
+                                        "dispatch_timeout(o=0, a=0, ran=1)"),
 }
-#: the second message an outbox operation enqueues is counted per (session, operation):
-#: the mapping cannot yet name that count's index from a log line
-WIRE_NOT_YET = ("outbox-without-operation-ledger",)
+MAPPING_OF = {"outbox-without-operation-ledger": "wire-relay-outbox"}
 
 
 def _story(mutant: str) -> list[str]:
@@ -159,36 +162,55 @@ def test_every_log_of_the_correct_wire_implementation_is_explained():
 
 def test_the_wire_table_names_every_implementation_mutant():
     from osf_check.fuzz.driver import IMPL_MUTANTS
-    assert set(WIRE_REFUSED) | set(WIRE_NOT_YET) == set(IMPL_MUTANTS["wire-relay"])
+    assert set(WIRE_REFUSED) == set(IMPL_MUTANTS["wire-relay"])
 
 
-@pytest.mark.parametrize("mutant", sorted(WIRE_REFUSED) + list(WIRE_NOT_YET))
+def test_a_mapping_that_extends_another_explains_its_workloads_correct_logs():
+    doc = read_document(EXAMPLES / "wire-relay-outbox.logmap.toml")
+    base = read_document(EXAMPLES / "wire-relay.logmap.toml")
+    assert len(doc["event"]) == len(base["event"]) + 1 and doc["params"]["workload"] == 3
+    assert "app.outbox_message_enqueued" not in doc["ignore"]
+    params = dict(model_for("wire-relay", "outbox-without-operation-ledger").params)
+    m = model_for("wire-relay", None, params)
+    story = _story("outbox-without-operation-ledger")
+    mp = compile_mapping(m, doc)
+    enqueued = 0
+    for s in range(30):
+        log = walk(m, None, seed=s, steps=60, prefix=story).log
+        enqueued += log.count("app.outbox_message_enqueued")
+        assert check_log(io.StringIO(log), m, mp).explained, s
+    assert enqueued > 0
+
+
+@pytest.mark.parametrize("mutant", sorted(WIRE_REFUSED))
 def test_each_wire_mutants_log_is_refused_at_the_event_where_it_misbehaves(mutant):
     m = model_for("wire-relay", mutant)
     story = _story(mutant)
-    seed, event, label = WIRE_REFUSED.get(mutant, (20, None, None))
+    seed, event, label = WIRE_REFUSED[mutant]
+    mapping = MAPPING_OF.get(mutant)
     for s in range(seed):  # the earlier walks are explained
         assert _check(walk(m, mutant, seed=s, steps=60, prefix=story).log, mutant,
-                      "wire-relay").explained
-    if event is None:
-        return
+                      "wire-relay", mapping).explained
     w = walk(m, mutant, seed=seed, steps=60, prefix=story)
-    res = _check(w.log, mutant, "wire-relay")
+    res = _check(w.log, mutant, "wire-relay", mapping)
     assert not res.explained
     k = w.step_of_line(res.failing["line"])
     assert (res.failing["event"]["event"], m.instances[w.path[k]].label) == (event, label)
     assert w.diverged is not None and k >= w.diverged
 
 
-@pytest.mark.parametrize("mutant", BEYOND_THE_LOG)
-def test_payload_bugs_are_beyond_a_log_but_not_beyond_the_fuzzer(mutant):
+@pytest.mark.parametrize("mutant", BY_MONITOR)
+def test_payload_bugs_are_the_monitors_finding_not_the_models(mutant):
+    """Without its [[monitor]] the mapping explains these logs: the model abstracts the
+    payload away, and the monitor (the fuzzer's own A8 oracle) is what refuses them."""
+    seed, _, _ = REFUSED[mutant]
     m = model_for("graph-relay", mutant)
-    diverged = 0
-    for s in range(40):
-        w = walk(m, mutant, seed=s, steps=60)
-        diverged += w.diverged is not None
-        assert _check(w.log, mutant).explained
-    assert diverged > 0  # the fuzzer's checks saw it in the same walks
+    doc = read_document(MAPPING)
+    assert doc.pop("monitor")
+    log = walk(m, mutant, seed=seed, steps=60).log
+    assert check_log(io.StringIO(log), m, compile_mapping(m, doc)).explained
+    res = _check(log, mutant)
+    assert not res.explained and res.failing["why"][0].startswith("property A8 violated")
 
 
 def test_the_exercised_properties_depend_on_what_the_log_did():
@@ -281,6 +303,11 @@ def test_cli_malformed_lines_are_bad_input_naming_the_line(tmp_path, text, words
     ("[[event]]\nname='x'\naction='sync'\nstate={colour='c'}\n", "no variable of graph-relay"),
     ("[[event]]\nname='x'\naction='sync'\nstate={status='c'}\n", "status is an array"),
     ("[[event]]\nname='x'\nstate={}\n", "an observation"),
+    ("[[event]]\nname='x'\naction='tick'\n[[monitor]]\nevent='x'\nproperty='A9'\n",
+     "no monitor for property 'A9'"),
+    ("[[event]]\nname='x'\naction='tick'\n[[monitor]]\nevent='x'\nproperty='A8'\n"
+     "fields={posted='p'}\n", "A8 reads the fields posted, result"),
+    ("extends = 'nowhere.toml'\n", "cannot read the mapping"),
     ("model = [\n", "not valid TOML"),
 ])
 def test_cli_a_wrong_mapping_is_bad_input(tmp_path, mapping, words):

@@ -101,6 +101,7 @@ class LogChecker:
         self._bound: dict[tuple, list[Candidate] | str] = {}
         self._next: dict[tuple, frozenset[State]] = {}
         self.taken: set[int] = set()
+        self.monitored_props: set[str] = set()  # the monitors that judged some line
 
     # the hidden steps ---------------------------------------------------------------
     def closure(self, s: State) -> dict[State, tuple[int, ...]]:
@@ -129,7 +130,7 @@ class LogChecker:
         return out
 
     # a line's meaning -------------------------------------------------------------------
-    def _value(self, src: Source, fields: dict[str, Any], n: int, rule: Rule) -> Any:
+    def _value(self, src: Source, fields: dict[str, Any], n: int, rule: Any) -> Any:
         if src.literal is not None:
             return src.literal
         if src.field not in fields:
@@ -247,6 +248,18 @@ class LogChecker:
         self._next[key] = got
         return got
 
+    def monitored(self, ev: dict[str, Any], n: int) -> str | None:
+        """Why a monitor of the line's event finds its property broken, or None."""
+        from .monitors import MONITORS
+        for mo in self.mapping.monitors.get(ev["event"], ()):
+            vals = {k: self._value(src, ev.get("fields", {}), n, mo) for k, src in
+                    mo.fields.items()}
+            self.monitored_props.add(mo.property)
+            why = MONITORS[mo.property].judge(**vals)
+            if why:
+                return why
+        return None
+
     def rule_for(self, ev: dict[str, Any], n: int) -> Rule | None:
         rules = self.mapping.rules.get(ev["event"])
         if rules is None:
@@ -287,11 +300,18 @@ def check_log(f: IO[str], model: Model, mapping: Mapping, *, hidden_depth: int =
             res.explained = False
             res.failing = _failure(chk, possible, cands, n, ev, line)
             break
+        broken = chk.monitored(ev, n)
+        if broken:
+            res.explained = False
+            res.failing = {"line": n, "event": ev, "text": line.rstrip("\n"), "why": [broken],
+                           "possible_before": [], "possible_count": len(possible)}
+            break
         possible = new
         res.peak_possible = max(res.peak_possible, len(possible))
     res.possible = len(possible)
     res.seconds = time.perf_counter() - t0
-    res.exercised = exercised(model, chk.taken)
+    res.exercised = sorted(set(exercised(model, chk.taken)) | chk.monitored_props,
+                           key=lambda p: (p[0], int(p[1:]) if p[1:].isdigit() else 0, p))
     return res
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from osf_check.fuzz.graph_harness import GraphHarness, project_of
+from osf_check.fuzz.graph_harness import FINISH, GraphHarness, project_of
 from osf_check.models.dsl import ActionInstance
 
 Event = tuple[str, str, dict[str, Any]]  # station, event, fields
@@ -60,8 +60,11 @@ def events_of(h: GraphHarness, inst: ActionInstance, outs: dict[str, Any],
         if n in ("refuse", "graph_finish"):  # the completion it produced, and whether it keeps it
             made = h.net.get(cid)
             f |= {"outcome": made[1]["status"] if made else c.outcome, "stored": cid in d.outbox}
-        if n == "graph_finish":
-            f["graph_status"] = inst.label.split("o=")[1].rstrip(")")
+        if n == "graph_finish":  # what the Graph handed over, and the POST it made of it
+            made = h.net.get(cid)
+            f |= {"graph_status": inst.label.split("o=")[1].rstrip(")"),
+                  "result": h.result_for(a["r"]), "total_tokens": FINISH["tokens"],
+                  "reported_cost": FINISH["cost"], "posted": made[1] if made else None}
         if n == "receive_ack":
             f["stored"] = cid in d.outbox
         return [("desktop", f"desktop.{name}", f)]

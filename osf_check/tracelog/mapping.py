@@ -3,6 +3,7 @@
 A mapping is a TOML (or JSON) file::
 
     model = "graph-relay"
+    extends = "base.logmap.toml"            # optional: that mapping's rules come first
     ignore = ["desktop.heartbeat"]          # events that say nothing the model knows
 
     [[event]]
@@ -20,7 +21,8 @@ become 0, 1, …); ``"*"``, any value (an argument the log does not tell); a num
 boolean, itself; or ``{field, map, else}``, the field's value translated.  Actions no
 rule names are the **hidden** steps: they may happen between two lines unlogged.  A rule
 with no ``action`` is an **observation**: a line that reports state (``state`` only) and
-takes no step.
+takes no step.  A ``[[monitor]]`` judges a property the model abstracts away (A8, the
+completion's size) on the concrete fields of a line.
 """
 
 from __future__ import annotations
@@ -77,12 +79,22 @@ class Rule:
 
 
 @dataclass
+class Monitor:
+    """A property the model abstracts away, judged on a line's concrete fields."""
+
+    event: str
+    property: str
+    fields: dict[str, Source]
+
+
+@dataclass
 class Mapping:
     model: str
     params: dict[str, Any]
     rules: dict[str, list[Rule]]
     ignore: frozenset[str]
     source: str
+    monitors: dict[str, list[Monitor]] = field(default_factory=dict)
 
     @property
     def observed(self) -> set[str]:
@@ -181,14 +193,24 @@ def read_document(path: Path) -> dict[str, Any]:
                            f"{'JSON' if path.suffix == '.json' else 'TOML'}: {e}") from None
     if not isinstance(doc, dict):
         raise MappingError(f"the mapping {path} is not a table")
+    base = doc.pop("extends", None)
+    if base is not None:  # another mapping's rules first, then this one's (params: this one's)
+        if not isinstance(base, str):
+            raise MappingError(f"{path}: extends names a mapping file")
+        under = read_document(path.parent / base)
+        doc = {**under, **doc, "params": {**under.get("params", {}), **doc.get("params", {})},
+               "ignore": [x for x in under.get("ignore", []) if x not in {
+                   e.get("name") for e in doc.get("event", []) if isinstance(e, dict)}]
+               + list(doc.get("ignore", [])),
+               "event": [*under.get("event", []), *doc.get("event", [])]}
     return doc
 
 
 def compile_mapping(model: Model, doc: dict[str, Any], source: str = "") -> Mapping:
-    extra = set(doc) - {"model", "params", "ignore", "event"}
+    extra = set(doc) - {"model", "params", "ignore", "event", "monitor"}
     if extra:
         raise MappingError(f"unknown key(s) {', '.join(sorted(extra))} in the mapping (it has "
-                           f"model, params, ignore and [[event]])")
+                           f"model, params, ignore, [[event]] and [[monitor]])")
     if doc.get("model", model.name) != model.name:
         raise MappingError(f"the mapping is for {doc['model']!r}, not {model.name!r}")
     events = doc.get("event", [])
@@ -201,4 +223,27 @@ def compile_mapping(model: Model, doc: dict[str, Any], source: str = "") -> Mapp
     ignore = doc.get("ignore", [])
     if not isinstance(ignore, list) or not all(isinstance(x, str) for x in ignore):
         raise MappingError("ignore must be a list of event names")
-    return Mapping(model.name, dict(doc.get("params", {})), rules, frozenset(ignore), source)
+    monitors: dict[str, list[Monitor]] = {}
+    for k, d in enumerate(doc.get("monitor", [])):
+        mo = _monitor(d, k)
+        monitors.setdefault(mo.event, []).append(mo)
+    return Mapping(model.name, dict(doc.get("params", {})), rules, frozenset(ignore), source,
+                   monitors)
+
+
+def _monitor(d: Any, k: int) -> Monitor:
+    from .monitors import MONITORS
+    where = f"[[monitor]] number {k + 1}"
+    if not isinstance(d, dict) or set(d) - {"event", "property", "fields"}:
+        raise MappingError(f"{where}: a monitor has event, property and fields")
+    if d.get("property") not in MONITORS:
+        raise MappingError(f"{where}: no monitor for property {d.get('property')!r} (there are "
+                           f"{', '.join(sorted(MONITORS))})")
+    need = MONITORS[d["property"]].fields
+    fields = d.get("fields", {})
+    if not isinstance(d.get("event"), str) or not isinstance(fields, dict) or \
+            set(fields) != set(need):
+        raise MappingError(f"{where}: {d.get('property')} reads the fields "
+                           f"{', '.join(need)} of one event")
+    return Monitor(d["event"], d["property"],
+                   {n: _source(v, f"{where}, fields.{n}") for n, v in fields.items()})

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from osf_check.fuzz.wire_harness import WireHarness
+from osf_check.fuzz.wire_harness import SESSION, WireHarness
+from osf_check.models.wire_relay.vocab import OUTBOX
 from osf_check.models.dsl import ActionInstance
 
 Event = tuple[str, str, dict[str, Any]]  # station, event, fields
@@ -16,13 +17,29 @@ TIMERS = {"slot_timeout": "slot_wait", "dispatch_timeout": "dispatch",
           "retention_expires": "retention"}
 
 
-def before(h: WireHarness) -> tuple[list[str], list[int], list[str]]:
-    """The phones' view before a step: a line is logged for every answer it brings."""
-    return list(h.ans), list(h.nfinal), list(h.ph)
+Was = tuple[list[str], list[int], list[str], list[int]]
 
 
-def _answers(h: WireHarness, was: tuple[list[str], list[int], list[str]]) -> list[Event]:
-    ans, nfinal, ph = was
+def _messages(h: WireHarness) -> list[int]:
+    """The app's outbox messages per (session, operation) of each outbox operation."""
+    return [h.app.messages(SESSION, f"op-{phone}-{key}") if method == OUTBOX else 0
+            for phone, method, key in h.c.true_scopes]
+
+
+def before(h: WireHarness) -> Was:
+    """The phones' view and the app's outbox before a step: a line is logged for every
+    answer the step brings and every message it enqueues."""
+    return list(h.ans), list(h.nfinal), list(h.ph), _messages(h)
+
+
+def _enqueued(h: WireHarness, was: Was) -> list[Event]:
+    return [("app", "app.outbox_message_enqueued",
+             {"session_id": SESSION, "operation_id": f"op-{phone}-{key}", "messages": n})
+            for (phone, _, key), n, m in zip(h.c.true_scopes, _messages(h), was[3]) if n != m]
+
+
+def _answers(h: WireHarness, was: Was) -> list[Event]:
+    ans, nfinal, ph, _ = was
     out = []
     for o in range(len(h.c.ops)):
         if (h.ans[o], h.nfinal[o], h.ph[o]) != (ans[o], nfinal[o], ph[o]) and \
@@ -34,7 +51,7 @@ def _answers(h: WireHarness, was: tuple[list[str], list[int], list[str]]) -> lis
 
 
 def events_of(h: WireHarness, inst: ActionInstance, outs: dict[str, Any],
-              was: tuple[list[str], list[int], list[str]]) -> list[Event]:
+              was: Was) -> list[Event]:
     n, a = inst.name, inst.args
     rid = h.rid(a["o"]) if "o" in a else None
     lines: list[Event]
@@ -80,4 +97,4 @@ def events_of(h: WireHarness, inst: ActionInstance, outs: dict[str, Any],
         lines = [("desktop", "desktop.answer_sent", {"request_id": rid})]
     else:
         lines = []
-    return lines + _answers(h, was)
+    return lines + _enqueued(h, was) + _answers(h, was)
