@@ -878,7 +878,8 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
 def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: tuple[str, ...],
                   hidden_depth: int, as_json: bool, out: Path | None) -> None:
     """Decide whether some behaviour of the model explains a recorded log (trace
-    validation): exit 0 if one does, 12 at the first line none does."""
+    validation): exit 0 if one does, 12 at the first line none does, 152 when none does
+    only within the --hidden-depth bound."""
     from osf_check.tracelog import check as tl
     from osf_check.tracelog.mapping import compile_mapping, read_document
     if str(events) != "-" and not events.is_file():
@@ -906,7 +907,7 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
             raise BadInput(f"{events} is not UTF-8 text ({e.reason} at byte {e.start})") \
                 from None
         disp.finish(task)
-    code = 0 if res.explained else EXIT["safety"]
+    code = {"explained": 0, "refused": EXIT["safety"], "unknown": EXIT["incomplete"]}[res.verdict]
     if not res.explained and str(events) != "-":
         res.trace = tl.failure_trace(str(events), m, mp, res, open_log)
     result = report.check_log_json(res, str(events), str(mapping_file), dict(m.params), code)
@@ -925,8 +926,13 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
     else:
         fail = res.failing
         assert fail is not None
-        click.echo(f"NOT EXPLAINED: line {fail['line']} is the first event no behaviour of "
-                   f"{name} explains:")
+        if res.verdict == "unknown":
+            click.echo(f"UNKNOWN: line {fail['line']} is the first event no behaviour of {name} "
+                       f"with at most {hidden_depth} unlogged steps in a row explains; more "
+                       f"might (raise --hidden-depth):")
+        else:
+            click.echo(f"NOT EXPLAINED: line {fail['line']} is the first event no behaviour "
+                       f"of {name} explains:")
         click.echo(f"  {_compact(fail['event'])}")
         for w in fail["why"]:
             click.echo(f"  {w}")

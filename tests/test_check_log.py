@@ -115,7 +115,7 @@ def test_each_mutants_log_is_refused_at_the_event_where_it_misbehaves(mutant):
         assert _check(w.log, mutant).explained
     w = walk(m, mutant, seed=seed, steps=60)
     res = _check(w.log, mutant)
-    assert not res.explained
+    assert res.verdict == "refused"
     k = w.step_of_line(res.failing["line"])
     assert (res.failing["event"]["event"], m.instances[w.path[k]].label) == (event, label)
     assert w.diverged is not None and k >= w.diverged
@@ -193,7 +193,7 @@ def test_each_wire_mutants_log_is_refused_at_the_event_where_it_misbehaves(mutan
                       "wire-relay", mapping).explained
     w = walk(m, mutant, seed=seed, steps=60, prefix=story)
     res = _check(w.log, mutant, "wire-relay", mapping)
-    assert not res.explained
+    assert res.verdict == "refused"
     k = w.step_of_line(res.failing["line"])
     assert (res.failing["event"]["event"], m.instances[w.path[k]].label) == (event, label)
     assert w.diverged is not None and k >= w.diverged
@@ -223,13 +223,19 @@ def test_the_exercised_properties_depend_on_what_the_log_did():
     assert "A5" in full.exercised and "A5" not in short.exercised
 
 
-def test_hidden_steps_are_searched_only_to_the_depth_asked():
+def test_hidden_steps_are_searched_only_to_the_depth_asked(tmp_path):
     m = model_for("graph-relay", None)
     log = walk(m, None, seed=1, steps=60).log
     assert _check(log, hidden_depth=4).explained
-    # with no unlogged step allowed, a lost response or POST cannot be explained
+    # with no unlogged step allowed, a lost response or POST cannot be explained: and since
+    # more unlogged steps might, the answer is unknown, never a refusal
     res = _check(log, hidden_depth=0)
-    assert not res.explained
+    assert not res.explained and res.verdict == "unknown" and res.failing["bounded"]
+    assert _check(log, hidden_depth=4).verdict == "explained"
+    p = _write(tmp_path, log)
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING),
+                                  "--hidden-depth", "0"])
+    assert r.exit_code == 152 and "UNKNOWN: line" in r.output and "--hidden-depth" in r.output
 
 
 # the command line -------------------------------------------------------------------------

@@ -69,6 +69,13 @@ class LogResult:
     def events_per_second(self) -> float:
         return self.lines / self.seconds if self.seconds > 0 else 0.0
 
+    @property
+    def verdict(self) -> str:
+        """explained, refused, or unknown (refused only within the hidden-step bound)."""
+        if self.explained:
+            return "explained"
+        return "unknown" if self.failing and self.failing["bounded"] else "refused"
+
 
 def _lines(f: IO[str]) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
     for n, line in enumerate(f, 1):
@@ -101,6 +108,8 @@ class LogChecker:
         self._bound: dict[tuple, list[Candidate] | str] = {}
         self._next: dict[tuple, frozenset[State]] = {}
         self.taken: set[int] = set()
+        #: states whose hidden steps reach further than hidden_depth in a row
+        self.cut: set[State] = set()
         self.monitored_props: set[str] = set()  # the monitors that judged some line
 
     # the hidden steps ---------------------------------------------------------------
@@ -124,6 +133,10 @@ class LogChecker:
             if not nxt:
                 break
             frontier = nxt
+        else:  # the bound stopped the search: did it leave states out?
+            if any(v is not None and v not in out for u in frontier for ai in self.hidden
+                   for v in (self.steps[ai](u),)):
+                self.cut.add(s)
         if len(self._closures) > MEMO_LIMIT:
             self._closures.clear()
         self._closures[s] = out
@@ -304,7 +317,8 @@ def check_log(f: IO[str], model: Model, mapping: Mapping, *, hidden_depth: int =
         if broken:
             res.explained = False
             res.failing = {"line": n, "event": ev, "text": line.rstrip("\n"), "why": [broken],
-                           "possible_before": [], "possible_count": len(possible)}
+                           "possible_before": [], "possible_count": len(possible),
+                           "bounded": False}
             break
         possible = new
         res.peak_possible = max(res.peak_possible, len(possible))
@@ -344,7 +358,9 @@ def _failure(chk: LogChecker, possible: frozenset[State], cands: list[Candidate]
                        f"{label} is enabled, but not after the hidden steps that fit")
     return {"line": n, "event": ev, "text": line.rstrip("\n"), "why": why[:6],
             "possible_before": [m.show_state(s) for s in list(before)[:5]],
-            "possible_count": len(before)}
+            "possible_count": len(before),
+            # more unlogged steps in a row might explain it: the answer is then unknown
+            "bounded": any(s in chk.cut for s in possible)}
 
 
 def exercised(model: Model, taken: set[int]) -> list[str]:
