@@ -57,9 +57,6 @@ class Source:
     otherwise: Any = None
     any: bool = False
 
-    def fields(self) -> tuple[str, ...]:
-        return (self.field,) if self.field else ()
-
 
 @dataclass
 class Rule:

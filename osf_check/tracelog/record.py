@@ -17,7 +17,7 @@ import io
 import json
 import random
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Iterable
+from typing import Any
 
 from osf_check.fuzz.harness import Divergence
 from osf_check.models.dsl import Model
