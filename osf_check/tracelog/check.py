@@ -380,20 +380,26 @@ def exercised(model: Model, taken: set[int]) -> list[str]:
 
 
 def explanation(f: IO[str], model: Model, mapping: Mapping, upto: int, *,
-                hidden_depth: int = 4) -> tuple[list[State], list[int | None]]:
+                hidden_depth: int = 4
+                ) -> tuple[list[State], list[int | None], LogChecker, list[Candidate] | str]:
     """A behaviour of the model that explains lines 1..``upto``-1 (read again, keeping how
-    each possible state was reached), as states and the action taken into each."""
+    each possible state was reached), as states and the action taken into each; with the
+    checker as it stood there and the readings of line ``upto`` (empty if it has none)."""
     chk = LogChecker(model, mapping, hidden_depth)
     init = model.initial_states[0]
     back: dict[State, tuple[State | None, tuple[int, ...]]] = {init: (None, ())}
     layers = [back]
+    at_upto: list[Candidate] | str = []
     for n, ev, _ in _lines(f):
-        if n >= upto:
-            break
         rule = chk.rule_for(ev, n) if ev is not None else None
         if rule is None:
+            if n >= upto:
+                break
             continue
         cands = chk.meaning(rule, ev.get("fields", {}), n)  # type: ignore[union-attr]
+        if n >= upto:
+            at_upto = cands
+            break
         assert not isinstance(cands, str)
         nxt: dict[State, tuple[State | None, tuple[int, ...]]] = {}
         for s in layers[-1]:
@@ -415,7 +421,7 @@ def explanation(f: IO[str], model: Model, mapping: Mapping, upto: int, *,
         for ai in acts:
             states.append(chk.steps[ai](states[-1]))
             actions.append(ai)
-    return states, actions
+    return states, actions, chk, at_upto
 
 
 def failure_trace(path: str, model: Model, mapping: Mapping, res: LogResult,
@@ -427,18 +433,10 @@ def failure_trace(path: str, model: Model, mapping: Mapping, res: LogResult,
     fail = res.failing
     assert fail is not None
     with open_log(path) as f:
-        states, actions = explanation(f, model, mapping, fail["line"],
-                                      hidden_depth=res.hidden_depth)
-    chk = LogChecker(model, mapping, res.hidden_depth)
-    with open_log(path) as f:  # the namespaces as they stood at the failing line
-        for n, ev, _ in _lines(f):
-            rule = chk.rule_for(ev, n) if ev is not None else None
-            if rule is not None:
-                cands = chk.meaning(rule, ev.get("fields", {}), n)  # type: ignore[union-attr]
-            if n >= fail["line"]:
-                break
+        states, actions, chk, cands = explanation(f, model, mapping, fail["line"],
+                                                  hidden_depth=res.hidden_depth)
     last = states[-1]
-    if rule is not None and not isinstance(cands, str):
+    if not isinstance(cands, str):
         for t, hidden in chk.closure(last).items():
             c = next((c for c in cands if c.action != OBSERVE and
                       chk.steps[c.action](t) is not None), None)
