@@ -101,6 +101,7 @@ class Checker:
     _keep_going: bool = False
     _deadlocks: bool = True
     _strict: bool = False
+    _symmetry: bool = False
 
     def __post_init__(self) -> None:
         name = load(self.model)
@@ -172,6 +173,12 @@ class Checker:
         """Vacuity warnings make the verdict ``vacuous``."""
         return self._with(_strict=on)
 
+    def symmetry(self, on: bool = True) -> "Checker":
+        """Store one state per class of states equal up to permuting the model's declared
+        symmetric sets (safety only; the claim is tested first, see
+        :mod:`osf_check.explorer.symmetry`)."""
+        return self._with(_symmetry=bool(on))
+
     # run -------------------------------------------------------------------------------------
     def explore(self, *, progress: Callable[[int, int, int, float], None] | None = None,
                 log: Callable[[str], None] | None = None, checkpoint: str | None = None,
@@ -188,7 +195,7 @@ class Checker:
                   stop_on_violation=not self._keep_going, strict=self._strict,
                   progress=progress, log=log, engine=self._engine, checkpoint=checkpoint,
                   checkpoint_every=checkpoint_every, resume=resume, workers=self._workers,
-                  tick=tick)
+                  tick=tick, symmetry=self._symmetry)
         return ExploreResult(r, self._depth, self._seed)
 
     def prove(self, *, k: int = 4, timeout: float = 120.0, mine: bool = True,

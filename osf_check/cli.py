@@ -380,12 +380,17 @@ def _progress(name: str, disp: Any, task: Any):
               help="Continue an interrupted run from its --checkpoint directory.")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Processes expanding each level (vector engine).")
+@click.option("--symmetry", is_flag=True,
+              help="Store one state per class of states equal up to permuting the model's "
+                   "symmetric sets, once z3 has proved the model symmetric (safety only: "
+                   "reach and fair properties stay unknown).")
 def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             props: tuple[str, ...], mutant: str | None,
             params: tuple[str, ...], max_states: int | None, seed: int, as_json: bool,
             out: Path | None, strict: bool, go_on: bool, no_deadlock: bool,
             drop: tuple[str, ...], engine: str, checkpoint: str | None,
-            checkpoint_every: float, resume: str | None, workers: int) -> None:
+            checkpoint_every: float, resume: str | None, workers: int,
+            symmetry: bool) -> None:
     """Breadth-first exploration to a depth, with shortest counterexamples."""
     bound = _parse_depth(depth)
     overrides = _parse_params(params)
@@ -419,7 +424,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             checker = Checker(n).params(**overrides).mutant(mutant).properties(*props) \
                 .drop(*drop).depth(bound).engine(engine).workers(workers) \
                 .max_states(max_states).seed(seed).keep_going(go_on) \
-                .deadlocks(not no_deadlock).strict(strict)
+                .deadlocks(not no_deadlock).strict(strict).symmetry(symmetry)
             explored.append(checker.explore(
                 progress=_progress(n, disp, task), log=disp.line,
                 tick=lambda done, total, t=task: disp.update(t, completed=done, total=total),

@@ -10,7 +10,6 @@ from typing import Any, Callable, Sequence
 
 from osf_check.explorer.check import EXIT, ModelResult
 from osf_check.explorer.explicit import Violation
-from osf_check.explorer.pycompile import compile_steps
 from osf_check.properties.base import reads
 from osf_check.traces import render
 from osf_check.traces.format import atomic_write, dumps, make_trace, to_itf
@@ -20,12 +19,7 @@ SCHEMA_VERSION = 1
 
 def violation_trace(r: ModelResult, v: Violation, seed: int) -> dict[str, Any]:
     ex, m = r.exploration, r.model
-    states: list[tuple] = []
-    for sid, ai in zip(v.path, v.actions):
-        if sid >= 0:
-            states.append(ex.state(sid))
-        else:  # the violating edge's target: recompute it from the last state
-            states.append(compile_steps(m)[ai](states[-1]))
+    states = ex.trace_states(v)
     prop = {p.id: p for p in r.properties}.get(v.prop)
     info: dict[str, Any] = {"id": v.prop, "name": v.prop, "kind": v.kind, "kinds": v.kind}
     if prop is not None:
@@ -101,6 +95,7 @@ def result_json(command: str, seed: int, bound: int | None, results: Sequence[Mo
             "seconds": round(r.seconds, 3),
             "states_per_second": round(ex.distinct / ex.seconds) if ex.seconds > 0 else None,
             "stored_bytes": int(ex.stored_bytes()),
+            "symmetry": r.symmetry,
             "states_per_depth": ex.histogram(),
             "actions": fired,
             "properties": [{"id": p.id, "name": p.name, "kind": p.kinds,
@@ -160,6 +155,13 @@ def explore_text(r: ModelResult, depth: int | None, seed: int) -> str:
     lines.append(f"  {ex.seconds:.2f} s exploring ({human(rate)} distinct states/s), "
                  f"{r.seconds:.2f} s in all")
     lines.append(f"  states per depth: {' '.join(human(x) for x in ex.histogram())}")
+    sym = r.symmetry
+    if sym.get("used"):
+        lines.append(f"  symmetry: one state per class of permuted "
+                     f"{', '.join(map(str, sym['declared']))} (proved symmetric); counts are "
+                     "of classes, counterexamples are the model's own steps")
+    elif sym.get("why"):
+        lines.append(f"  symmetry: not used ({sym['why']})")
     if r.graph and r.graph.extension_states:
         lines.append(f"  reach checks searched {human(r.graph.extension_states)} states past the "
                      f"bound to settle premise states whose future was cut")

@@ -41,6 +41,9 @@ class ModelResult:
     params_from_mutant: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     assumptions: dict[str, bool] = field(default_factory=dict)  # name -> in force
+    #: symmetric sets the model declares, whether the search was reduced by them, and
+    #: if not (though asked), why
+    symmetry: dict[str, object] = field(default_factory=dict)
 
     @property
     def violations(self) -> list[Violation]:
@@ -58,7 +61,8 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
           log: Callable[[str], None] | None = None, engine: str = "auto",
           checkpoint: str | None = None, checkpoint_every: float = 300.0,
           resume: str | None = None, workers: int = 1,
-          tick: Callable[[int, int], None] | None = None) -> ModelResult:
+          tick: Callable[[int, int], None] | None = None, symmetry: bool = False
+          ) -> ModelResult:
     """Explore ``model`` and check its properties; raises ``LookupError``/``ValueError`` on
     bad names or parameters (the CLI turns those into exit code 150)."""
     t0 = time.perf_counter()
@@ -68,17 +72,25 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         raise BadValue(f"unknown engine {engine!r} (explicit, vector or auto)")
     if engine == "explicit" and (checkpoint or resume):
         raise BadValue("--checkpoint and --resume need the vector engine")
+    reduce, sym = _symmetry(m, chosen, symmetry, log)
+    if reduce is not None:
+        want_graph = False  # fairness names action instances, which permutations move
     if engine == "explicit":
         ex = bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
                  check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
-                 progress=progress)
+                 progress=progress, reduce=reduce)
     else:  # the vector engine gives the same counts and verdicts, faster
         from .vector import vector_bfs
         ex = vector_bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
                         check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
                         progress=progress, checkpoint=checkpoint,
                         checkpoint_every=checkpoint_every, resume=resume, workers=workers,
-                        tick=tick)
+                        tick=tick, reduce=reduce)
+    if reduce is not None:
+        from .symmetry import expand
+        for v in ex.violations:
+            v.states, v.actions = expand(m, reduce, chosen, v,
+                                         [ex.state(i) for i in v.path if i >= 0])
     status = {p.id: "holds" for p in chosen}
     for v in ex.violations:
         if v.prop in status:
@@ -91,11 +103,18 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         for pid, st in graph.checked.items():
             if status.get(pid) != "violated":
                 status[pid] = st
+    elif reduce is not None:
+        for p in chosen:
+            if any(c.kind in ("reach", "fair") for c in p.checks):
+                status[p.id] = "inconclusive"
     elif want_graph:
         for p in chosen:
             if status[p.id] == "holds" and any(c.kind in ("reach", "fair") for c in p.checks):
                 status[p.id] = "not checked"
     warnings = _vacuity(m, chosen, ex)
+    if reduce is not None and "inconclusive" in status.values():
+        warnings.append("reach and fair checks are not run on a symmetry-reduced graph: "
+                        "leave --symmetry out to check them")
     kinds = {_kind_verdict(v.kind) for v in ex.violations}
     if "safety" in kinds:
         verdict = "safety"
@@ -110,7 +129,28 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     else:
         verdict = "ok"
     return ModelResult(m, chosen, ex, graph, status, warnings, verdict, from_mutant,
-                       time.perf_counter() - t0, assumptions_in_force(model, drop))
+                       time.perf_counter() - t0, assumptions_in_force(model, drop), sym)
+
+
+def _symmetry(m: Model, props: Sequence[Property], asked: bool,
+              log: Callable[[str], None] | None) -> tuple[object, dict[str, object]]:
+    """The reduction to search with (None: none) and what to report about it."""
+    sym: dict[str, object] = {"declared": [s.name for s in m.symmetries], "used": False,
+                              "why": None}
+    if not asked:
+        return None, sym
+    if not m.symmetries:
+        sym["why"] = "the model declares no symmetric set"
+        return None, sym
+    from .symmetry import Reduction, prove_symmetric
+    why = prove_symmetric(m, props, m.symmetries)
+    if why is not None:
+        sym["why"] = why
+        if log:
+            log(f"{m.name}: no symmetry reduction ({why})")
+        return None, sym
+    sym["used"] = True
+    return Reduction(m, m.symmetries), sym
 
 
 def prepare(model: str, *, params: dict[str, object] | None = None, mutant: str | None = None,

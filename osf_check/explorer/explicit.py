@@ -12,12 +12,16 @@ from __future__ import annotations
 import time
 from array import array
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from osf_check.models.dsl import Model
-from osf_check.properties.base import Property, witness_conditions
+from osf_check.properties.base import CheckList, Property
 
-from .pycompile import compile_level, compile_pack, compile_pred, compile_trans, compile_unpack
+from .pycompile import (compile_level, compile_pack, compile_pred, compile_steps, compile_trans,
+                        compile_unpack)
+
+if TYPE_CHECKING:
+    from .symmetry import Reduction
 
 __all__ = ["Violation", "Exploration", "bfs", "Progress"]
 
@@ -34,6 +38,9 @@ class Violation:
     path: list[int]  # state ids from an initial state
     actions: list[int]  # action instance index taken into path[i] (-1 for the first)
     loop_start: int | None = None  # index into path where the lasso's cycle starts
+    #: the model's own states, where ``path`` names states of a symmetry-reduced search
+    #: (``actions`` then are the model's steps between them)
+    states: list[tuple] | None = None
 
 
 @dataclass
@@ -93,6 +100,19 @@ class Exploration:
     def state(self, sid: int) -> tuple:
         return self._unpack(self.packed[sid])
 
+    def trace_states(self, v: Violation) -> list[tuple]:
+        """The states of ``v``'s counterexample; a violating edge's target (id -1) is
+        recomputed from the state before it."""
+        if v.states is not None:
+            return list(v.states)
+        states: list[tuple] = []
+        for sid, ai in zip(v.path, v.actions):
+            if sid >= 0:
+                states.append(self.state(sid))
+            else:
+                states.append(compile_steps(self.model)[ai](states[-1]))
+        return states
+
     def __post_init__(self) -> None:
         self._unpack = compile_unpack(self.model)
 
@@ -100,36 +120,24 @@ class Exploration:
 def bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
         max_states: int | None = None, keep_graph: bool = False,
         check_deadlock: bool = True, stop_on_violation: bool = True,
-        progress: Progress | None = None) -> Exploration:
+        progress: Progress | None = None, reduce: "Reduction | None" = None) -> Exploration:
     """Explore ``model`` breadth-first to ``depth`` steps (``None``: no bound).
 
     With ``stop_on_violation`` the search finishes the level on which the first
     violation was found (so every shortest violation of that length is reported)
     and stops.  ``keep_graph`` records every edge for the reach and fair checks.
+    ``reduce`` (a :class:`~osf_check.explorer.symmetry.Reduction` whose claim was tested)
+    stores one representative per class of symmetric states.
     """
     t0 = time.perf_counter()
     pack = compile_pack(model)
     ex = Exploration(model, depth)
     ex.fired = [0] * len(model.instances)
 
-    invs: list[tuple[str, Callable]] = []
-    witnesses: list[tuple[str, Callable]] = []
-    trans: list[list[tuple[str, Callable]]] = [[] for _ in model.instances]
-    for p in props:
-        for key, cond in witness_conditions(p, model):
-            witnesses.append((key, compile_pred(cond)))
-            ex.witness_seen[key] = False
-        for c in p.checks:
-            if c.kind == "inv":
-                e = c.inv(model)
-                if e.op != "true":
-                    invs.append((p.id, compile_pred(e)))
-            elif c.kind == "trans":
-                ex.trans_applied.setdefault(p.id, 0)
-                for inst in model.instances:
-                    e = c.trans(model, inst)
-                    if e is not None and e.op != "true":
-                        trans[inst.index].append((p.id, compile_trans(e)))
+    checks = CheckList.of(model, props).compiled(compile_pred, compile_trans)
+    invs, witnesses, trans = checks.invs, checks.witnesses, checks.trans
+    ex.witness_seen.update((k, False) for k, _ in witnesses)
+    ex.trans_applied.update((k, 0) for k in checks.trans_props)
     quiet = compile_pred(model.quiescent) if model.quiescent is not None else (lambda s: False)
     failed: set[str] = set()
 
@@ -175,12 +183,15 @@ def bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
 
     ex.level_start.append(0)
     for s in model.initial_states:
+        if reduce is not None:
+            s = reduce.canon(s)
         p = pack(s)
         if p not in ids:
             add_new(s, p, -1, -1)
     ex.generated = len(model.initial_states)
     src_e, dst_e, act_e = array("q"), array("q"), array("q")
-    expand_level = compile_level(model, {i for i, t in enumerate(trans) if t}, keep_graph)
+    expand_level = compile_level(model, {i for i, t in enumerate(trans) if t}, keep_graph,
+                                 reduce.canon if reduce is not None else None)
     limit = max_states if max_states is not None else 1 << 62
     level = 0
     clock = [t0]

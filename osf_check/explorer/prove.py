@@ -33,7 +33,7 @@ from osf_check.properties.base import Property
 from .check import prepare
 from .explicit import bfs
 from .npeval import packed_array, unpack_columns
-from .pycompile import compile_pack, compile_steps
+from .pycompile import compile_pack
 from .symbolic import PropertyChecks, bmc, houdini, k_induction, set_seed
 from osf_check.models.errors import BadValue, UnknownName
 
@@ -102,13 +102,7 @@ def mine_candidates(model: Model, packed: Sequence[int], limit: int = 20_000) ->
 
 def _sample_trace(ex, v) -> tuple[list[tuple], list[int]]:
     """A BFS violation as (states, actions): the violating edge's target recomputed."""
-    states: list[tuple] = []
-    acts: list[int] = []
-    for sid, ai in zip(v.path, v.actions):
-        states.append(ex.state(sid) if sid >= 0 else compile_steps(ex.model)[ai](states[-1]))
-        if ai >= 0:
-            acts.append(ai)
-    return states, acts
+    return ex.trace_states(v), [ai for ai in v.actions if ai >= 0]
 
 
 @dataclass

@@ -173,7 +173,8 @@ def compile_unpack(model: Model) -> Callable[[int], tuple]:
     return _exec(f"def unpack(p):\n    return ({', '.join(parts)},)\n", "unpack")
 
 
-def level_source(model: Model, trans_insts: set[int], keep_graph: bool) -> str:
+def level_source(model: Model, trans_insts: set[int], keep_graph: bool,
+                 reduced: bool = False) -> str:
     """Source of ``expand_level``: one BFS level with every action instance inlined.
 
     A successor's packed key is computed from its parent's key and the changed slots
@@ -224,15 +225,25 @@ def level_source(model: Model, trans_insts: set[int], keep_graph: bool) -> str:
         key = f"(ps & {~clear})" if clear else "ps"
         if parts:
             key += " | " + " | ".join(parts)
-        lines.append(f"{ind}k = {key}")
         tup = "(" + ", ".join(f"v{i}" if i in upd else f"s[{i}]" for i in range(n)) + ",)"
-        if ai in trans_insts:
+        if reduced:
+            lines.append(f"{ind}t = {tup}")
+            lines.append(f"{ind}u = canon(t)")
+            lines.append(f"{ind}k = pack(u)")
+            lines.append(f"{ind}tid = ids.get(k)")
+            lines.append(f"{ind}if tid is None:")
+            lines.append(f"{ind}    tid = add_new(u, k, sid, {ai})")
+            if ai in trans_insts:
+                lines.append(f"{ind}on_trans({ai}, sid, s, t)")
+        elif ai in trans_insts:
+            lines.append(f"{ind}k = {key}")
             lines.append(f"{ind}t = {tup}")
             lines.append(f"{ind}tid = ids.get(k)")
             lines.append(f"{ind}if tid is None:")
             lines.append(f"{ind}    tid = add_new(t, k, sid, {ai})")
             lines.append(f"{ind}on_trans({ai}, sid, s, t)")
         else:
+            lines.append(f"{ind}k = {key}")
             lines.append(f"{ind}tid = ids.get(k)")
             lines.append(f"{ind}if tid is None:")
             lines.append(f"{ind}    tid = add_new({tup}, k, sid, {ai})")
@@ -252,14 +263,16 @@ def level_source(model: Model, trans_insts: set[int], keep_graph: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_level(model: Model, trans_insts: set[int], keep_graph: bool) -> Callable[..., Any]:
-    src = level_source(model, trans_insts, keep_graph)
+def compile_level(model: Model, trans_insts: set[int], keep_graph: bool,
+                  canon: Callable[[tuple], tuple] | None = None) -> Callable[..., Any]:
+    src = level_source(model, trans_insts, keep_graph, reduced=canon is not None)
     names = model.slot_names
 
     class _DomainError(Exception):
         pass
 
-    env: dict[str, Any] = {"_DomainError": _DomainError}
+    env: dict[str, Any] = {"_DomainError": _DomainError, "canon": canon,
+                           "pack": compile_pack(model)}
     exec(compile(src, f"<osf-check:{model.name}:level>", "exec"), env)  # noqa: S102
     fn = env["expand_level"]
 

@@ -22,7 +22,7 @@ import z3
 
 from osf_check.models.dsl import Model
 from osf_check.models.expr import Expr, fold
-from osf_check.properties.base import Property
+from osf_check.properties.base import CheckList, Property
 
 __all__ = ["Symbolic", "PropertyChecks", "to_z3", "bmc", "k_induction", "houdini", "BmcResult",
            "InductionResult", "set_seed"]
@@ -160,17 +160,9 @@ class PropertyChecks:
 
     @classmethod
     def of(cls, model: Model, props: Sequence[Property]) -> "PropertyChecks":
-        invs, trans = [], []
-        for p in props:
-            for c in p.checks:
-                if c.kind == "inv":
-                    invs.append(c.inv(model))
-                elif c.kind == "trans":
-                    for inst in model.instances:
-                        e = c.trans(model, inst)
-                        if e is not None:
-                            trans.append((inst.index, e))
-        return cls(invs, trans)
+        cl = CheckList.of(model, props)
+        return cls([e for _, e in cl.invs],
+                   [(i, e) for i, row in enumerate(cl.trans) for _, e in row])
 
     @property
     def empty(self) -> bool:

@@ -28,18 +28,21 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from osf_check.models.dsl import Model, ModelError
 from osf_check.models.errors import BadValue
 from osf_check.models.expr import Slot
-from osf_check.properties.base import Property, witness_conditions
+from osf_check.properties.base import CheckList, Property
 
 from .explicit import Exploration, Progress, Violation
 from .npeval import np_eval
 from .store import STORE_VERSION, LevelStore, sortable
+
+if TYPE_CHECKING:
+    from .symmetry import Reduction
 
 __all__ = ["vector_bfs", "Layout"]
 
@@ -204,8 +207,8 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                progress: Progress | None = None, checkpoint: str | os.PathLike | None = None,
                checkpoint_every: float = 300.0, resume: str | os.PathLike | None = None,
                stop_after_levels: int | None = None, chunk: int = 1 << 17,
-               workers: int = 1, tick: Callable[[int, int], None] | None = None
-               ) -> Exploration:
+               workers: int = 1, tick: Callable[[int, int], None] | None = None,
+               reduce: "Reduction | None" = None) -> Exploration:
     """Breadth-first search with numpy; same results as :func:`osf_check.explorer.explicit.bfs`.
 
     ``tick(done, total)`` reports progress within a level: frontier states expanded so
@@ -222,28 +225,17 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     changed = [sorted(inst.updates) for inst in insts]
     doms = model.slot_domains
 
-    invs: list[tuple[str, object]] = []
-    witnesses: list[tuple[str, object]] = []
-    trans: list[list[tuple[str, object]]] = [[] for _ in insts]
-    for p in props:
-        for key, cond in witness_conditions(p, model):
-            witnesses.append((key, cond))
-            ex.witness_seen[key] = False
-        for c in p.checks:
-            if c.kind == "inv":
-                e = c.inv(model)
-                if e.op != "true":
-                    invs.append((p.id, e))
-            elif c.kind == "trans":
-                ex.trans_applied.setdefault(p.id, 0)
-                for inst in insts:
-                    e = c.trans(model, inst)
-                    if e is not None and e.op != "true":
-                        trans[inst.index].append((p.id, e))
+    checks = CheckList.of(model, props)
+    invs, witnesses, trans = checks.invs, checks.witnesses, checks.trans
+    ex.witness_seen.update((k, False) for k, _ in witnesses)
+    ex.trans_applied.update((k, 0) for k in checks.trans_props)
     failed: set[str] = set()
 
     # storage --------------------------------------------------------------
-    init = np.array(model.initial_states, dtype=np.int64).reshape(len(model.initial_states), n)
+    starts = model.initial_states
+    if reduce is not None:
+        starts = [reduce.canon(s) for s in starts]
+    init = np.array(starts, dtype=np.int64).reshape(len(starts), n)
     init_keys = lay.pack([init[:, i] for i in range(n)], len(init))
     _, first = np.unique(lay.sortable(init_keys), return_index=True)
     init_keys = init_keys[np.sort(first)]
@@ -257,7 +249,8 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     violations: list[Violation] = []
     frontier_lo, frontier_hi = 0, len(store)
     level = 0
-    ident = run_identity(model, props, keep_graph=keep_graph, check_deadlock=check_deadlock)
+    ident = run_identity(model, props, keep_graph=keep_graph, check_deadlock=check_deadlock,
+                         symmetry=reduce.names() if reduce is not None else [])
     if resume is not None:
         st = _load(Path(resume), ident)
         meta = st["meta"]
@@ -339,6 +332,9 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                     ok = np.broadcast_to(np.asarray(np_eval(e, sel, out, n=m), dtype=bool), (m,))
                     if not ok.all():
                         res["trans_viol"].append((pid, clo + int(rows[np.argmin(ok)]), ai))
+                if reduce is not None:  # the representative of the successor's class
+                    out.changed.update(reduce.canon_cols(
+                        {i: np.asarray(out[i], dtype=np.int64) for i in reduce.slots}))
                 cand_keys.append(lay.patch(fkeys[rows], out.changed))
                 cand_par.append((rows + clo).astype(np.int32))  # ids fit 32 bits
                 cand_act.append(np.full(m, ai, dtype=act_dtype))
@@ -588,7 +584,7 @@ def _save(d: Path, **arrays: object) -> None:
 
 
 def run_identity(model: Model, props: Sequence[Property], *, keep_graph: bool,
-                 check_deadlock: bool) -> dict[str, Any]:
+                 check_deadlock: bool, symmetry: Sequence[str] = ()) -> dict[str, Any]:
     """What a checkpoint belongs to: resuming it under anything else would mix two runs.
     ``structure`` is a digest of every guard and update, so a mutant, a dropped
     assumption or an edited model changes it even where the names stay the same."""
@@ -605,7 +601,8 @@ def run_identity(model: Model, props: Sequence[Property], *, keep_graph: bool,
     return {"tool": f"osf-check {tool}", "engine": "vector", "model": model.name,
             "params": dict(model.params), "mutant": model.mutant,
             "properties": [p.id for p in props], "graph": keep_graph,
-            "deadlock": check_deadlock, "structure": h.hexdigest()[:16]}
+            "deadlock": check_deadlock, "symmetry": list(symmetry),
+            "structure": h.hexdigest()[:16]}
 
 
 def _load(d: Path, ident: dict[str, Any]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from osf_check.explorer.pycompile import compile_pack, compile_pred, compile_ste
 from osf_check.models.dsl import Model
 from osf_check.models.expr import evaluate
 from osf_check.properties import catalogue
+from osf_check.properties.base import CheckList
 
 from . import mutants, stories
 from . import profiles  # noqa: F401  (registers the Hypothesis profiles)
@@ -92,16 +93,8 @@ class Checker:
         self.model = model
         self.steps = compile_steps(model)
         props = catalogue.properties_of(model.name)
-        self.invs = [(p.id, compile_pred(c.inv(model))) for p in props for c in p.checks
-                     if c.kind == "inv"]
-        self.trans: list[list[tuple[str, Callable]]] = [[] for _ in model.instances]
-        for p in props:
-            for c in p.checks:
-                if c.kind == "trans":
-                    for inst in model.instances:
-                        e = c.trans(model, inst)
-                        if e is not None:
-                            self.trans[inst.index].append((p.id, compile_trans(e)))
+        checks = CheckList.of(model, props).compiled(compile_pred, compile_trans)
+        self.invs, self.trans = checks.invs, checks.trans
 
     def enabled(self, s: tuple) -> list[int]:
         return [i for i, f in enumerate(self.steps) if f(s) is not None]

@@ -35,7 +35,7 @@ from .errors import BadValue
 
 __all__ = [
     "Domain", "Bool", "Enum", "Int", "Var", "Param", "ActionInstance", "Model",
-    "ModelBuilder", "ModelError", "StateView",
+    "ModelBuilder", "ModelError", "StateView", "SymmetricSet",
 ]
 
 
@@ -304,6 +304,19 @@ class ActionInstance:
         return f"{self.name}({', '.join(f'{k}={v}' for k, v in shown.items())})"
 
 
+@dataclass(frozen=True)
+class SymmetricSet:
+    """Elements ``0..size-1`` that play equal roles: ``arrays`` are the variables indexed
+    by them (one slot per element), ``refs`` the variables whose values name one of
+    them (a value outside ``0..size-1`` names none and stays as it is).  A declaration
+    is a claim: the engines test it against the model before they reduce anything."""
+
+    name: str
+    size: int
+    arrays: tuple[str, ...]
+    refs: tuple[str, ...] = ()
+
+
 @dataclass
 class Model:
     """A built model: what every engine reads."""
@@ -320,6 +333,8 @@ class Model:
     #: who acts, in the order a sequence chart draws their lanes (declared by the model,
     #: or in order of first use)
     actors: tuple[str, ...] = ()
+    #: sets of interchangeable elements the model declares (see ModelBuilder.symmetric)
+    symmetries: list["SymmetricSet"] = field(default_factory=list)
 
     @property
     def nslots(self) -> int:
@@ -418,6 +433,7 @@ class ModelBuilder:
         self._quiescent: Callable[[StateView], Any] | None = None
         self._fair_states: list[tuple[str, Callable[[StateView], Any]]] = []
         self.constants: dict[str, Any] = {}
+        self._symmetries: list[SymmetricSet] = []
 
     # variables -------------------------------------------------------------
     def var(self, name: str, domain: Domain, *, actor: str, ghost: bool = False,
@@ -493,6 +509,33 @@ class ModelBuilder:
         """One initial state: every variable by name (arrays take one value for all)."""
         self._init.append(values)
 
+    def symmetric(self, name: str, arrays: Sequence[str], refs: Sequence[str] = ()) -> None:
+        """Declare that the elements indexing ``arrays`` are interchangeable (TLC's
+        ``SYMMETRY``): permuting them, together with the values of ``refs`` that name
+        them, maps every run of the model to a run.  ``explore --symmetry`` then stores
+        one state per class of permuted states, after testing the claim."""
+        if not arrays:
+            raise ModelError(f"symmetric set {name}: name the arrays its elements index")
+        sizes = set()
+        for a in (*arrays, *refs):
+            if a not in self._vars:
+                raise ModelError(f"symmetric set {name}: no variable {a} (declare it first)")
+        for a in arrays:
+            if self._vars[a].length is None:
+                raise ModelError(f"symmetric set {name}: {a} is not an array")
+            sizes.add(self._vars[a].length)
+        if len(sizes) != 1:
+            raise ModelError(f"symmetric set {name}: its arrays have different lengths "
+                             f"({', '.join(map(str, sorted(sizes)))})")
+        size = sizes.pop()
+        for r in refs:
+            d = self._vars[r].domain
+            if not (d.lo <= 0 and size - 1 <= d.hi):
+                raise ModelError(f"symmetric set {name}: {r}'s domain {d} cannot name every "
+                                 f"one of its {size} elements")
+        if size >= 2:  # one element has nothing to swap with
+            self._symmetries.append(SymmetricSet(name, size, tuple(arrays), tuple(refs)))
+
     def quiescent(self, fn: Callable[[StateView], Any]) -> None:
         """States where having nothing to do is a legitimate end, not a deadlock."""
         self._quiescent = fn
@@ -555,7 +598,7 @@ class ModelBuilder:
         fs = [(n, as_expr(f(view))) for n, f in self._fair_states]
         return Model(self.name, dict(self.params), self.mutant, variables, instances,
                      list(dict.fromkeys(inits)), q, fs, dict(self.constants),
-                     tuple(self._actors))
+                     tuple(self._actors), list(self._symmetries))
 
     def _resolve(self, upd: Mapping[Expr, Any], name: str, args: Mapping[str, int]) -> dict[int, Expr]:
         out: dict[int, Expr] = {}

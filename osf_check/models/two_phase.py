@@ -60,6 +60,8 @@ def build(params: dict[str, int], mutant: str | None) -> Model:
     def rm_rcv_abort(s, r):
         return s.msgAbort, {s.rmState[r]: RM.aborted}
 
+    # TLC's SYMMETRY Permutations(RM): the resource managers play equal roles
+    b.symmetric("rm", arrays=("rmState", "tmPrepared", "msgPrepared"))
     b.init(rmState=RM.working, tmState=TM.init, tmPrepared=False, msgPrepared=False,
            msgCommit=False, msgAbort=False)
     return b.build()

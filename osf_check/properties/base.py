@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 from osf_check.models.dsl import ActionInstance, Model, StateView
 from osf_check.models.expr import And, Expr, Slot, fold
 
-__all__ = ["Check", "Property", "Mutant", "Assumption", "KINDS", "Goal", "reads"]
+__all__ = ["Check", "CheckList", "Property", "Mutant", "Assumption", "KINDS", "Goal", "reads"]
 
 KINDS = ("inv", "trans", "reach", "fair")
 
@@ -216,3 +216,57 @@ def witness_conditions(p: Property, m: Model) -> list[tuple[str, Expr]]:
     out = [(p.id, p.witness(m.view(0), m))] if p.witness is not None else []
     out += [(f"{p.id}~{i}", f(m.view(0), m)) for i, (_, f) in enumerate(p.reaches)]
     return out
+
+
+@dataclass
+class CheckList:
+    """What a run checks, compiled once for one model: every engine (the explicit and
+    vector searches, the fuzz driver, the symbolic checks, the symmetry test) reads this
+    list and interprets its expressions its own way.
+
+    ``trans[i]`` holds the transition checks of action instance ``i``; ``trans_props``
+    every property that has transition checks (even if no instance of the model has one,
+    so that a check that was never applied can be reported).  Expressions that are
+    trivially true are left out.
+    """
+
+    invs: list[tuple[str, Expr]]
+    witnesses: list[tuple[str, Expr]]
+    trans: list[list[tuple[str, Expr]]]
+    trans_props: list[str]
+
+    @classmethod
+    def of(cls, model: Model, props: Sequence[Property]) -> "CheckList":
+        """>>> from osf_check.models.two_phase import SPEC
+        >>> from osf_check.properties import catalogue
+        >>> cl = CheckList.of(SPEC.build({"rms": 2}), catalogue.properties_of("two-phase"))
+        >>> [pid for pid, _ in cl.invs]
+        ['T1']
+        """
+        invs: list[tuple[str, Expr]] = []
+        witnesses: list[tuple[str, Expr]] = []
+        trans: list[list[tuple[str, Expr]]] = [[] for _ in model.instances]
+        trans_props: list[str] = []
+        for p in props:
+            witnesses += witness_conditions(p, model)
+            for c in p.checks:
+                if c.kind == "inv":
+                    e = c.inv(model)
+                    if e.op != "true":
+                        invs.append((p.id, e))
+                elif c.kind == "trans":
+                    if p.id not in trans_props:
+                        trans_props.append(p.id)
+                    for inst in model.instances:
+                        e = c.trans(model, inst)
+                        if e is not None and e.op != "true":
+                            trans[inst.index].append((p.id, e))
+        return cls(invs, witnesses, trans, trans_props)
+
+    def compiled(self, inv: Callable[[Expr], Any], trans: Callable[[Expr], Any]) -> "CheckList":
+        """The same list with each state predicate passed through ``inv`` and each
+        transition check through ``trans`` (an engine's own compiler)."""
+        return CheckList([(k, inv(e)) for k, e in self.invs],
+                         [(k, inv(e)) for k, e in self.witnesses],
+                         [[(k, trans(e)) for k, e in row] for row in self.trans],
+                         list(self.trans_props))
