@@ -146,6 +146,24 @@ class LevelStore:
         self.bloom.add(self.keys[-1], refill=lambda: iter(self.keys))
         return start
 
+    def add_found(self, keys: list[np.ndarray], parent: list[np.ndarray],
+                  via: list[np.ndarray]) -> int:
+        """Number a level from its candidates (new keys, possibly repeated, in discovery
+        order): sorted by key, each with the parent and action of its first discovery
+        (a stable sort keeps discovery order among equal keys).  Returns its first id."""
+        if not keys or not sum(len(k) for k in keys):
+            return self.total
+        allk = np.concatenate(keys)
+        sk = sortable(allk)
+        o = np.argsort(sk, kind="stable")
+        so = sk[o]
+        first = np.ones(len(o), dtype=bool)
+        first[1:] = so[1:] != so[:-1]
+        sel = o[first]
+        del o, so, first, sk
+        keys.clear()  # the caller's pieces are no longer needed
+        return self.add_level(allk[sel], np.concatenate(parent)[sel], np.concatenate(via)[sel])
+
     def lookup(self, uniq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For sortable keys ``uniq``: which are stored, and their ids (-1 where not)."""
         found = np.zeros(len(uniq), dtype=bool)
