@@ -55,7 +55,7 @@ def test_wide_states_pack_into_several_words():
 
 
 def test_storage_is_compact():
-    # a one-word state: key 8 + parent 4 + action 2 bytes and a filter of at most 15.6
+    # a one-word state: key 8 + parent 4 + action 2 bytes and a filter of at most 16
     # bits, no sorted copy, no id table
     ex = vector_bfs(SPEC.build({"rms": 6}), [], depth=None)
     assert ex.keys.nbytes + ex.parent.nbytes + ex.via.nbytes == 14 * ex.distinct
