@@ -25,6 +25,7 @@ from osf_check.properties.base import Goal, Property
 from .explicit import Exploration, Violation
 from .npeval import np_eval, packed_array, unpack_columns
 from .pycompile import compile_pack, compile_pred, compile_steps
+from .store import get_bits, set_bits
 
 __all__ = ["GraphReport", "check_graph", "fairness_of_cycle"]
 
@@ -354,6 +355,13 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
     nacts = int(g.act.max()) + 1 if len(g.act) else 1
     strong_m = np.zeros(nacts + 1, dtype=bool)
     strong_m[strong[strong < nacts]] = True
+    # which fairly scheduled actions each component takes inside: one bit per
+    # (component, fair action), set from the edges (a unique over every edge inside a
+    # component took half of a complete graph-relay fair check)
+    fair_col = np.full(nacts + 1, -1, dtype=np.int64)
+    fair = sorted({int(a) for a in (*strong.tolist(), *weak.tolist()) if a < nacts})
+    fair_col[fair] = np.arange(len(fair))
+    nf = max(1, len(fair))
     alive = alive.copy()
     E = len(g.src)
     step = 1 << 24  # edges per slice: per-edge temporaries stay bounded (~100 MB)
@@ -381,7 +389,8 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
         # inside each component, the strongly fair actions enabled at alive states, and
         # how often each weakly fair action is enabled in each component
         loops = np.zeros(nc, dtype=bool)
-        taken_parts, strong_nodes, strong_keys = [], [], []
+        taken = np.zeros(-(-nc * nf // 8), dtype=np.uint8)
+        strong_nodes, strong_keys = [], []
         weak_cnt = {a: np.zeros(nc, dtype=np.int64) for a in weak.tolist()}
         for lo in range(0, E, step):
             s_, d_, a_ = g.src[lo:lo + step], g.dst[lo:lo + step], g.act[lo:lo + step]
@@ -389,21 +398,22 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
             ls = label[s_]
             same = en & alive[d_] & (ls == label[d_])
             loops[ls[same & (s_ == d_)]] = True
-            taken_parts.append(np.unique(ls[same].astype(np.int64) * nacts + a_[same]))
+            col = fair_col[a_]
+            inside = same & (col >= 0)
+            set_bits(taken, ls[inside].astype(np.int64) * nf + col[inside])
             st = en & strong_m[a_]
             strong_nodes.append(s_[st])
-            strong_keys.append(ls[st].astype(np.int64) * nacts + a_[st])
+            strong_keys.append(ls[st].astype(np.int64) * nf + col[st])
             for a, cnt in weak_cnt.items():
                 cnt += np.bincount(ls[en & (a_ == a)], minlength=nc)
         real = (sizes > 1) | loops  # non-trivial: more than one state, or a self-loop
-        taken = np.unique(np.concatenate(taken_parts)) if taken_parts else np.zeros(0, np.int64)
         bad = np.zeros(n, dtype=bool)
         if strong_keys:
             keys = np.concatenate(strong_keys)
             nodes = np.concatenate(strong_nodes)
-            bad[nodes[~np.isin(keys, taken)]] = True
+            bad[nodes[~get_bits(taken, keys)]] = True
             del keys, nodes
-        del taken_parts, strong_nodes, strong_keys
+        del strong_nodes, strong_keys
         bad &= alive & real[label]
         comp_ok = real.copy()
         for fm in fair_masks:
@@ -412,8 +422,8 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
             comp_ok &= has
         for a, cnt in weak_cnt.items():
             everywhere = cnt >= sizes
-            took = np.zeros(nc, dtype=bool)
-            took[taken[taken % nacts == a] // nacts] = True
+            took = (get_bits(taken, np.arange(nc, dtype=np.int64) * nf + fair_col[a])
+                    if a < nacts else np.zeros(nc, dtype=bool))
             comp_ok &= ~(everywhere & ~took)
         # components whose states are all good and meet the state conditions are fair
         bad_comp = np.zeros(nc, dtype=bool)
