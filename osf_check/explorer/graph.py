@@ -340,6 +340,94 @@ class _States:
         return got
 
 
+@dataclass
+class _Fairness:
+    """What the fair search reads of every edge, gathered once per graph: for each edge
+    of a strongly fair action, its source and the action's column; for each weakly fair
+    action, the states that enable it; the states with a self-loop."""
+
+    col: np.ndarray  # action -> column among the fair actions (-1: not fair)
+    nf: int
+    strong_src: np.ndarray
+    strong_col: np.ndarray
+    weak_en: dict[int, np.ndarray]
+    self_loop: np.ndarray
+
+
+_STEP = 1 << 24  # edges per slice: per-edge temporaries stay bounded (~100 MB)
+
+
+def _fairness(g: _Graph, strong: np.ndarray, weak: np.ndarray) -> _Fairness:
+    key = (tuple(strong.tolist()), tuple(weak.tolist()))
+    got = getattr(g, "_fair_cache", {}).get(key)
+    if got is not None:
+        return got
+    n, E = g.n, len(g.src)
+    nacts = int(g.act.max()) + 1 if len(g.act) else 1
+    col = np.full(nacts + 1, -1, dtype=np.int64)
+    fair = sorted({int(a) for a in (*strong.tolist(), *weak.tolist()) if a < nacts})
+    col[fair] = np.arange(len(fair))
+    strong_m = np.zeros(nacts + 1, dtype=bool)
+    strong_m[strong[strong < nacts]] = True
+    weak_en = {int(a): np.zeros(n, dtype=bool) for a in weak.tolist() if a < nacts}
+    self_loop = np.zeros(n, dtype=bool)
+    srcs, cols = [], []
+    for lo in range(0, E, _STEP):
+        s_, d_, a_ = g.src[lo:lo + _STEP], g.dst[lo:lo + _STEP], g.act[lo:lo + _STEP]
+        st = strong_m[a_]
+        srcs.append(s_[st].astype(np.int32, copy=False))
+        cols.append(col[a_[st]].astype(np.int16))
+        for a, en in weak_en.items():
+            en[s_[a_ == a]] = True
+        self_loop[s_[s_ == d_]] = True
+    f = _Fairness(col, max(1, len(fair)), _cat(srcs, np.int32), _cat(cols, np.int16),
+                  weak_en, self_loop)
+    g.__dict__.setdefault("_fair_cache", {})[key] = f
+    return f
+
+
+def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def _alive_csr(g: _Graph, alive: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The subgraph of alive states as CSR (offsets, targets) and each kept edge's
+    action, built a slice of edges at a time (edges are by source)."""
+    n, E = g.n, len(g.src)
+    counts = np.zeros(n, dtype=np.int64)
+    dsts, acts = [], []
+    for lo in range(0, E, _STEP):
+        s_, d_ = g.src[lo:lo + _STEP], g.dst[lo:lo + _STEP]
+        ein = alive[s_] & alive[d_]
+        counts += np.bincount(s_[ein], minlength=n)
+        dsts.append(d_[ein])
+        acts.append(g.act[lo:lo + _STEP][ein])
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return indptr, _cat(dsts, np.int32), _cat(acts, np.int16)
+
+
+def _taken_inside(indptr: np.ndarray, dst: np.ndarray, act: np.ndarray, label: np.ndarray,
+                  f: _Fairness, nc: int) -> np.ndarray:
+    """One bit per (component, fair action): the action is taken on an edge inside the
+    component.  Sources come in blocks whose edges fit a slice; a source's label is
+    repeated over its edges (no gather)."""
+    taken = np.zeros(-(-nc * f.nf // 8), dtype=np.uint8)
+    n = len(label)
+    u = 0
+    while u < n:
+        v = int(np.searchsorted(indptr, indptr[u] + _STEP, side="right")) - 1
+        v = min(max(v, u + 1), n)
+        e0, e1 = int(indptr[u]), int(indptr[v])
+        if e1 > e0:
+            ls = np.repeat(label[u:v], np.diff(indptr[u:v + 1]))
+            c = f.col[act[e0:e1]]
+            inside = (ls == label[dst[e0:e1]]) & (c >= 0)
+            set_bits(taken, ls[inside].astype(np.int64) * f.nf + c[inside])
+        u = v
+    return taken
+
+
 def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
                    strong: np.ndarray, weak: np.ndarray) -> np.ndarray | None:
     """Streett-style refinement over strongly connected components (scipy): a component
@@ -352,78 +440,35 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
     from scipy.sparse.csgraph import connected_components
 
     n = g.n
-    nacts = int(g.act.max()) + 1 if len(g.act) else 1
-    strong_m = np.zeros(nacts + 1, dtype=bool)
-    strong_m[strong[strong < nacts]] = True
-    # which fairly scheduled actions each component takes inside: one bit per
-    # (component, fair action), set from the edges (a unique over every edge inside a
-    # component took half of a complete graph-relay fair check)
-    fair_col = np.full(nacts + 1, -1, dtype=np.int64)
-    fair = sorted({int(a) for a in (*strong.tolist(), *weak.tolist()) if a < nacts})
-    fair_col[fair] = np.arange(len(fair))
-    nf = max(1, len(fair))
+    f = _fairness(g, strong, weak)
     alive = alive.copy()
-    E = len(g.src)
-    step = 1 << 24  # edges per slice: per-edge temporaries stay bounded (~100 MB)
     while alive.any():
-        # the alive subgraph in CSR, a slice of edges at a time (edges are by source)
-        counts = np.zeros(n, dtype=np.int64)
-        pieces = []
-        for lo in range(0, E, step):
-            s_, d_ = g.src[lo:lo + step], g.dst[lo:lo + step]
-            ein = alive[s_] & alive[d_]
-            counts += np.bincount(s_[ein], minlength=n)
-            pieces.append(d_[ein])
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        del counts
-        idx = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
-        del pieces
-        m = csr_matrix((np.ones(len(idx), dtype=np.int8), idx, indptr), shape=(n, n))
-        del idx, indptr
+        indptr, dst, act = _alive_csr(g, alive)
+        m = csr_matrix((np.ones(len(dst), dtype=np.int8), dst, indptr), shape=(n, n))
         _, label = connected_components(m, directed=True, connection="strong")
         del m
         sizes = np.bincount(label[alive], minlength=label.max() + 1)
         nc = len(sizes)
-        # per edge, a slice at a time: self-loops (a one-state cycle), the actions taken
-        # inside each component, the strongly fair actions enabled at alive states, and
-        # how often each weakly fair action is enabled in each component
+        taken = _taken_inside(indptr, dst, act, label, f, nc)
+        del indptr, dst, act
         loops = np.zeros(nc, dtype=bool)
-        taken = np.zeros(-(-nc * nf // 8), dtype=np.uint8)
-        strong_nodes, strong_keys = [], []
-        weak_cnt = {a: np.zeros(nc, dtype=np.int64) for a in weak.tolist()}
-        for lo in range(0, E, step):
-            s_, d_, a_ = g.src[lo:lo + step], g.dst[lo:lo + step], g.act[lo:lo + step]
-            en = alive[s_]
-            ls = label[s_]
-            same = en & alive[d_] & (ls == label[d_])
-            loops[ls[same & (s_ == d_)]] = True
-            col = fair_col[a_]
-            inside = same & (col >= 0)
-            set_bits(taken, ls[inside].astype(np.int64) * nf + col[inside])
-            st = en & strong_m[a_]
-            strong_nodes.append(s_[st])
-            strong_keys.append(ls[st].astype(np.int64) * nf + col[st])
-            for a, cnt in weak_cnt.items():
-                cnt += np.bincount(ls[en & (a_ == a)], minlength=nc)
+        loops[label[alive & f.self_loop]] = True
         real = (sizes > 1) | loops  # non-trivial: more than one state, or a self-loop
+        # states enabling a strongly fair action their component never takes inside
         bad = np.zeros(n, dtype=bool)
-        if strong_keys:
-            keys = np.concatenate(strong_keys)
-            nodes = np.concatenate(strong_nodes)
-            bad[nodes[~get_bits(taken, keys)]] = True
-            del keys, nodes
-        del strong_nodes, strong_keys
+        src = f.strong_src[alive[f.strong_src]]
+        col = f.strong_col[alive[f.strong_src]]
+        bad[src[~get_bits(taken, label[src].astype(np.int64) * f.nf + col)]] = True
+        del src, col
         bad &= alive & real[label]
         comp_ok = real.copy()
         for fm in fair_masks:
             has = np.zeros(nc, dtype=bool)
             has[label[alive & fm]] = True
             comp_ok &= has
-        for a, cnt in weak_cnt.items():
-            everywhere = cnt >= sizes
-            took = (get_bits(taken, np.arange(nc, dtype=np.int64) * nf + fair_col[a])
-                    if a < nacts else np.zeros(nc, dtype=bool))
+        for a, en in f.weak_en.items():
+            everywhere = np.bincount(label[alive & en], minlength=nc) >= sizes
+            took = get_bits(taken, np.arange(nc, dtype=np.int64) * f.nf + f.col[a])
             comp_ok &= ~(everywhere & ~took)
         # components whose states are all good and meet the state conditions are fair
         bad_comp = np.zeros(nc, dtype=bool)
