@@ -8,6 +8,7 @@ stored states.  Prints one row per run and the median of ``--repeat`` runs.
     python benchmarks/bench_complete.py                        # every complete run below
     python benchmarks/bench_complete.py --only graph-relay     # the runs of one model
     python benchmarks/bench_complete.py --repeat 3 --json      # medians, for a machine
+    python benchmarks/bench_complete.py --run "wire-relay w1" --timeout 600 --limit-gb 16
 
 Issue 15's targets on the 2-core, 24 GB development machine: graph-relay complete with
 every property in at most 60 s and 2 GB; each wire-relay workload in at most 120 s
@@ -23,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 #: (name, model, parameters): the complete runs issue 15 measures
@@ -37,17 +39,41 @@ RUNS = [
 ]
 
 
-def once(model: str, params: dict[str, int]) -> dict[str, float]:
+class Exceeded(Exception):
+    """A run stopped by --timeout or --limit-gb: its figures are unknown."""
+
+
+def once(model: str, params: dict[str, int], timeout: float | None = None,
+         limit_gb: float | None = None) -> dict[str, float]:
     """One complete run in a child process: its figures and its own peak memory."""
     cmd = [sys.executable, "-m", "osf_check.cli", "explore", "--model", model, "--depth",
            "unbounded", "--json"] + [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
+
+    def limit() -> None:  # in the child: its address space, so that it fails, not the machine
+        if limit_gb is not None:
+            import resource
+            b = int(limit_gb * 2**30)
+            resource.setrlimit(resource.RLIMIT_AS, (b, b))
+
     t0 = time.perf_counter()
-    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             preexec_fn=limit)
+    # a timer kills a run past its time; wait4 (not communicate) keeps the child's own
+    # resource usage
+    timer = threading.Timer(timeout, child.kill) if timeout else None
+    if timer:
+        timer.start()
     out = child.stdout.read() if child.stdout else b""
     _, status, usage = os.wait4(child.pid, 0)
+    if timer:
+        timer.cancel()
     wall = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
+    if timeout and wall >= timeout and code < 0:
+        raise Exceeded(f"stopped after {timeout:.0f} s")
     if code not in (0, 11, 12, 13, 14):
+        if limit_gb is not None:
+            raise Exceeded(f"failed (exit {code}) within {limit_gb:g} GB of address space")
         raise RuntimeError(f"{' '.join(cmd)} exited {code}")
     doc = json.loads(out)
     [m] = doc["models"]
@@ -63,6 +89,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--only", default=None, help="the runs of this model only")
+    ap.add_argument("--run", action="append", default=[],
+                    help="this run only, by its name (repeatable), e.g. 'wire-relay w0'")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="stop a run after this many seconds (reported, not measured)")
+    ap.add_argument("--limit-gb", type=float, default=None,
+                    help="address space a run may take (reported, not measured, if past)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.repeat < 1:
@@ -70,9 +102,15 @@ def main() -> int:
         return 150
     rows = []
     for name, model, params in RUNS:
-        if args.only and model != args.only:
+        if (args.only and model != args.only) or (args.run and name not in args.run):
             continue
-        runs = [once(model, params) for _ in range(args.repeat)]
+        try:
+            runs = [once(model, params, args.timeout, args.limit_gb) for _ in range(args.repeat)]
+        except Exceeded as e:
+            rows.append({"run": name, "exceeded": str(e)})
+            if not args.json:
+                print(f"{name:<16} not measured: {e}", flush=True)
+            continue
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "verdict"}
         rows.append({"run": name, "repeat": args.repeat, "verdict": runs[0]["verdict"], **med})
         if not args.json:

@@ -201,3 +201,55 @@ def test_declaring_a_set_checks_its_shape():
         b.symmetric("s", arrays=("a",), refs=("r",))
     with pytest.raises(ModelError, match="no variable"):
         b.symmetric("s", arrays=("zz",))
+
+
+LAMPS = '''
+from osf_check import Bool, Check, ModelBuilder, ModelSpec, Param, Property
+from osf_check.properties.base import Goal
+from osf_check.models.expr import And, Or
+
+
+def build(params, mutant):
+    b = ModelBuilder("lamps", params, mutant, actors=("switch",))
+    b.array("on", Bool(), 3, actor="switch")
+    for_all = range(3)
+
+    @b.action("switch", params={"i": for_all}, name="flip")
+    def flip(s, i):
+        return True, {s.on[i]: 1 - s.on[i]}
+
+    b.symmetric("lamp", arrays=("on",))
+    b.init(on=False)
+    return b.build()
+
+
+SPEC = ModelSpec(name="lamps", title="three interchangeable lamps", params=(),
+                 mutants={}, build_fn=build)
+PROPERTIES = (
+    Property("L1", "never-all-on", "lamps", "Not every lamp is on (false).",
+             (Check("inv", lambda s, m: Or(*(s.on[i] == 0 for i in range(3)))),), ()),
+    Property("L2", "all-off-again", "lamps", "From anywhere, all lamps can be off again.",
+             (Check("reach", lambda s, m: [Goal("all off", Or(True),
+                                                And(*(s.on[i] == 0 for i in range(3))))]),),
+             ()),
+)
+'''
+
+
+def test_reach_properties_stay_unknown_under_symmetry(tmp_path):
+    f = tmp_path / "lamps.py"
+    f.write_text(LAMPS)
+    code, out, _ = run_cli(["explore", "--model-file", str(f), "--depth", "unbounded",
+                            "--property", "L2", "--symmetry", "--json"])
+    m = json.loads(out)["models"][0]
+    assert m["symmetry"]["used"] and m["distinct_states"] == 4  # 0, 1, 2 or 3 lamps on
+    assert {p["id"]: p["status"] for p in m["properties"]} == {"L2": "inconclusive"}
+    assert code == 152 and m["verdict"] == "incomplete"
+    code, out, _ = run_cli(["explore", "--model-file", str(f), "--depth", "unbounded",
+                            "--property", "L2", "--json"])
+    assert code == 0 and json.loads(out)["models"][0]["distinct_states"] == 8
+    # and a safety violation found on classes is a real run of three flips
+    code, out, _ = run_cli(["explore", "--model-file", str(f), "--depth", "unbounded",
+                            "--property", "L1", "--symmetry", "--json"])
+    v = json.loads(out)["violations"][0]
+    assert code == 12 and v["length"] == 3

@@ -127,13 +127,18 @@ class Reduction:
 
 def apply(st: _Set, perm: Sequence[int], s: tuple) -> tuple:
     """``s`` with element j renamed perm[j]: its slots moved, references renamed."""
-    out = list(s)
+    return tuple(_permute(st, perm, s, lambda v: perm[v] if 0 <= v < st.k else v))
+
+
+def _permute(st: _Set, perm: Sequence[int], values: Sequence, rename) -> list:
+    """``values`` (one per slot: ints or z3 terms) with the slots of element j moved to
+    element perm[j]'s and each reference passed through ``rename``."""
+    out = list(values)
     for src, dst in st.moved(perm).items():
-        out[dst] = s[src]
+        out[dst] = values[src]
     for i in st.refs:
-        if 0 <= out[i] < st.k:
-            out[i] = perm[out[i]]
-    return tuple(out)
+        out[i] = rename(out[i])
+    return out
 
 
 # the claim ------------------------------------------------------------------
@@ -224,16 +229,12 @@ def _trans_same(checks: CheckList, a: int, b: int, x, xa, y, yb, ga, always) -> 
 
 def _permuted(st: _Set, perm: Sequence[int], terms: list) -> list:
     """z3 terms of the permuted state: slots moved, references renamed."""
-    out = list(terms)
-    for src, dst in st.moved(perm).items():
-        out[dst] = terms[src]
-    for i in st.refs:
-        v = out[i]
+    def rename(v):
         r = v
         for j in range(st.k - 1, -1, -1):
             r = z3.If(v == j, z3.IntVal(perm[j]), r)
-        out[i] = r
-    return out
+        return r
+    return _permute(st, perm, terms, rename)
 
 
 # counterexamples ---------------------------------------------------------------
