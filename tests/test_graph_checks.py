@@ -137,3 +137,32 @@ def test_the_reverse_graph_lists_each_states_predecessors_in_source_order():
     assert len(g.src) > 5_000
     assert np.array_equal(g.rsrc, g.src[order])
     assert np.array_equal(g.roff, np.searchsorted(g.dst[order], np.arange(g.n + 1)))
+
+
+def test_strong_components_with_repeated_targets_match_networkx():
+    """The fair check's components on graphs whose rows repeat a target and are not
+    sorted (what the search records): scipy needs its canonical form for that, and
+    gave wrong components without it (float64 weights skip the conversion)."""
+    import networkx as nx
+    import numpy as np
+
+    from osf_check.explorer.graph import strong_components
+
+    rng = np.random.default_rng(7)
+    for n, e in ((1, 0), (50, 40), (2_000, 5_000), (5_000, 9_000)):
+        src = np.sort(rng.integers(0, n, e))
+        dst = rng.integers(0, n, e).astype(np.int32)
+        dst[1::97] = dst[::97][:len(dst[1::97])]  # some repeated targets
+        src[1::97] = src[::97][:len(src[1::97])]
+        o = np.argsort(src, kind="stable")
+        src, dst = src[o], dst[o]
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        got = strong_components(indptr, dst)
+        G = nx.DiGraph()
+        G.add_nodes_from(range(n))
+        G.add_edges_from(zip(src.tolist(), dst.tolist()))
+        want = list(nx.strongly_connected_components(G))
+        assert len(set(got.tolist())) == len(want)
+        for comp in want:
+            assert len({int(got[u]) for u in comp}) == 1

@@ -433,6 +433,27 @@ def _taken_inside(indptr: np.ndarray, dst: np.ndarray, act: np.ndarray, label: n
     return taken
 
 
+def strong_components(indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """A label per state (equal labels: one strongly connected component) of the graph
+    whose CSR rows are ``indptr``, ``dst``; rows may repeat a target (two actions to one
+    state) and are not sorted.
+
+    The weights are 8-bit on purpose: scipy then converts the matrix to its canonical
+    form (repeats summed) before its search, which it needs; given float64 weights it
+    uses the rows as they are, and with a repeated target its components came out wrong
+    or its search never ended
+    (scipy 1.17, found while trying to skip that copy; a test keeps this in check).
+
+    >>> strong_components(np.array([0, 2, 3, 3]), np.array([1, 1, 0])).tolist()[:2]
+    [0, 0]
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+    n = len(indptr) - 1
+    m = csr_matrix((np.ones(len(dst), dtype=np.int8), dst, indptr), shape=(n, n))
+    return connected_components(m, directed=True, connection="strong")[1]
+
+
 def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
                    strong: np.ndarray, weak: np.ndarray) -> np.ndarray | None:
     """Streett-style refinement over strongly connected components (scipy): a component
@@ -441,17 +462,12 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
     without taking it.  States enabling a strongly fair action never taken inside their
     component are removed and the rest is split again.  Returns the fair component with
     the smallest state id (shortest prefix), or None."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
     n = g.n
     f = _fairness(g, strong, weak)
     alive = alive.copy()
     while alive.any():
         indptr, dst, act = _alive_csr(g, alive)
-        m = csr_matrix((np.ones(len(dst), dtype=np.int8), dst, indptr), shape=(n, n))
-        _, label = connected_components(m, directed=True, connection="strong")
-        del m
+        label = strong_components(indptr, dst)
         sizes = np.bincount(label[alive], minlength=label.max() + 1)
         nc = len(sizes)
         taken = _taken_inside(indptr, dst, act, label, f, nc)
