@@ -477,8 +477,9 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
         real = (sizes > 1) | loops  # non-trivial: more than one state, or a self-loop
         # states enabling a strongly fair action their component never takes inside
         bad = np.zeros(n, dtype=bool)
-        src = f.strong_src[alive[f.strong_src]]
-        col = f.strong_col[alive[f.strong_src]]
+        on = alive[f.strong_src]
+        src, col = f.strong_src[on], f.strong_col[on]
+        del on
         bad[src[~get_bits(taken, label[src].astype(np.int64) * f.nf + col)]] = True
         del src, col
         bad &= alive & real[label]

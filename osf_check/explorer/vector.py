@@ -237,7 +237,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         # the level in chunks, so that temporaries stay bounded; with workers, the
         # frontier is split between processes that expand and pre-filter their part
         ranges = split(*run.frontier, workers if not keep_graph else 1, chunk)
-        start = _merge_level(run_parallel(expand, ranges), store, lay, run, judge, edges)
+        start = _merge_level(run_parallel(expand, ranges), store, run, judge, edges)
         if edges is not None:
             edges.end_level(store, start)
         run.level += 1
@@ -282,8 +282,8 @@ def _distinct(lay: Layout, states: Sequence[tuple], n: int) -> np.ndarray:
     return keys[np.sort(first)]
 
 
-def _merge_level(results: list[Expansion], store: LevelStore, lay: Layout, run: _Run,
-                 judge: Judge, edges: EdgeLog | None) -> int:
+def _merge_level(results: list[Expansion], store: LevelStore, run: _Run, judge: Judge,
+                 edges: EdgeLog | None) -> int:
     """Counts and failures of each part of a level, then its new states numbered (first
     discoveries, in discovery order); returns the level's first id."""
     new_k, new_p, new_a = [], [], []
