@@ -21,6 +21,7 @@ from typing import Any, NoReturn, Sequence
 import click
 
 from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
+from osf_check.explorer.partition import WorkerLost
 from osf_check.models.dsl import ModelError
 from osf_check.models.errors import InputError
 from osf_check.api import Checker, ExploreResult
@@ -140,6 +141,11 @@ class _Group(click.Group):
             click.echo(f"osf-check: the implementation's adapter failed ({e.kind}): {e}",
                        err=True)
             sys.exit(EXIT["adapter"])
+        except WorkerLost as e:  # no verdict, and not a bug: say where to go on from
+            click.echo(f"osf-check: the partitioned search lost a worker: {e}; the run has "
+                       "no verdict (resume it with --resume DIR if it wrote a --checkpoint)",
+                       err=True)
+            sys.exit(INTERNAL)
         except Exception as e:  # noqa: BLE001 - the last line of defence
             _internal(e)
 
@@ -379,7 +385,9 @@ def _progress(name: str, disp: Any, task: Any):
 @click.option("--resume", type=click.Path(file_okay=False), default=None,
               help="Continue an interrupted run from its --checkpoint directory.")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Processes expanding each level (vector engine).")
+              help="Processes sharing the search, each owning the states a hash of the "
+                   "state names (vector engine; same counts, verdicts and counterexamples "
+                   "as one).")
 @click.option("--symmetry", is_flag=True,
               help="Store one state per class of states equal up to permuting the model's "
                    "symmetric sets, once z3 has proved the model symmetric (safety only: "

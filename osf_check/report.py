@@ -96,6 +96,7 @@ def result_json(command: str, seed: int, bound: int | None, results: Sequence[Mo
             "states_per_second": round(ex.distinct / ex.seconds) if ex.seconds > 0 else None,
             "stored_bytes": int(ex.stored_bytes()),
             "symmetry": r.symmetry,
+            "workers": r.workers,
             "states_per_depth": ex.histogram(),
             "actions": fired,
             "properties": [{"id": p.id, "name": p.name, "kind": p.kinds,
@@ -162,6 +163,12 @@ def explore_text(r: ModelResult, depth: int | None, seed: int) -> str:
                      "of classes, counterexamples are the model's own steps")
     elif sym.get("why"):
         lines.append(f"  symmetry: not used ({sym['why']})")
+    wk = r.workers
+    if wk.get("partitions", 1) > 1:
+        lines.append(f"  search partitioned over {wk['partitions']} workers, "
+                     f"{human(int(wk['shuffled_bytes']))} bytes moved between them")
+    elif wk.get("why"):
+        lines.append(f"  workers: {wk['asked']} asked, one used ({wk['why']})")
     if r.graph and r.graph.extension_states:
         lines.append(f"  reach checks searched {human(r.graph.extension_states)} states past the "
                      f"bound to settle premise states whose future was cut")

@@ -44,6 +44,8 @@ class ModelResult:
     #: symmetric sets the model declares, whether the search was reduced by them, and
     #: if not (though asked), why
     symmetry: dict[str, object] = field(default_factory=dict)
+    #: workers asked for, partitions the search ran in, why fewer, bytes moved between them
+    workers: dict[str, object] = field(default_factory=dict)
 
     @property
     def violations(self) -> list[Violation]:
@@ -129,7 +131,20 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     else:
         verdict = "ok"
     return ModelResult(m, chosen, ex, graph, status, warnings, verdict, from_mutant,
-                       time.perf_counter() - t0, assumptions_in_force(model, drop), sym)
+                       time.perf_counter() - t0, assumptions_in_force(model, drop), sym,
+                       _workers(ex, workers, engine))
+
+
+def _workers(ex: Exploration, asked: int, engine: str) -> dict[str, object]:
+    """How the search was shared: a run that asked for more workers than it used says why."""
+    used = int(getattr(ex, "partitions", 1))
+    why = None
+    if used < asked:
+        why = ("the explicit engine runs in one process" if engine == "explicit" else
+               "the reach and fair checks need the graph's edges, which the partitioned "
+               "search does not keep: the search ran in one process")
+    return {"asked": asked, "partitions": used, "why": why,
+            "shuffled_bytes": int(getattr(ex, "shuffled", 0))}
 
 
 def _symmetry(m: Model, props: Sequence[Property], asked: bool,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .store import LevelStore, sortable
+from .store import LevelStore, least, rank, sortable
 
 __all__ = ["EdgeLog", "cat_free"]
 
@@ -52,17 +52,19 @@ class EdgeLog:
 
     def part(self, store: LevelStore, ck: np.ndarray, cp: np.ndarray, ca: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Record the edges of candidates ``ck`` (from ``cp`` by ``ca``); returns the
-        first occurrence of each target not stored before (the level's new states)."""
+        """Record the edges of candidates ``ck`` (from ``cp`` by ``ca``); returns, for
+        each target not stored before (the level's new states), its least (action,
+        source)."""
         o = np.argsort(cp, kind="stable")  # by source, then action (each action's run is sorted)
         ck, cp, ca = ck[o], cp[o], ca[o]
         del o
         sk = sortable(ck)
-        uniq, first, inv = np.unique(sk, return_index=True, return_inverse=True)
+        uniq, inv = np.unique(sk, return_inverse=True)
         seen, ids = store.lookup(uniq)
-        fresh = np.sort(first[~seen])
         dst = ids.astype(np.int32)[np.asarray(inv).ravel()]  # -1: new in this level
         miss = np.flatnonzero(dst < 0)
+        # of each new target, its least (action, source), as the store wants it
+        fresh = np.sort(miss[least(sk[miss], rank(cp[miss], ca[miss]))[1]])
         self.pend_pos.append(miss + self.base)
         self.pend_keys.append(sk[miss])
         self.lvl_dst.append(dst)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LevelStore", "sortable"]
+__all__ = ["LevelStore", "sortable", "least", "first", "rank"]
 
 #: written into checkpoints: a checkpoint of another layout is refused, not misread
 STORE_VERSION = 2
@@ -39,6 +39,51 @@ def sortable(keys: np.ndarray) -> np.ndarray:
     if keys.shape[1] == 1:
         return keys[:, 0]
     return np.ascontiguousarray(keys).view(np.dtype((np.void, 8 * keys.shape[1]))).ravel()
+
+
+def rank(parent: np.ndarray, act: np.ndarray) -> np.ndarray:
+    """A candidate's (action, parent id) as one int64 that orders like the pair."""
+    return (act.astype(np.int64) << 32) + parent.astype(np.int64)
+
+
+def first(sk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct sortable keys of ``sk`` (sorted) and the row of each one's first
+    occurrence.
+
+    >>> u, rows = first(np.array([7, 3, 7, 3]))
+    >>> u.tolist(), rows.tolist()
+    ([3, 7], [1, 0])
+    """
+    o = np.argsort(sk, kind="stable")  # stable: the first occurrence leads its run
+    so = sk[o]
+    head = np.ones(len(o), dtype=bool)
+    head[1:] = so[1:] != so[:-1]
+    return so[head], o[head]
+
+
+def least(sk: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One row per distinct sortable key of ``sk``: the one of least ``rank``.
+
+    Returns the distinct keys (sorted) and the chosen rows.  The vector engine keeps,
+    of the candidates for a new state, the least (action, parent id): a rule that does
+    not depend on how a level was cut into chunks or shared between workers, so that
+    parent links and counterexamples do not either.  (Within one chunk, whose
+    candidates come action by action, each action's in parent order, that is the
+    first occurrence: :func:`first`.)
+
+    >>> u, rows = least(np.array([7, 3, 7, 3]), np.array([5, 9, 2, 4]))
+    >>> u.tolist(), rows.tolist()
+    ([3, 7], [3, 2])
+    """
+    o = np.argsort(sk, kind="stable")
+    so = sk[o]
+    head = np.ones(len(o), dtype=bool)
+    head[1:] = so[1:] != so[:-1]
+    starts = np.flatnonzero(head)
+    r = rank[o]
+    best = np.minimum.reduceat(r, starts) if len(starts) else r[:0]
+    group = np.cumsum(head) - 1
+    return so[starts], o[r == best[group]]
 
 
 #: a full filter is rebuilt for this many times the keys it holds
@@ -176,21 +221,16 @@ class LevelStore:
 
     def add_found(self, keys: list[np.ndarray], parent: list[np.ndarray],
                   via: list[np.ndarray]) -> int:
-        """Number a level from its candidates (new keys, possibly repeated, in discovery
-        order): sorted by key, each with the parent and action of its first discovery
-        (a stable sort keeps discovery order among equal keys).  Returns its first id."""
+        """Number a level from its candidates (new keys, possibly repeated, in any
+        order): sorted by key, each with its least (action, parent) (see :func:`least`).
+        Returns its first id."""
         if not keys or not sum(len(k) for k in keys):
             return self.total
         allk = np.concatenate(keys)
-        sk = sortable(allk)
-        o = np.argsort(sk, kind="stable")
-        so = sk[o]
-        first = np.ones(len(o), dtype=bool)
-        first[1:] = so[1:] != so[:-1]
-        sel = o[first]
-        del o, so, first, sk
+        par, act = np.concatenate(parent), np.concatenate(via)
         keys.clear()  # the caller's pieces are no longer needed
-        return self.add_level(allk[sel], np.concatenate(parent)[sel], np.concatenate(via)[sel])
+        _, sel = least(sortable(allk), rank(par, act))
+        return self.add_level(allk[sel], par[sel], act[sel])
 
     def lookup(self, uniq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For sortable keys ``uniq``: which are stored, and their ids (-1 where not)."""

@@ -22,6 +22,8 @@ from osf_check.properties.base import CheckList
 
 from .npeval import np_eval
 
+from .store import first
+
 if TYPE_CHECKING:
     from .store import LevelStore
     from .symmetry import Reduction
@@ -155,7 +157,7 @@ def expand_range(succ: Successors, store: "LevelStore", lo: int, hi: int, fronti
                  tick: Callable[[int, int], None] | None = None) -> Expansion:
     """Successors of frontier states ``lo``..``hi`` (ids; the frontier is the store's
     last level, starting at ``frontier_lo``), in chunks; without ``for_graph`` only the
-    first occurrence of each successor not yet stored is kept."""
+    least (action, parent) of each successor not yet stored is kept."""
     out = Expansion(np.zeros(len(succ.insts), dtype=np.int64))
     level = store.keys[-1]
     for clo in range(lo, hi, chunk):
@@ -166,8 +168,8 @@ def expand_range(succ: Successors, store: "LevelStore", lo: int, hi: int, fronti
         succ.chunk(level[clo - frontier_lo:chi - frontier_lo], clo, failed, out)
         if not for_graph and len(out.parts) > before:
             ck, cp, ca = out.parts[-1]
-            uniq, first = np.unique(succ.layout.sortable(ck), return_index=True)
+            uniq, rows = first(succ.layout.sortable(ck))  # least (action, parent): see least
             seen, _ = store.lookup(uniq)
-            keep = np.sort(first[~seen])
+            keep = rows[~seen]
             out.parts[-1] = (ck[keep], cp[keep], ca[keep])
     return out

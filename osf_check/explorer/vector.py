@@ -38,7 +38,8 @@ from .checkpoint import run_identity
 from .checkpoint import save as save_checkpoint
 from .edges import EdgeLog
 from .explicit import Exploration, Progress
-from .store import LevelStore, sortable
+from .layout import Layout
+from .store import LevelStore
 from .successors import Expansion, Successors, expand_range
 from .verdicts import Judge
 from .workers import run_parallel, split
@@ -47,60 +48,6 @@ if TYPE_CHECKING:
     from .symmetry import Reduction
 
 __all__ = ["vector_bfs", "Layout"]
-
-
-class Layout:
-    """Where each slot lives: (word, bit offset, bits, lo)."""
-
-    def __init__(self, model: Model):
-        self.model = model
-        self.fields: list[tuple[int, int, int, int]] = []
-        word, off = 0, 0
-        for d in model.slot_domains:
-            b = d.bits
-            if off + b > 64:
-                word, off = word + 1, 0
-            self.fields.append((word, off, b, d.lo))
-            off += b
-        self.words = word + 1
-
-    def pack(self, cols: Sequence[np.ndarray], n: int) -> np.ndarray:
-        out = np.zeros((n, self.words), dtype=np.uint64)
-        for c, (w, off, b, lo) in zip(cols, self.fields):
-            if b:
-                v = np.asarray(c, dtype=np.int64)
-                out[:, w] |= (v - lo if lo else v).astype(np.uint64) << np.uint64(off)
-        return out
-
-    def patch(self, keys: np.ndarray, changed: dict[int, np.ndarray]) -> np.ndarray:
-        """``keys`` with the fields of the changed slots replaced."""
-        out = keys.copy()
-        for i, v in changed.items():
-            w, off, b, lo = self.fields[i]
-            if b == 0:
-                continue
-            mask = np.uint64(((1 << b) - 1) << off)
-            out[:, w] = (out[:, w] & ~mask) | ((v - lo if lo else v).astype(np.uint64)
-                                                << np.uint64(off))
-        return out
-
-    def unpack(self, keys: np.ndarray) -> list[np.ndarray]:
-        return [self.unpack_slot(keys, i) for i in range(len(self.fields))]
-
-    def unpack_slot(self, keys: np.ndarray, i: int) -> np.ndarray:
-        """Slot ``i`` of every key, as int64."""
-        w, off, b, lo = self.fields[i]
-        if b == 0:
-            return np.full(len(keys), lo, dtype=np.int64)
-        c = ((keys[:, w] >> np.uint64(off)) & np.uint64((1 << b) - 1)).astype(np.int64)
-        return c + lo if lo else c
-
-    def unpack_one(self, key: np.ndarray) -> tuple:
-        return tuple(int(c[0]) for c in self.unpack(np.asarray(key).reshape(1, self.words)))
-
-    def sortable(self, keys: np.ndarray) -> np.ndarray:
-        """A 1-D array with one comparable element per key row."""
-        return sortable(keys)
 
 
 class _VectorExploration(Exploration):
@@ -119,11 +66,8 @@ class _VectorExploration(Exploration):
     def columns(self) -> list[np.ndarray]:
         """Every state's slots, one column per slot in the narrowest integer type that
         holds its domain (what the graph checks read; np_eval widens for arithmetic)."""
-        # one slot at a time: unpacking every slot to 64 bits first would hold 8 bytes per
-        # slot per state at once (gigabytes on a complete relay space)
         doms = self.model.slot_domains
-        return [self.layout.unpack_slot(self.keys, i).astype(_narrow(d.lo, d.hi))
-                for i, d in enumerate(doms)]
+        return self.layout.columns(self.keys, [_narrow(d.lo, d.hi) for d in doms])
 
     @property  # type: ignore[override]
     def packed(self) -> list[int]:
@@ -201,6 +145,14 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     starts = model.initial_states
     if reduce is not None:
         starts = [reduce.canon(s) for s in starts]
+    if workers > 1 and not keep_graph:
+        return _partitioned(model, props, ex, _distinct(lay, starts, model.nslots), ident,
+                            workers=workers, depth=depth, max_states=max_states,
+                            check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
+                            progress=progress, checkpoint=checkpoint,
+                            checkpoint_every=checkpoint_every, resume=resume,
+                            stop_after_levels=stop_after_levels, chunk=chunk, reduce=reduce,
+                            t0=t0)
     store = LevelStore(_distinct(lay, starts, model.nslots), succ.act_dtype)
     run = _Run(generated=len(store), fired=np.zeros(len(model.instances), dtype=np.int64),
                frontier=(0, len(store)), level=0)
@@ -287,10 +239,15 @@ def _merge_level(results: list[Expansion], store: LevelStore, run: _Run, judge: 
     """Counts and failures of each part of a level, then its new states numbered (first
     discoveries, in discovery order); returns the level's first id."""
     new_k, new_p, new_a = [], [], []
+    viol: list[tuple[str, int, int]] = []
+    applied: dict[str, int] = {}
+    stuck = [r.stuck for r in results if r.stuck >= 0]
     for res in results:
         run.generated += res.generated
         run.fired += res.fired
-        judge.expansion(res.trans_applied, res.trans_viol, res.stuck)
+        viol += res.trans_viol
+        for pid, k in res.trans_applied.items():
+            applied[pid] = applied.get(pid, 0) + k
         parts, res.parts = res.parts, []
         while parts:  # each part released once merged
             ck, cp, ca = parts.pop(0)
@@ -299,6 +256,7 @@ def _merge_level(results: list[Expansion], store: LevelStore, run: _Run, judge: 
             new_k.append(ck)
             new_p.append(cp)
             new_a.append(ca)
+    judge.expansion(applied, viol, min(stuck, default=-1))
     del results
     return store.add_found(new_k, new_p, new_a)
 
@@ -340,5 +298,66 @@ def _finish(ex: "_VectorExploration", store: LevelStore, run: _Run, judge: Judge
         # already by source, then action (the explicit engine's edge order): levels and
         # their chunks come in id order; numpy arrays the graph checks read as they are
         ex.edges = edges.finish()  # type: ignore[assignment]
+    ex.seconds = time.perf_counter() - t0
+    return ex
+
+
+def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploration",
+                 init: np.ndarray, ident: dict[str, Any], *, workers: int, depth: int | None,
+                 max_states: int | None, check_deadlock: bool, stop_on_violation: bool,
+                 progress: Progress | None, checkpoint: str | os.PathLike | None,
+                 checkpoint_every: float, resume: str | os.PathLike | None,
+                 stop_after_levels: int | None, chunk: int, reduce: "Reduction | None",
+                 t0: float) -> Exploration:
+    """The search over ``workers`` processes, each owning a slice of the states
+    (:mod:`.partition`): the same ids, parents, counts and verdicts as one process."""
+    from .partition import LocalShards, Shard, partitioned_bfs, walk
+    lay = ex.layout  # type: ignore[attr-defined]
+    judge = Judge(model, CheckList.of(model, props), lambda sid: ([sid], [-1]))
+    saved = None
+    if resume is not None:
+        saved = load_checkpoint(Path(resume), ident)
+        judge.restore(saved["meta"])
+        t0 -= float(saved["seconds"])
+        init = saved["keys"][:0]
+    else:
+        init = init[np.argsort(lay.sortable(init), kind="stable")]
+        judge.states(lay.unpack(init), np.arange(len(init)))
+
+    def make(w: int) -> Shard:
+        return Shard(model, props, w, workers, check_deadlock=check_deadlock, chunk=chunk,
+                     reduce=reduce)
+
+    def save(keys: np.ndarray, parent: np.ndarray, via: np.ndarray, starts: list[int],
+             generated: int, fired: np.ndarray, frontier: tuple[int, int], level: int) -> None:
+        walk(judge.violations, parent, via)
+        save_checkpoint(Path(checkpoint), {"identity": ident, **judge.saved()},  # type: ignore[arg-type]
+                        keys=keys, parent=parent, via=via, level_start=np.array(starts),
+                        generated=generated, fired=fired, frontier=np.array(frontier),
+                        level=level, seconds=time.perf_counter() - t0)
+
+    shards = LocalShards(make, workers)
+    try:
+        got = partitioned_bfs(model, props, shards, judge=judge, starts=init, depth=depth,
+                              max_states=max_states, stop_on_violation=stop_on_violation,
+                              progress=progress, saved=saved,
+                              save=save if checkpoint is not None else None,
+                              checkpoint_every=checkpoint_every,
+                              stop_after_levels=stop_after_levels, t0=t0)
+    finally:
+        shards.close()
+    walk(judge.violations, got["parent"], got["via"])
+    ex.stopped = got["stopped"]
+    ex.level_start = got["level_start"]
+    ex.filter_bytes = 0  # type: ignore[attr-defined]
+    ex.keys, ex.parent, ex.via = got["keys"], got["parent"], got["via"]  # type: ignore[attr-defined]
+    ex.generated, ex.fired = got["generated"], got["fired"].tolist()
+    ex.violations = judge.violations
+    ex.witness_seen, ex.trans_applied = judge.witness_seen, judge.trans_applied
+    ex.complete = not got["open"] and ex.stopped is None and stop_after_levels is None
+    lo = got["frontier"][0]
+    ex.expanded = lo if got["open"] or ex.stopped == "violation" else len(ex.keys)
+    ex.shuffled = got["shuffled"]  # type: ignore[attr-defined]
+    ex.partitions = workers  # type: ignore[attr-defined]
     ex.seconds = time.perf_counter() - t0
     return ex

@@ -51,10 +51,12 @@ class Judge:
 
     def expansion(self, trans_applied: dict[str, int], trans_viol: list[tuple[str, int, int]],
                   stuck: int) -> None:
-        """What expanding part of a level found."""
+        """What expanding a whole level found.  Of the failed transition checks of a
+        property, the least (source id, action) is kept, and the least stuck state: the
+        explicit engine's first, however the level was cut into chunks or workers."""
         for pid, k in trans_applied.items():
             self.trans_applied[pid] += k
-        for pid, sid, ai in trans_viol:
+        for sid, ai, pid in sorted((s, a, p) for p, s, a in trans_viol):
             if pid not in self.failed:
                 self.failed.add(pid)
                 ids, acts = self.path(sid)

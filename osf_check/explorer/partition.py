@@ -1,0 +1,509 @@
+"""A search partitioned by hash: each worker owns a slice of the state space.
+
+A state belongs to the worker :meth:`~.layout.Layout.owner` names.  Each worker (a
+:class:`Shard`) stores only its own states, expands only its own part of the frontier,
+and sends every successor to its owner, which deduplicates it against its store: no
+step of a level is serial.  A level is numbered as one process numbers it (sorted by
+key): each worker learns the others' new keys and counts how many sort before each of
+its own.  With parents chosen by least (action, parent id) (:func:`.store.least`), the
+ids, parent links, counts and counterexamples are those of one process, for any
+number of workers; :func:`gather` puts the slices back together in that order.
+
+The driver (:func:`partitioned_bfs`) does only bookkeeping.  How shards run and how
+their arrays travel is a *transport*: forked processes and files in shared memory
+here (:class:`LocalShards`), actors and an object store on a cluster
+(:mod:`.cluster`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from osf_check.models.dsl import Model
+from osf_check.properties.base import CheckList, Property
+
+from .explicit import Exploration, Progress, Violation
+from .layout import Layout
+from .store import LevelStore, first, least, rank, sortable
+from .successors import Expansion, Successors
+from .verdicts import Judge
+
+__all__ = ["Shard", "LocalShards", "WorkerLost", "partitioned_bfs", "gather", "walk"]
+
+
+class WorkerLost(RuntimeError):
+    """A worker process died (killed, out of memory): the run has no verdict; a
+    checkpoint, if one was written, resumes it."""
+
+Parts = list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _no_path(sid: int) -> tuple[list[int], list[int]]:
+    """A worker knows only its own parent links: a violation names its state, and the
+    driver walks the path once the slices are gathered (:func:`walk`)."""
+    return [sid], [-1]
+
+
+class Shard:
+    """One worker's slice: its states (a :class:`~.store.LevelStore`), the global ids of
+    each of its levels, and the model's actions and checks compiled once."""
+
+    def __init__(self, model: Model, props: Sequence[Property], index: int, parts: int, *,
+                 check_deadlock: bool, chunk: int, reduce: Any = None):
+        self.index, self.parts, self.chunk = index, parts, chunk
+        self.lay = Layout(model)
+        checks = CheckList.of(model, props)
+        self.succ = Successors(model, self.lay, checks, deadlock=check_deadlock, reduce=reduce)
+        self.judge = Judge(model, checks, _no_path)
+        self.store: LevelStore | None = None
+        self.gids: list[np.ndarray] = []  # per level: the global id of each state here
+        self.found: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.kept: Parts = []  # this worker's own new successors, between expand and merge
+
+    def _mine(self, keys: np.ndarray) -> np.ndarray:
+        return self.lay.owner(keys, self.parts) == np.uint64(self.index)
+
+    def load(self, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> int:
+        """Take this worker's states of whole levels (keys sorted, parents, actions, the
+        level's first id), as one process numbered them; returns how many it owns."""
+        ks, ps, vs, gs, starts = [], [], [], [], []
+        for keys, parent, via, start in levels:
+            mine = np.flatnonzero(self._mine(keys))
+            starts.append(sum(len(k) for k in ks))
+            ks.append(keys[mine])
+            ps.append(parent[mine])
+            vs.append(via[mine])
+            gs.append((start + mine).astype(np.int32))
+        self.store = LevelStore.from_arrays(np.concatenate(ks), np.concatenate(ps),
+                                            np.concatenate(vs), starts)
+        self.gids = gs
+        return int(sum(len(k) for k in ks))
+
+    def expand(self, failed: set[str]) -> tuple[dict[str, Any], list[Parts]]:
+        """Expand this worker's part of the frontier (its newest level); returns the counts
+        and failures (ids global) and, for each worker, the successors it owns: per
+        chunk, keys (sorted, each once, with its least action and parent), parent ids
+        and actions.  Only the owner can tell which are new: this worker's own are
+        kept here, the new ones only."""
+        assert self.store is not None
+        out = Expansion(np.zeros(len(self.succ.insts), dtype=np.int64))
+        level, gid = self.store.keys[-1], self.gids[-1]
+        self.judge.failed = set(failed)
+        parts: list[Parts] = [[] for _ in range(self.parts)]
+        for lo in range(0, len(level), self.chunk):
+            self.succ.chunk(level[lo:lo + self.chunk], lo, self.judge.failed, out)
+            if not out.parts:
+                continue
+            ck, cp, ca = out.parts.pop()
+            uniq, rows = first(sortable(ck))  # each key once: its least (action, parent)
+            own = self.lay.owner(ck[rows], self.parts)
+            for w in range(self.parts):
+                at = np.flatnonzero(own == np.uint64(w))
+                if w == self.index:  # what is stored here is dropped here, before moving
+                    seen, _ = self.store.lookup(uniq[at])
+                    at = at[~seen]
+                r = rows[at]
+                parts[w].append((ck[r], gid[cp[r]], ca[r]))  # parents: global ids
+        self.kept = parts[self.index]
+        parts[self.index] = []
+        stats = {"generated": out.generated, "fired": out.fired,
+                 "trans_applied": out.trans_applied,
+                 "trans_viol": [(p, int(gid[s]), a) for p, s, a in out.trans_viol],
+                 "stuck": int(gid[out.stuck]) if out.stuck >= 0 else -1}
+        return stats, parts
+
+    def merge(self, incoming: Parts) -> np.ndarray:
+        """The successors the other workers sent here (chunks of sorted, distinct keys) and
+        this worker's own: the new ones, each with its least (action, parent); returns their keys, sorted (what
+        the others need to number)."""
+        assert self.store is not None
+        keys, parent, via = [], [], []
+        for ck, cp, ca in incoming:
+            seen, _ = self.store.lookup(sortable(ck))
+            new = np.flatnonzero(~seen)
+            keys.append(ck[new])
+            parent.append(cp[new])
+            via.append(ca[new])
+        for ck, cp, ca in self.kept:  # this worker's own, already looked up
+            keys.append(ck)
+            parent.append(cp)
+            via.append(ca)
+        self.kept = []
+        if not keys:
+            keys, parent, via = [np.zeros((0, self.lay.words), np.uint64)], \
+                [np.zeros(0, np.int32)], [np.zeros(0, self.succ.act_dtype)]
+        ck, cp, ca = _cat(list(zip(keys, parent, via)))
+        _, rows = least(sortable(ck), rank(cp, ca))
+        self.found = (ck[rows], cp[rows], ca[rows])
+        return self.found[0]
+
+    def number(self, start: int, new_keys: list[np.ndarray]) -> dict[str, Any]:
+        """Number the level found (first id ``start``): a state's id is ``start`` plus how
+        many of the level's keys, over every worker, sort before it.  Then judge it."""
+        assert self.store is not None and self.found is not None
+        keys, parent, via = self.found
+        self.found = None
+        sk = sortable(keys)
+        ids = start + np.arange(len(keys), dtype=np.int64)
+        for w, theirs in enumerate(new_keys):
+            if w != self.index and len(theirs):
+                ids += np.searchsorted(sortable(theirs), sk)
+        self.store.add_level(keys, parent, via)
+        self.gids.append(ids.astype(np.int32))  # ids fit 32 bits, as parent links do
+        self.judge.violations = []
+        before = dict(self.judge.witness_seen)
+        for lo in range(0, len(keys), self.chunk):
+            self.judge.states(self.lay.unpack(keys[lo:lo + self.chunk]), ids[lo:lo + self.chunk])
+        return {"violations": self.judge.violations,
+                "witness": [k for k, v in self.judge.witness_seen.items() if v and not before[k]]}
+
+    def dump(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every state here with its global id: keys, parents, actions, ids."""
+        assert self.store is not None
+        keys, parent, via = self.store.arrays()
+        return keys, parent, via, np.concatenate(self.gids)
+
+    @property
+    def total(self) -> int:
+        """How many states every worker holds together (ids run from 0 to it)."""
+        return int(max((int(g[-1]) + 1 for g in self.gids if len(g)), default=0))
+
+    def write_into(self, keys: np.ndarray, parent: np.ndarray, via: np.ndarray) -> None:
+        """Write this worker's states at their ids into the arrays of all of them."""
+        assert self.store is not None
+        for k, p, v, g in zip(self.store.keys, self.store.parent, self.store.via, self.gids):
+            keys[g], parent[g], via[g] = k, p, v
+
+    def stored_bytes(self) -> int:
+        assert self.store is not None
+        return self.store.nbytes + sum(g.nbytes for g in self.gids)
+
+
+def _cat(parts: Parts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]))
+
+
+def gather(dumps: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The workers' slices as one process's arrays (keys, parents, actions in id order)."""
+    n = sum(len(d[3]) for d in dumps)
+    k0, _, v0, _ = dumps[0]
+    keys = np.empty((n, k0.shape[1]), dtype=np.uint64)
+    parent = np.empty(n, dtype=np.int32)
+    via = np.empty(n, dtype=v0.dtype)
+    for k, p, v, g in dumps:
+        keys[g], parent[g], via[g] = k, p, v
+    return keys, parent, via
+
+
+# the local transport ------------------------------------------------------------------
+
+class LocalShards:
+    """Shards in forked processes; arrays travel as files in shared memory (``/dev/shm``
+    where there is one), each written once by its sender and read once by its owner.
+
+    The driver sends each process a command and waits for all of them; a process that
+    dies or fails makes the whole search fail (an internal error, not a verdict)."""
+
+    def __init__(self, make: Callable[[int], Shard], parts: int):
+        import multiprocessing as mp
+        ctx = mp.get_context("fork")
+        base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) \
+            else None
+        self.dir = Path(tempfile.mkdtemp(prefix="osf-check-shards-", dir=base))
+        self.parts = parts
+        self.shuffled = 0
+        self.conns, self.procs = [], []
+        for w in range(parts):
+            a, b = ctx.Pipe()
+            # the child closes the driver's ends it inherited (its own and the earlier
+            # workers'): else a killed driver would leave it waiting on itself
+            p = ctx.Process(target=_serve, args=(make, w, parts, b, self.dir,
+                                                 self.conns + [a]), daemon=True)
+            p.start()
+            b.close()
+            self.conns.append(a)
+            self.procs.append(p)
+
+    def call(self, cmd: str, *args: Any, each: Sequence[Any] | None = None) -> list[Any]:
+        """Run ``cmd`` on every shard (with ``each[w]`` appended for shard ``w``)."""
+        for w, c in enumerate(self.conns):
+            c.send((cmd, args + ((each[w],) if each is not None else ())))
+        out = []
+        for w, c in enumerate(self.conns):
+            try:
+                ok, got = c.recv()
+            except (EOFError, ConnectionResetError):
+                code = self.procs[w].exitcode if not self.procs[w].is_alive() else None
+                raise WorkerLost(f"worker {w} of {self.parts} died (exit status {code}) "
+                                 "during a level") from None
+            if not ok:
+                raise got
+            out.append(got)
+        return out
+
+    def expand(self, failed: set[str]) -> list[dict[str, Any]]:
+        got = self.call("expand", sorted(failed))
+        self.shuffled += sum(g.pop("shuffled") for g in got)
+        return got
+
+    def merge(self) -> list[int]:
+        return self.call("merge")
+
+    def number(self, start: int) -> list[dict[str, Any]]:
+        return self.call("number", start)
+
+    def load(self, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> list[int]:
+        f = self.dir / "load.npy"
+        _save(f, [a for lv in levels for a in lv[:3]])
+        try:
+            return self.call("load", [lv[3] for lv in levels])
+        finally:
+            f.unlink(missing_ok=True)
+
+    def gather(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every state in id order, each worker writing its own into shared files (in
+        parallel), which are then mapped here and unlinked (the mapping stays valid)."""
+        from numpy.lib.format import open_memmap
+        shapes = self.call("shape")
+        total, (_, words, act) = max(s[0] for s in shapes), shapes[0]
+        paths = [self.dir / f"all-{name}.npy" for name in ("keys", "parent", "via")]
+        for p, shape, dt in zip(paths, [(total, words), (total,), (total,)],
+                                [np.uint64, np.int32, np.dtype(act)]):
+            open_memmap(p, mode="w+", dtype=dt, shape=shape).flush()
+        self.call("write_into", [str(p) for p in paths])
+        out = tuple(np.asarray(np.load(p, mmap_mode="r+")) for p in paths)
+        for p in paths:
+            p.unlink()
+        return out  # type: ignore[return-value]
+
+    def stored_bytes(self) -> int:
+        return sum(self.call("stored_bytes"))
+
+    def close(self) -> None:
+        for c in self.conns:
+            try:
+                c.send(("stop", ()))
+            except (BrokenPipeError, OSError):
+                pass
+        for p in self.procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _save(path: Path, arrays: Sequence[np.ndarray]) -> int:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        np.save(f, np.array(len(arrays)))
+        for a in arrays:
+            np.save(f, a, allow_pickle=False)
+    os.replace(tmp, path)
+    return path.stat().st_size
+
+
+def _read(path: Path) -> list[np.ndarray]:
+    with open(path, "rb") as f:
+        n = int(np.load(f))
+        return [np.load(f, allow_pickle=False) for _ in range(n)]
+
+
+def _serve(make: Callable[[int], Shard], w: int, parts: int, conn: Any, d: Path,
+           theirs: Sequence[Any]) -> None:
+    """A worker process: build its shard, then run the driver's commands."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    for c in theirs:
+        c.close()
+    try:
+        _commands(make(w), w, parts, conn, d)
+    except (BrokenPipeError, EOFError, ConnectionResetError):
+        pass  # the driver is gone (killed?): leave no files behind in memory
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _commands(shard: Shard, w: int, parts: int, conn: Any, d: Path) -> None:
+    """Answer the driver's commands until it says stop."""
+    io = _Files(shard, w, parts, d)
+    while True:
+        cmd, args = conn.recv()
+        if cmd == "stop":
+            return
+        try:
+            got = getattr(io, cmd)(*args)
+        except Exception as e:  # handed to the driver, which raises it
+            try:
+                conn.send((False, e))
+            except Exception:  # (an exception that does not pickle)
+                conn.send((False, RuntimeError(f"{type(e).__name__}: {e}")))
+            continue
+        conn.send((True, got))
+
+
+class _Files:
+    """A shard's commands with their arrays in files of the run's directory: ``c`` files
+    carry successors from a worker to their owner, ``n`` files a level's new keys."""
+
+    def __init__(self, shard: Shard, w: int, parts: int, d: Path):
+        self.shard, self.w, self.parts, self.d = shard, w, parts, d
+
+    def expand(self, failed: list[str]) -> dict[str, Any]:
+        stats, out = self.shard.expand(set(failed))
+        level = len(self.shard.gids)
+        stats["shuffled"] = sum(_save(self.d / f"c{level}-{self.w}-{o}.npy",
+                                      [a for part in out[o] for a in part])
+                                for o in range(self.parts) if o != self.w)
+        return stats
+
+    def merge(self) -> int:
+        level, d = len(self.shard.gids), self.d
+        # every worker has numbered the level before: its new keys have been read
+        (d / f"n{level - 1}-{self.w}.npy").unlink(missing_ok=True)
+        incoming = []
+        for s in range(self.parts):
+            if s != self.w:
+                f = d / f"c{level}-{s}-{self.w}.npy"
+                got = _read(f)
+                incoming += [tuple(got[i:i + 3]) for i in range(0, len(got), 3)]
+                f.unlink()
+        new = self.shard.merge(incoming)
+        _save(d / f"n{level}-{self.w}.npy", [new])
+        return len(new)
+
+    def number(self, start: int) -> dict[str, Any]:
+        level = len(self.shard.gids)
+        new = [_read(self.d / f"n{level}-{s}.npy")[0] for s in range(self.parts)]
+        return self.shard.number(start, new)
+
+    def load(self, starts: list[int]) -> int:
+        arrays = _read(self.d / "load.npy")
+        return self.shard.load([(arrays[3 * i], arrays[3 * i + 1], arrays[3 * i + 2], s)
+                                for i, s in enumerate(starts)])
+
+    def shape(self) -> tuple[int, int, str]:
+        return (self.shard.total, self.shard.lay.words,
+                np.dtype(self.shard.succ.act_dtype).str)
+
+    def write_into(self, paths: list[str]) -> bool:
+        from numpy.lib.format import open_memmap
+        outs = [open_memmap(p, mode="r+") for p in paths]
+        self.shard.write_into(*outs)
+        for o in outs:
+            o.flush()
+        return True
+
+    def stored_bytes(self) -> int:
+        return self.shard.stored_bytes()
+
+
+# the driver ---------------------------------------------------------------------------
+
+def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, judge: Judge,
+                    starts: np.ndarray, depth: int | None, max_states: int | None,
+                    stop_on_violation: bool, progress: Progress | None,
+                    saved: dict[str, Any] | None, save: Callable[..., None] | None,
+                    checkpoint_every: float, stop_after_levels: int | None, t0: float
+                    ) -> dict[str, Any]:
+    """Run the search over ``shards`` (a transport); returns what one process's
+    search would have: the arrays in id order, counts and the judge's findings."""
+    if saved is None:
+        levels = [(starts, np.full(len(starts), -1, np.int32),
+                   np.full(len(starts), -1, np.int16), 0)]
+        level_start, generated = [0], len(starts)
+        fired = np.zeros(len(model.instances), dtype=np.int64)
+        level = 0
+    else:
+        b = [int(x) for x in saved["level_start"]] + [len(saved["keys"])]
+        levels = [(saved["keys"][a:z], saved["parent"][a:z], saved["via"][a:z], a)
+                  for a, z in zip(b, b[1:])]
+        level_start, generated = b[:-1], int(saved["generated"])
+        fired, level = saved["fired"].copy(), int(saved["level"])
+    shards.load(levels)
+    del levels
+    total = level_start[-1] + (len(starts) if saved is None else
+                               len(saved["keys"]) - level_start[-1])
+    frontier = total - level_start[-1]
+    stopped, last_cp = None, time.perf_counter()
+    while frontier:
+        if judge.violations and stop_on_violation:
+            stopped = "violation"
+            break
+        if depth is not None and level >= depth:
+            break
+        if stop_after_levels is not None and level >= stop_after_levels:
+            break
+        stats = shards.expand(judge.failed)
+        applied: dict[str, int] = {}
+        for s in stats:
+            generated += s["generated"]
+            fired += s["fired"]
+            for pid, k in s["trans_applied"].items():
+                applied[pid] = applied.get(pid, 0) + k
+        stuck = [s["stuck"] for s in stats if s["stuck"] >= 0]
+        judge.expansion(applied, [v for s in stats for v in s["trans_viol"]],
+                        min(stuck, default=-1))
+        frontier = sum(shards.merge())
+        level += 1
+        if frontier:
+            level_start.append(total)
+            _take(judge, shards.number(total))
+            total += frontier
+        if progress is not None:
+            progress(level, total, generated, time.perf_counter() - t0)
+        if max_states is not None and total >= max_states and frontier:
+            stopped = "max-states"
+            break
+        if save is not None and time.perf_counter() - last_cp >= checkpoint_every:
+            keys, parent, via = shards.gather()
+            save(keys, parent, via, level_start, generated, fired,
+                 (level_start[-1], total), level)
+            last_cp = time.perf_counter()
+    keys, parent, via = shards.gather()
+    return {"keys": keys, "parent": parent, "via": via, "level_start": level_start,
+            "generated": generated, "fired": fired, "frontier": (level_start[-1], total),
+            "open": bool(frontier), "stopped": stopped, "level": level,
+            "shuffled": getattr(shards, "shuffled", 0)}
+
+
+def _take(judge: Judge, reports: list[dict[str, Any]]) -> None:
+    """The workers' findings on a new level: of each property's violations, the least
+    state id (what one process, judging the level in id order, finds first)."""
+    best: dict[str, Violation] = {}
+    for r in reports:
+        for v in r["violations"]:
+            if v.prop not in judge.failed and (v.prop not in best or
+                                               v.path[-1] < best[v.prop].path[-1]):
+                best[v.prop] = v
+        for k in r["witness"]:
+            judge.witness_seen[k] = True
+    for v in sorted(best.values(), key=lambda v: (v.path[-1], v.prop)):
+        judge.failed.add(v.prop)
+        judge.violations.append(v)
+
+
+def walk(violations: list[Violation], parent: np.ndarray, via: np.ndarray) -> None:
+    """Replace each violation's placeholder (its state's id) by the path to it.  A path
+    already walked is left as it is (walking a placeholder again gives it back)."""
+    def path(sid: int) -> tuple[list[int], list[int]]:
+        ids, acts = [], []
+        while sid >= 0:
+            ids.append(sid)
+            acts.append(int(via[sid]))
+            sid = int(parent[sid])
+        return ids[::-1], acts[::-1]
+
+    for v in violations:
+        if v.kind == "trans" and len(v.path) == 2:
+            ids, acts = path(v.path[0])
+            v.path, v.actions = ids + [-1], acts + [v.actions[-1]]
+        elif v.kind != "trans" and len(v.path) == 1:
+            v.path, v.actions = path(v.path[0])

@@ -1,0 +1,182 @@
+"""The partitioned search (issue 16): one process and several, the same run.
+
+Each worker owns the states its hash names; the level is numbered as one process
+numbers it and parents are chosen by least (action, parent), so not only the counts but
+the ids, the parent links and every counterexample must be equal, bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from osf_check.explorer.check import check, prepare
+from osf_check.explorer.layout import Layout
+from osf_check.explorer.store import least, rank
+from osf_check.explorer.vector import vector_bfs
+from osf_check.models.two_phase import SPEC as TWO_PHASE
+from osf_check.properties import catalogue
+
+SMALL = {"two-phase": ({"rms": 4}, None), "graph-relay": ({}, 7), "wire-relay": ({}, 6)}
+
+
+def _same(a, b) -> None:
+    """Two explorations are the same run: every array and every finding."""
+    assert (a.distinct, a.generated, a.fired) == (b.distinct, b.generated, b.fired)
+    assert list(a.level_start) == list(b.level_start)
+    assert np.array_equal(a.keys, b.keys)
+    assert np.array_equal(a.parent, b.parent) and np.array_equal(a.via, b.via)
+    assert (a.complete, a.stopped, a.expanded) == (b.complete, b.stopped, b.expanded)
+    assert a.witness_seen == b.witness_seen and a.trans_applied == b.trans_applied
+
+    def found(ex):
+        return sorted((v.prop, v.kind, v.message, list(v.path), list(v.actions))
+                      for v in ex.violations)
+    assert found(a) == found(b)
+
+
+@pytest.mark.parametrize("model", sorted(SMALL))
+def test_every_model_and_mutant_is_the_same_run_on_1_2_and_3_workers(model):
+    params, depth = SMALL[model]
+    mutants = [None, *(x.name for x in catalogue.MUTANTS if x.model == model)]
+    assert len(mutants) > 1
+    broken = 0
+    for mu in mutants:
+        m, props, _ = prepare(model, params=params, mutant=mu)
+        one = vector_bfs(m, props, depth=depth, stop_on_violation=False, chunk=997)
+        broken += bool(one.violations)
+        for w in (2, 3):
+            _same(one, vector_bfs(m, props, depth=depth, stop_on_violation=False,
+                                  chunk=1 << 17, workers=w))
+        # stopping at the first violation stops at the same level, with the same trace
+        _same(vector_bfs(m, props, depth=depth, chunk=4096),
+              vector_bfs(m, props, depth=depth, workers=2, chunk=333))
+    assert broken, "no mutant was caught at these bounds: the comparison would be idle"
+
+
+def test_parents_do_not_depend_on_chunks():
+    """Least (action, parent) is a rule of the state space, not of how a level is cut."""
+    m = TWO_PHASE.build({"rms": 5})
+    runs = [vector_bfs(m, [], depth=None, chunk=c) for c in (7, 1000, 1 << 17)]
+    for r in runs[1:]:
+        _same(runs[0], r)
+
+
+def test_least_is_the_least_action_then_parent():
+    sk = np.array([5, 5, 5, 2, 2], dtype=np.uint64)
+    parent = np.array([9, 1, 4, 3, 0], dtype=np.int32)
+    act = np.array([2, 3, 2, 1, 1], dtype=np.int16)
+    uniq, rows = least(sk, rank(parent, act))
+    assert uniq.tolist() == [2, 5] and rows.tolist() == [4, 2]
+
+
+def test_ownership_is_balanced_and_follows_the_key_only():
+    m = TWO_PHASE.build({"rms": 8})
+    ex = vector_bfs(m, [], depth=None)
+    lay = Layout(m)
+    for parts in (2, 3, 8):
+        share = np.bincount(lay.owner(ex.keys, parts).astype(np.int64), minlength=parts)
+        assert share.sum() == ex.distinct
+        assert share.max() <= 1.1 * ex.distinct / parts, share  # within 10 % of even
+    # several words: the hash reads every word
+    m2, _, _ = prepare("wire-relay")
+    lay2 = Layout(m2)
+    assert lay2.words == 2
+    k = np.zeros((4, 2), dtype=np.uint64)
+    k[:, 1] = np.arange(4, dtype=np.uint64)
+    assert len(set(lay2.owner(k, 1 << 16).tolist())) == 4
+
+
+def test_check_reports_the_partitions_and_says_why_when_there_are_none():
+    r = check("two-phase", params={"rms": 5}, depth=None, workers=2)
+    assert r.workers["asked"] == 2 and r.workers["partitions"] == 2
+    assert r.workers["why"] is None and r.workers["shuffled_bytes"] > 0
+    one = check("two-phase", params={"rms": 5}, depth=None)
+    assert one.workers == {"asked": 1, "partitions": 1, "why": None, "shuffled_bytes": 0}
+    assert one.status == r.status and one.exploration.distinct == r.exploration.distinct
+    g = check("graph-relay", depth=3, workers=2)  # reach and fair: the graph is needed
+    assert g.workers["partitions"] == 1 and "edges" in g.workers["why"]
+
+
+def test_a_checkpoint_of_a_partitioned_run_resumes_on_any_number_of_workers(tmp_path):
+    m, props, _ = prepare("two-phase", params={"rms": 5}, mutant="commit-without-all-prepared")
+    whole = vector_bfs(m, props, depth=None)
+    assert whole.violations
+    for first, then in ((2, 1), (2, 3), (1, 2)):
+        d = tmp_path / f"cp-{first}-{then}"
+        part = vector_bfs(m, props, depth=None, workers=first, checkpoint=d,
+                          checkpoint_every=0, stop_after_levels=4)
+        assert not part.complete and (d / "state.npz").exists()
+        _same(whole, vector_bfs(m, props, depth=None, workers=then, resume=d))
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        f = task / "children"
+        if f.exists():
+            out += [int(x) for x in f.read_text().split()]
+    return out
+
+
+def _shm_dirs() -> set[str]:
+    d = Path("/dev/shm")
+    return {p.name for p in d.glob("osf-check-shards-*")} if d.is_dir() else set()
+
+
+def _explore(args: list[str], **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "osf_check.cli", "explore", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+BASE = ["--model", "two-phase", "--param", "rms=8", "--depth", "unbounded", "--json",
+        "--workers", "2"]
+
+
+@pytest.mark.parametrize("victim", ["driver", "worker"])
+def test_a_sigkilled_partitioned_run_resumes_to_the_same_verdict(tmp_path, victim):
+    """SIGKILL the driver (its workers must leave, with their files) or one worker
+    (the run fails as an internal error, never a verdict); the checkpoint then resumes
+    to SPIN's counts for TwoPhase N=8 (tests/test_two_phase.py)."""
+    cp = tmp_path / "cp"
+    before = _shm_dirs()
+    p = _explore(BASE + ["--checkpoint", str(cp), "--checkpoint-every", "0"])
+    deadline = time.time() + 300
+    while not (cp / "state.npz").exists() and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    assert (cp / "state.npz").exists(), "no checkpoint was written"
+    kids = _children(p.pid)
+    assert len(kids) == 2, kids
+    if victim == "driver":
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=60)
+        for k in kids:  # the workers see the driver gone and leave
+            for _ in range(600):
+                if not Path(f"/proc/{k}").exists() or \
+                        Path(f"/proc/{k}/stat").read_text().split()[2] == "Z":
+                    break
+                time.sleep(0.05)
+            else:
+                raise AssertionError(f"worker {k} outlived its driver")
+        time.sleep(0.5)
+        assert _shm_dirs() - before == set(), "a killed run left its files in /dev/shm"
+    else:
+        os.kill(kids[0], signal.SIGKILL)
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 153, (p.returncode, err[-2000:])
+        assert "worker" in err and "Traceback" not in err
+    r = subprocess.run([sys.executable, "-m", "osf_check.cli", "explore", *BASE,
+                        "--resume", str(cp)], capture_output=True, text=True, timeout=600)
+    doc = json.loads(r.stdout)
+    assert doc["exit_code"] == 0 and doc["complete"]
+    got = doc["models"][0]
+    assert (got["distinct_states"], got["generated_states"]) == (1_745_408, 18_507_778)
+    assert got["workers"]["partitions"] == 2
