@@ -102,6 +102,7 @@ class Checker:
     _deadlocks: bool = True
     _strict: bool = False
     _symmetry: bool = False
+    _cluster: str | None = None
 
     def __post_init__(self) -> None:
         name = load(self.model)
@@ -146,10 +147,18 @@ class Checker:
         return self._with(_engine=name)
 
     def workers(self, n: int) -> "Checker":
-        """Processes expanding each level (the vector engine)."""
+        """Processes sharing the search, each owning the states a hash names (the vector
+        engine; the same counts, verdicts and counterexamples as one)."""
         if not isinstance(n, int) or not 1 <= n <= 64:
             raise BadValue(f"workers is an integer in 1..64, got {n!r}")
         return self._with(_workers=n)
+
+    def cluster(self, address: str | None) -> "Checker":
+        """Partition the search over the actors of a Ray cluster: its address, ``"local"``
+        (a Ray instance started for the run) or None (processes of this machine)."""
+        if address is not None and (not isinstance(address, str) or not address.strip()):
+            raise BadValue(f"cluster is an address, 'local' or None, got {address!r}")
+        return self._with(_cluster=address)
 
     def max_states(self, n: int | None) -> "Checker":
         """Stop (verdict ``incomplete``) past this many distinct states."""
@@ -195,7 +204,7 @@ class Checker:
                   stop_on_violation=not self._keep_going, strict=self._strict,
                   progress=progress, log=log, engine=self._engine, checkpoint=checkpoint,
                   checkpoint_every=checkpoint_every, resume=resume, workers=self._workers,
-                  tick=tick, symmetry=self._symmetry)
+                  tick=tick, symmetry=self._symmetry, cluster=self._cluster)
         return ExploreResult(r, self._depth, self._seed)
 
     def prove(self, *, k: int = 4, timeout: float = 120.0, mine: bool = True,

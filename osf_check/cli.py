@@ -388,6 +388,10 @@ def _progress(name: str, disp: Any, task: Any):
               help="Processes sharing the search, each owning the states a hash of the "
                    "state names (vector engine; same counts, verdicts and counterexamples "
                    "as one).")
+@click.option("--cluster", metavar="ADDRESS", default=None,
+              help="Partition the search over the actors of a Ray cluster: its address "
+                   "(as `ray start --head` prints it), or `local` for a Ray instance "
+                   "started for the run (pip install 'osf-check[cluster]').")
 @click.option("--symmetry", is_flag=True,
               help="Store one state per class of states equal up to permuting the model's "
                    "symmetric sets, once z3 has proved the model symmetric (safety only: "
@@ -398,7 +402,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             out: Path | None, strict: bool, go_on: bool, no_deadlock: bool,
             drop: tuple[str, ...], engine: str, checkpoint: str | None,
             checkpoint_every: float, resume: str | None, workers: int,
-            symmetry: bool) -> None:
+            cluster: str | None, symmetry: bool) -> None:
     """Breadth-first exploration to a depth, with shortest counterexamples."""
     bound = _parse_depth(depth)
     overrides = _parse_params(params)
@@ -432,7 +436,8 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             checker = Checker(n).params(**overrides).mutant(mutant).properties(*props) \
                 .drop(*drop).depth(bound).engine(engine).workers(workers) \
                 .max_states(max_states).seed(seed).keep_going(go_on) \
-                .deadlocks(not no_deadlock).strict(strict).symmetry(symmetry)
+                .deadlocks(not no_deadlock).strict(strict).symmetry(symmetry) \
+                .cluster(cluster)
             explored.append(checker.explore(
                 progress=_progress(n, disp, task), log=disp.line,
                 tick=lambda done, total, t=task: disp.update(t, completed=done, total=total),

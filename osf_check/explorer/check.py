@@ -63,8 +63,8 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
           log: Callable[[str], None] | None = None, engine: str = "auto",
           checkpoint: str | None = None, checkpoint_every: float = 300.0,
           resume: str | None = None, workers: int = 1,
-          tick: Callable[[int, int], None] | None = None, symmetry: bool = False
-          ) -> ModelResult:
+          tick: Callable[[int, int], None] | None = None, symmetry: bool = False,
+          cluster: str | None = None) -> ModelResult:
     """Explore ``model`` and check its properties; raises ``LookupError``/``ValueError`` on
     bad names or parameters (the CLI turns those into exit code 150)."""
     t0 = time.perf_counter()
@@ -74,6 +74,8 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         raise BadValue(f"unknown engine {engine!r} (explicit, vector or auto)")
     if engine == "explicit" and (checkpoint or resume):
         raise BadValue("--checkpoint and --resume need the vector engine")
+    if engine == "explicit" and cluster is not None:
+        raise BadValue("--cluster needs the vector engine")
     reduce, sym = _symmetry(m, chosen, symmetry, log)
     if reduce is not None:
         want_graph = False  # fairness names action instances, which permutations move
@@ -87,7 +89,7 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
                         check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
                         progress=progress, checkpoint=checkpoint,
                         checkpoint_every=checkpoint_every, resume=resume, workers=workers,
-                        tick=tick, reduce=reduce)
+                        tick=tick, reduce=reduce, cluster=cluster)
     if reduce is not None:
         from .symmetry import expand
         for v in ex.violations:
@@ -132,18 +134,19 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         verdict = "ok"
     return ModelResult(m, chosen, ex, graph, status, warnings, verdict, from_mutant,
                        time.perf_counter() - t0, assumptions_in_force(model, drop), sym,
-                       _workers(ex, workers, engine))
+                       _workers(ex, workers, engine, cluster))
 
 
-def _workers(ex: Exploration, asked: int, engine: str) -> dict[str, object]:
+def _workers(ex: Exploration, asked: int, engine: str, cluster: str | None
+             ) -> dict[str, object]:
     """How the search was shared: a run that asked for more workers than it used says why."""
     used = int(getattr(ex, "partitions", 1))
     why = None
-    if used < asked:
+    if used < max(asked, 2 if cluster is not None else 1):
         why = ("the explicit engine runs in one process" if engine == "explicit" else
                "the reach and fair checks need the graph's edges, which the partitioned "
                "search does not keep: the search ran in one process")
-    return {"asked": asked, "partitions": used, "why": why,
+    return {"asked": asked, "partitions": used, "why": why, "cluster": cluster,
             "shuffled_bytes": int(getattr(ex, "shuffled", 0))}
 
 

@@ -213,7 +213,7 @@ class LocalShards:
     The driver sends each process a command and waits for all of them; a process that
     dies or fails makes the whole search fail (an internal error, not a verdict)."""
 
-    def __init__(self, make: Callable[[int], Shard], parts: int):
+    def __init__(self, make: Callable[[int, int], Shard], parts: int):
         import multiprocessing as mp
         ctx = mp.get_context("fork")
         base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) \
@@ -317,7 +317,7 @@ def _read(path: Path) -> list[np.ndarray]:
         return [np.load(f, allow_pickle=False) for _ in range(n)]
 
 
-def _serve(make: Callable[[int], Shard], w: int, parts: int, conn: Any, d: Path,
+def _serve(make: Callable[[int, int], Shard], w: int, parts: int, conn: Any, d: Path,
            theirs: Sequence[Any]) -> None:
     """A worker process: build its shard, then run the driver's commands."""
     import signal
@@ -325,7 +325,7 @@ def _serve(make: Callable[[int], Shard], w: int, parts: int, conn: Any, d: Path,
     for c in theirs:
         c.close()
     try:
-        _commands(make(w), w, parts, conn, d)
+        _commands(make(w, parts), w, parts, conn, d)
     except (BrokenPipeError, EOFError, ConnectionResetError):
         pass  # the driver is gone (killed?): leave no files behind in memory
     shutil.rmtree(d, ignore_errors=True)

@@ -42,7 +42,6 @@ from .layout import Layout
 from .store import LevelStore
 from .successors import Expansion, Successors, expand_range
 from .verdicts import Judge
-from .workers import run_parallel, split
 
 if TYPE_CHECKING:
     from .symmetry import Reduction
@@ -124,16 +123,17 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                checkpoint_every: float = 300.0, resume: str | os.PathLike | None = None,
                stop_after_levels: int | None = None, chunk: int = 1 << 17,
                workers: int = 1, tick: Callable[[int, int], None] | None = None,
-               reduce: "Reduction | None" = None) -> Exploration:
+               reduce: "Reduction | None" = None, cluster: str | None = None) -> Exploration:
     """Breadth-first search with numpy; same results as :func:`osf_check.explorer.explicit.bfs`.
 
     A search of parts with one job each: :class:`~.successors.Successors` (the model's
     actions over columns), :class:`~.store.LevelStore` (visited set and parent links),
     :class:`~.verdicts.Judge` (properties), :class:`~.edges.EdgeLog` (the graph),
-    :mod:`.workers` (a level's frontier over processes) and :mod:`.checkpoint`.
+    and :mod:`.checkpoint`; with ``workers`` > 1 or a Ray ``cluster`` address, the
+    search is partitioned over workers (:mod:`.partition`), with the same results.
 
     ``tick(done, total)`` reports progress within a level: frontier states expanded so
-    far of the level's (by this process; forked workers report nothing)."""
+    far of the level's (one process only)."""
     t0 = time.perf_counter()
     lay = Layout(model)
     checks = CheckList.of(model, props)
@@ -145,14 +145,14 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     starts = model.initial_states
     if reduce is not None:
         starts = [reduce.canon(s) for s in starts]
-    if workers > 1 and not keep_graph:
+    if (workers > 1 or cluster is not None) and not keep_graph:
         return _partitioned(model, props, ex, _distinct(lay, starts, model.nslots), ident,
                             workers=workers, depth=depth, max_states=max_states,
                             check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
                             progress=progress, checkpoint=checkpoint,
                             checkpoint_every=checkpoint_every, resume=resume,
                             stop_after_levels=stop_after_levels, chunk=chunk, reduce=reduce,
-                            t0=t0)
+                            t0=t0, cluster=cluster)
     store = LevelStore(_distinct(lay, starts, model.nslots), succ.act_dtype)
     run = _Run(generated=len(store), fired=np.zeros(len(model.instances), dtype=np.int64),
                frontier=(0, len(store)), level=0)
@@ -170,13 +170,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         judge.restore(saved["meta"])
     else:
         judge.states(lay.unpack(store.keys[0]), np.arange(len(store)))
-    home, last_cp = os.getpid(), time.perf_counter()
-
-    def expand(lo: int, hi: int) -> Expansion:
-        flo, fhi = run.frontier
-        return expand_range(succ, store, lo, hi, flo, fhi, chunk=chunk, failed=judge.failed,
-                            for_graph=keep_graph,
-                            tick=tick if tick is not None and os.getpid() == home else None)
+    last_cp = time.perf_counter()
 
     while run.frontier[1] > run.frontier[0]:
         if judge.violations and stop_on_violation:
@@ -186,10 +180,11 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             break
         if stop_after_levels is not None and run.level >= stop_after_levels:
             break  # (tests: simulate an interrupted run)
-        # the level in chunks, so that temporaries stay bounded; with workers, the
-        # frontier is split between processes that expand and pre-filter their part
-        ranges = split(*run.frontier, workers if not keep_graph else 1, chunk)
-        start = _merge_level(run_parallel(expand, ranges), store, run, judge, edges)
+        # the level in chunks, so that temporaries stay bounded
+        lo, hi = run.frontier
+        found = expand_range(succ, store, lo, hi, lo, hi, chunk=chunk, failed=judge.failed,
+                             for_graph=keep_graph, tick=tick)
+        start = _merge_level([found], store, run, judge, edges)
         if edges is not None:
             edges.end_level(store, start)
         run.level += 1
@@ -308,8 +303,9 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
                  progress: Progress | None, checkpoint: str | os.PathLike | None,
                  checkpoint_every: float, resume: str | os.PathLike | None,
                  stop_after_levels: int | None, chunk: int, reduce: "Reduction | None",
-                 t0: float) -> Exploration:
-    """The search over ``workers`` processes, each owning a slice of the states
+                 t0: float, cluster: str | None) -> Exploration:
+    """The search over ``workers`` processes (or Ray actors on ``cluster``: as many as
+    asked, else one per CPU of the cluster), each owning a slice of the states
     (:mod:`.partition`): the same ids, parents, counts and verdicts as one process."""
     from .partition import LocalShards, Shard, partitioned_bfs, walk
     lay = ex.layout  # type: ignore[attr-defined]
@@ -324,8 +320,8 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
         init = init[np.argsort(lay.sortable(init), kind="stable")]
         judge.states(lay.unpack(init), np.arange(len(init)))
 
-    def make(w: int) -> Shard:
-        return Shard(model, props, w, workers, check_deadlock=check_deadlock, chunk=chunk,
+    def make(w: int, parts: int) -> Shard:
+        return Shard(model, props, w, parts, check_deadlock=check_deadlock, chunk=chunk,
                      reduce=reduce)
 
     def save(keys: np.ndarray, parent: np.ndarray, via: np.ndarray, starts: list[int],
@@ -336,7 +332,11 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
                         generated=generated, fired=fired, frontier=np.array(frontier),
                         level=level, seconds=time.perf_counter() - t0)
 
-    shards = LocalShards(make, workers)
+    if cluster is not None:
+        from .cluster import RayShards
+        shards: Any = RayShards(make, workers if workers > 1 else 0, cluster)
+    else:
+        shards = LocalShards(make, workers)
     try:
         got = partitioned_bfs(model, props, shards, judge=judge, starts=init, depth=depth,
                               max_states=max_states, stop_on_violation=stop_on_violation,
@@ -358,6 +358,6 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
     lo = got["frontier"][0]
     ex.expanded = lo if got["open"] or ex.stopped == "violation" else len(ex.keys)
     ex.shuffled = got["shuffled"]  # type: ignore[attr-defined]
-    ex.partitions = workers  # type: ignore[attr-defined]
+    ex.partitions = shards.parts  # type: ignore[attr-defined]
     ex.seconds = time.perf_counter() - t0
     return ex
