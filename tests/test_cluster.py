@@ -44,6 +44,8 @@ def test_every_model_and_mutant_is_the_same_run_on_the_cluster(local_ray, model)
         on = vector_bfs(m, props, depth=depth, stop_on_violation=False, cluster="auto")
         assert on.partitions == 2  # one actor per CPU of the cluster
         _same(one, on)
+        local = vector_bfs(m, props, depth=depth, stop_on_violation=False, workers=2)
+        assert on.shuffled_levels == local.shuffled_levels  # the same bytes, either way
         _same(vector_bfs(m, props, depth=depth),
               vector_bfs(m, props, depth=depth, cluster="auto", workers=2))
 

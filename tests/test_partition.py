@@ -181,3 +181,17 @@ def test_a_sigkilled_partitioned_run_resumes_to_the_same_verdict(tmp_path, victi
     got = doc["models"][0]
     assert (got["distinct_states"], got["generated_states"]) == (1_745_408, 18_507_778)
     assert got["workers"]["partitions"] == 2
+
+
+def test_the_bytes_moved_between_workers_are_measured_not_assumed():
+    """A worker sends each successor it does not own to its owner: with more workers, a
+    larger share moves (about (W-1)/W of the successors kept per chunk)."""
+    m = TWO_PHASE.build({"rms": 6})
+    moved = {}
+    for w in (2, 3, 5):
+        ex = vector_bfs(m, [], depth=None, workers=w)
+        moved[w] = ex.shuffled
+        assert sum(ex.shuffled_levels) == ex.shuffled
+        assert len(ex.shuffled_levels) == len(ex.level_start)  # one per level expanded
+    assert 0 < moved[2] < moved[3] < moved[5]
+    assert moved[5] < 2 * moved[2]  # 4/5 against 1/2 of the same successors

@@ -23,7 +23,7 @@ import numpy as np
 
 from osf_check.models.errors import BadValue
 
-from .partition import Shard, WorkerLost, gather
+from .partition import Shard, WorkerLost, sent_bytes, gather
 
 __all__ = ["RayShards", "ray_available"]
 
@@ -159,8 +159,7 @@ class _ShardActor:
 
     def expand(self, failed: list[str]) -> tuple[Any, ...]:
         stats, parts = self.shard.expand(set(failed))
-        stats["shuffled"] = sum(a.nbytes for o, p in enumerate(parts) if o != self.w
-                                for part in p for a in part)
+        stats["shuffled"] = sent_bytes(parts, self.w)
         return (stats, *parts)
 
     def merge(self, *incoming: list[tuple[np.ndarray, np.ndarray, np.ndarray]]

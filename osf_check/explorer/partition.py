@@ -186,6 +186,11 @@ class Shard:
         return self.store.nbytes + sum(g.nbytes for g in self.gids)
 
 
+def sent_bytes(parts: list[Parts], w: int) -> int:
+    """Bytes of successors worker ``w`` sends to the others (the arrays alone)."""
+    return sum(a.nbytes for o, p in enumerate(parts) if o != w for part in p for a in part)
+
+
 def _cat(parts: Parts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
             np.concatenate([p[2] for p in parts]))
@@ -301,14 +306,13 @@ class LocalShards:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _save(path: Path, arrays: Sequence[np.ndarray]) -> int:
+def _save(path: Path, arrays: Sequence[np.ndarray]) -> None:
     tmp = path.with_suffix(".tmp")
     with open(tmp, "wb") as f:
         np.save(f, np.array(len(arrays)))
         for a in arrays:
             np.save(f, a, allow_pickle=False)
     os.replace(tmp, path)
-    return path.stat().st_size
 
 
 def _read(path: Path) -> list[np.ndarray]:
@@ -359,9 +363,10 @@ class _Files:
     def expand(self, failed: list[str]) -> dict[str, Any]:
         stats, out = self.shard.expand(set(failed))
         level = len(self.shard.gids)
-        stats["shuffled"] = sum(_save(self.d / f"c{level}-{self.w}-{o}.npy",
-                                      [a for part in out[o] for a in part])
-                                for o in range(self.parts) if o != self.w)
+        for o in range(self.parts):
+            if o != self.w:
+                _save(self.d / f"c{level}-{self.w}-{o}.npy", [a for part in out[o] for a in part])
+        stats["shuffled"] = sent_bytes(out, self.w)
         return stats
 
     def merge(self) -> int:
@@ -433,6 +438,7 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
                                len(saved["keys"]) - level_start[-1])
     frontier = total - level_start[-1]
     stopped, last_cp = None, time.perf_counter()
+    per_level: list[int] = []  # bytes sent between workers while expanding each level
     while frontier:
         if judge.violations and stop_on_violation:
             stopped = "violation"
@@ -441,7 +447,9 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             break
         if stop_after_levels is not None and level >= stop_after_levels:
             break
+        before = shards.shuffled
         stats = shards.expand(judge.failed)
+        per_level.append(shards.shuffled - before)
         applied: dict[str, int] = {}
         for s in stats:
             generated += s["generated"]
@@ -471,7 +479,7 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
     return {"keys": keys, "parent": parent, "via": via, "level_start": level_start,
             "generated": generated, "fired": fired, "frontier": (level_start[-1], total),
             "open": bool(frontier), "stopped": stopped, "level": level,
-            "shuffled": getattr(shards, "shuffled", 0)}
+            "shuffled": shards.shuffled, "shuffled_levels": per_level}
 
 
 def _take(judge: Judge, reports: list[dict[str, Any]]) -> None:

@@ -358,6 +358,7 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
     lo = got["frontier"][0]
     ex.expanded = lo if got["open"] or ex.stopped == "violation" else len(ex.keys)
     ex.shuffled = got["shuffled"]  # type: ignore[attr-defined]
+    ex.shuffled_levels = got["shuffled_levels"]  # type: ignore[attr-defined]
     ex.partitions = shards.parts  # type: ignore[attr-defined]
     ex.seconds = time.perf_counter() - t0
     return ex
