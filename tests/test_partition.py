@@ -101,7 +101,8 @@ def test_check_reports_the_partitions_and_says_why_when_there_are_none():
     assert r.workers["why"] is None and r.workers["shuffled_bytes"] > 0
     one = check("two-phase", params={"rms": 5}, depth=None)
     assert one.workers == {"asked": 1, "partitions": 1, "why": None, "cluster": None,
-                           "shuffled_bytes": 0}
+                           "shuffled_bytes": 0, "shuffled_per_level": []}
+    assert sum(r.workers["shuffled_per_level"]) == r.workers["shuffled_bytes"]
     assert one.status == r.status and one.exploration.distinct == r.exploration.distinct
     g = check("graph-relay", depth=3, workers=2)  # reach and fair: the graph is needed
     assert g.workers["partitions"] == 1 and "edges" in g.workers["why"]

@@ -147,7 +147,8 @@ def _workers(ex: Exploration, asked: int, engine: str, cluster: str | None
                "the reach and fair checks need the graph's edges, which the partitioned "
                "search does not keep: the search ran in one process")
     return {"asked": asked, "partitions": used, "why": why, "cluster": cluster,
-            "shuffled_bytes": int(getattr(ex, "shuffled", 0))}
+            "shuffled_bytes": int(getattr(ex, "shuffled", 0)),
+            "shuffled_per_level": [int(x) for x in getattr(ex, "shuffled_levels", [])]}
 
 
 def _symmetry(m: Model, props: Sequence[Property], asked: bool,

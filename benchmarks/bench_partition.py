@@ -1,0 +1,173 @@
+"""The partitioned search: one process, N worker processes and a local Ray cluster.
+
+Each run is ``osf-check explore --depth unbounded --json`` in a process of its own.
+Peak memory is that of the whole process tree (the driver, its workers, Ray's own
+processes): the sum of their proportional set sizes (PSS, so that pages the workers
+share after the fork, or through shared memory, count once), sampled every 200 ms.
+Prints wall time, peak memory, states/s and the bytes moved between workers per level
+(from the run's JSON), medians of ``--repeat`` runs, the speed-up against one process,
+and an estimate on paper for 8 and 64 machines.
+
+    python benchmarks/bench_partition.py                      # every case, once
+    python benchmarks/bench_partition.py --repeat 3           # medians of three
+    python benchmarks/bench_partition.py --only two-phase --workers 1 --workers 2
+
+The estimate: each machine expands and deduplicates 1/M of every level (the measured
+one-process time divided by M), and sends (M-1)/M of the successors it keeps per chunk
+to their owners (the measured two-worker volume, which is 1/2 of them, scaled), over
+links of ``--gbit`` Gbit/s, all machines at once; each level costs ``--rtt-ms`` for
+each of its three barriers.  It assumes an even partition (the hash gives one within
+10 % per level, tested) and no straggler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+#: (name, model, parameters, properties): the runs issue 16 measures.  graph-relay's
+#: reach and fair properties need the graph's edges, which the partitioned search does
+#: not keep: its "search" case checks the other properties, its full run stays in one
+#: process (and says so in its JSON)
+CASES = [
+    ("two-phase N=9", "two-phase", {"rms": 9}, [], ("1 worker", "2 workers", "cluster local")),
+    ("graph-relay search", "graph-relay", {}, "safety",
+     ("1 worker", "2 workers", "cluster local")),
+    ("graph-relay full", "graph-relay", {}, [], ("1 worker", "2 workers")),
+]
+MODES = {"1 worker": [], "2 workers": ["--workers", "2"], "cluster local": ["--cluster", "local"]}
+
+
+def safety_ids(model: str) -> list[str]:
+    """The properties of ``model`` that need no graph (invariants, transition checks)."""
+    from osf_check.properties import catalogue
+    return [p.id for p in catalogue.properties_of(model)
+            if all(c.kind not in ("reach", "fair") for c in p.checks)]
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and its descendants (from the kernel's children lists: cheap enough not
+    to slow the run it watches)."""
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(x) for x in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _pss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def once(model: str, params: dict[str, int], props: list[str], mode: list[str]) -> dict:
+    cmd = [sys.executable, "-m", "osf_check.cli", "explore", "--model", model, "--depth",
+           "unbounded", "--json", *mode] + \
+        [a for k, v in params.items() for a in ("--param", f"{k}={v}")] + \
+        [a for p in props for a in ("--property", p)]
+    peak = [0]
+    t0 = time.perf_counter()
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], sum(_pss(p) for p in _tree(child.pid)))
+            time.sleep(0.2)
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    out = child.stdout.read() if child.stdout else b""
+    code = child.wait()
+    wall = time.perf_counter() - t0
+    done.set()
+    t.join()
+    if code not in (0, 11, 12, 13, 14):
+        raise RuntimeError(f"{' '.join(cmd)} exited {code}")
+    [m] = json.loads(out)["models"]
+    w = m["workers"]
+    return {"distinct": m["distinct_states"], "generated": m["generated_states"],
+            "wall_s": wall, "explore_s": m["seconds"], "peak_mb": peak[0] / 2**20,
+            "states_per_s": m["distinct_states"] / wall, "partitions": w["partitions"],
+            "shuffled": w["shuffled_bytes"], "per_level": w["shuffled_per_level"],
+            "verdict": m["verdict"], "why": w["why"]}
+
+
+def estimate(one_s: float, per_level_2: list[int], machines: int, gbit: float,
+             rtt_ms: float) -> float:
+    """Seconds for ``machines`` on paper (see the module's docstring)."""
+    link = gbit * 1e9 / 8
+    net = sum(b * 2 * (machines - 1) / machines / machines / link for b in per_level_2)
+    return one_s / machines + net + len(per_level_2) * 3 * rtt_ms / 1000
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--only", default=None, help="the cases of this model only")
+    ap.add_argument("--mode", action="append", default=[], choices=sorted(MODES),
+                    help="these modes only (repeatable)")
+    ap.add_argument("--gbit", type=float, default=10.0, help="link speed for the estimate")
+    ap.add_argument("--rtt-ms", type=float, default=1.0, help="barrier latency, estimate")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    if args.repeat < 1:
+        print("bench_partition: --repeat must be at least 1", file=sys.stderr)
+        return 150
+    rows = []
+    for name, model, params, props, modes in CASES:
+        if args.only and model != args.only:
+            continue
+        ids = safety_ids(model) if props == "safety" else list(props)
+        base = None
+        for mode, flags in MODES.items():
+            if (args.mode and mode not in args.mode) or mode not in modes:
+                continue
+            runs = [once(model, params, ids, flags) for _ in range(args.repeat)]
+            med = {k: statistics.median(r[k] for r in runs)
+                   for k in ("wall_s", "explore_s", "peak_mb", "states_per_s")}
+            r = {"case": name, "mode": mode, "repeat": args.repeat, **runs[0], **med}
+            base = r["wall_s"] if mode == "1 worker" else base
+            r["speedup"] = base / r["wall_s"] if base else None
+            rows.append(r)
+            if not args.json:
+                sp = f"{r['speedup']:.2f}x" if r["speedup"] else "  -  "
+                print(f"{name:<20} {mode:<14} {r['distinct']:>12,} states {r['wall_s']:7.2f} s "
+                      f"({r['explore_s']:6.2f} exploring) {sp}  {r['peak_mb']:7,.0f} MB  "
+                      f"{r['states_per_s']:>10,.0f} states/s  partitions {r['partitions']}  "
+                      f"moved {r['shuffled'] / 2**20:8,.1f} MiB  {r['verdict']}"
+                      + (f"  ({r['why']})" if r["why"] else ""), flush=True)
+        two = next((r for r in rows if r["case"] == name and r["mode"] == "2 workers"), None)
+        one = next((r for r in rows if r["case"] == name and r["mode"] == "1 worker"), None)
+        if two and one and two["partitions"] == 2 and not args.json:
+            lv = two["per_level"]
+            print(f"{'':<20} moved per level (MiB, 2 workers): "
+                  + " ".join(f"{b / 2**20:.1f}" for b in lv))
+            for mach in (8, 64):
+                print(f"{'':<20} on paper, {mach} machines ({args.gbit:g} Gbit/s, "
+                      f"{args.rtt_ms:g} ms a barrier): "
+                      f"{estimate(one['explore_s'], lv, mach, args.gbit, args.rtt_ms):.2f} s "
+                      f"exploring, against {one['explore_s']:.2f} s in one process")
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
