@@ -31,7 +31,7 @@ from osf_check.properties.base import CheckList, Property
 
 from .explicit import Exploration, Progress, Violation
 from .layout import Layout
-from .store import LevelStore, first, least, rank, sortable
+from .store import LevelStore, first, key_rows, least, rank, sortable
 from .successors import Expansion, Successors
 from .verdicts import Judge
 
@@ -103,14 +103,14 @@ class Shard:
                 continue
             ck, cp, ca = out.parts.pop()
             uniq, rows = first(sortable(ck))  # each key once: its least (action, parent)
-            own = self.lay.owner(ck[rows], self.parts)
+            own = self.lay.owner(key_rows(uniq, self.lay.words), self.parts)
             for w in range(self.parts):
                 at = np.flatnonzero(own == np.uint64(w))
                 if w == self.index:  # what is stored here is dropped here, before moving
                     seen, _ = self.store.lookup(uniq[at])
                     at = at[~seen]
-                r = rows[at]
-                parts[w].append((ck[r], gid[cp[r]], ca[r]))  # parents: global ids
+                r = rows[at]  # parents as global ids:
+                parts[w].append((key_rows(uniq[at], self.lay.words), gid[cp[r]], ca[r]))
         self.kept = parts[self.index]
         parts[self.index] = []
         stats = {"generated": out.generated, "fired": out.fired,

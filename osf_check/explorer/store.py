@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LevelStore", "sortable", "least", "first", "rank"]
+__all__ = ["LevelStore", "sortable", "least", "first", "rank", "key_rows"]
 
 #: written into checkpoints: a checkpoint of another layout is refused, not misread
 STORE_VERSION = 2
@@ -180,8 +180,8 @@ class Bloom:
         return int(self.bits.nbytes)
 
 
-def _rows(uniq: np.ndarray, words: int) -> np.ndarray:
-    """Sortable keys back as rows of 64-bit words."""
+def key_rows(uniq: np.ndarray, words: int) -> np.ndarray:
+    """Sortable keys back as rows of 64-bit words (a view)."""
     return uniq.reshape(-1, 1) if words == 1 else \
         np.ascontiguousarray(uniq).view(np.uint64).reshape(-1, words)
 
@@ -239,7 +239,7 @@ class LevelStore:
         if not len(uniq):
             return found, ids
         # only what the filter cannot rule out is looked for in the levels
-        todo = np.flatnonzero(self.bloom.maybe(_rows(uniq, self.keys[0].shape[1])))
+        todo = np.flatnonzero(self.bloom.maybe(key_rows(uniq, self.keys[0].shape[1])))
         # newest level first: a successor is most often a state of the last few levels,
         # and a key found is not looked for again
         for start, seg in zip(reversed(self.starts), reversed(self.keys)):
