@@ -137,6 +137,9 @@ class RayShards:
     def gather(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return gather(self._get([a.dump.remote() for a in self.actors]))
 
+    def stored_bytes(self) -> int:
+        return sum(self._get([a.stored_bytes.remote() for a in self.actors]))
+
     def close(self) -> None:
         for a in self.actors:
             try:
@@ -172,3 +175,6 @@ class _ShardActor:
 
     def dump(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return self.shard.dump()
+
+    def stored_bytes(self) -> int:
+        return self.shard.stored_bytes()

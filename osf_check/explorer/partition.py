@@ -121,8 +121,8 @@ class Shard:
 
     def merge(self, incoming: Parts) -> np.ndarray:
         """The successors the other workers sent here (chunks of sorted, distinct keys) and
-        this worker's own: the new ones, each with its least (action, parent); returns their keys, sorted (what
-        the others need to number)."""
+        this worker's own: the new ones, each with its least (action, parent).  Returns
+        their keys, sorted (what the others need to number the level)."""
         assert self.store is not None
         keys, parent, via = [], [], []
         for ck, cp, ca in incoming:
@@ -160,7 +160,8 @@ class Shard:
         self.judge.violations = []
         before = dict(self.judge.witness_seen)
         for lo in range(0, len(keys), self.chunk):
-            self.judge.states(self.lay.unpack(keys[lo:lo + self.chunk]), ids[lo:lo + self.chunk])
+            hi = lo + self.chunk
+            self.judge.states(self.lay.unpack(keys[lo:hi]), ids[lo:hi])
         return {"violations": self.judge.violations,
                 "witness": [k for k, v in self.judge.witness_seen.items() if v and not before[k]]}
 
@@ -182,6 +183,7 @@ class Shard:
             keys[g], parent[g], via[g] = k, p, v
 
     def stored_bytes(self) -> int:
+        """This worker's visited set: keys, parents, actions, its filter and global ids."""
         assert self.store is not None
         return self.store.nbytes + sum(g.nbytes for g in self.gids)
 
@@ -238,22 +240,28 @@ class LocalShards:
             self.conns.append(a)
             self.procs.append(p)
 
-    def call(self, cmd: str, *args: Any, each: Sequence[Any] | None = None) -> list[Any]:
-        """Run ``cmd`` on every shard (with ``each[w]`` appended for shard ``w``)."""
+    def call(self, cmd: str, *args: Any) -> list[Any]:
+        """Run ``cmd`` on every shard; their answers in shard order."""
         for w, c in enumerate(self.conns):
-            c.send((cmd, args + ((each[w],) if each is not None else ())))
+            try:
+                c.send((cmd, args))
+            except (BrokenPipeError, ConnectionResetError):
+                raise self._lost(w) from None
         out = []
         for w, c in enumerate(self.conns):
             try:
                 ok, got = c.recv()
             except (EOFError, ConnectionResetError):
-                code = self.procs[w].exitcode if not self.procs[w].is_alive() else None
-                raise WorkerLost(f"worker {w} of {self.parts} died (exit status {code}) "
-                                 "during a level") from None
+                raise self._lost(w) from None
             if not ok:
                 raise got
             out.append(got)
         return out
+
+    def _lost(self, w: int) -> WorkerLost:
+        self.procs[w].join(timeout=1)
+        return WorkerLost(f"worker {w} of {self.parts} died (exit status "
+                          f"{self.procs[w].exitcode}) during a level")
 
     def expand(self, failed: set[str]) -> list[dict[str, Any]]:
         got = self.call("expand", sorted(failed))
@@ -475,8 +483,9 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             save(keys, parent, via, level_start, generated, fired,
                  (level_start[-1], total), level)
             last_cp = time.perf_counter()
+    stored = shards.stored_bytes()
     keys, parent, via = shards.gather()
-    return {"keys": keys, "parent": parent, "via": via, "level_start": level_start,
+    return {"stored": stored, "keys": keys, "parent": parent, "via": via, "level_start": level_start,
             "generated": generated, "fired": fired, "frontier": (level_start[-1], total),
             "open": bool(frontier), "stopped": stopped, "level": level,
             "shuffled": shards.shuffled, "shuffled_levels": per_level}

@@ -96,7 +96,10 @@ class _VectorExploration(Exploration):
         self.__dict__["_ids"] = value or None
 
     def stored_bytes(self) -> int:  # type: ignore[override]
-        """The visited set and parent links: keys, parents, actions and the filter."""
+        """The visited set and parent links: keys, parents, actions and the filter (of a
+        partitioned search: every worker's, with the global ids each keeps)."""
+        if getattr(self, "worker_bytes", None) is not None:
+            return int(self.worker_bytes)
         return int(self.keys.nbytes + self.parent.nbytes + self.via.nbytes
                    + getattr(self, "filter_bytes", 0))
 
@@ -307,7 +310,7 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
     """The search over ``workers`` processes (or Ray actors on ``cluster``: as many as
     asked, else one per CPU of the cluster), each owning a slice of the states
     (:mod:`.partition`): the same ids, parents, counts and verdicts as one process."""
-    from .partition import LocalShards, Shard, partitioned_bfs, walk
+    from .partition import Shard, partitioned_bfs, walk
     lay = ex.layout  # type: ignore[attr-defined]
     judge = Judge(model, CheckList.of(model, props), lambda sid: ([sid], [-1]))
     saved = None
@@ -326,17 +329,14 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
 
     def save(keys: np.ndarray, parent: np.ndarray, via: np.ndarray, starts: list[int],
              generated: int, fired: np.ndarray, frontier: tuple[int, int], level: int) -> None:
-        walk(judge.violations, parent, via)
-        save_checkpoint(Path(checkpoint), {"identity": ident, **judge.saved()},  # type: ignore[arg-type]
-                        keys=keys, parent=parent, via=via, level_start=np.array(starts),
-                        generated=generated, fired=fired, frontier=np.array(frontier),
-                        level=level, seconds=time.perf_counter() - t0)
+        walk(judge.violations, parent, via)  # saved as one process saves them
+        save_checkpoint(Path(checkpoint),  # type: ignore[arg-type]
+                        {"identity": ident, **judge.saved()}, keys=keys, parent=parent,
+                        via=via, level_start=np.array(starts), generated=generated,
+                        fired=fired, frontier=np.array(frontier), level=level,
+                        seconds=time.perf_counter() - t0)
 
-    if cluster is not None:
-        from .cluster import RayShards
-        shards: Any = RayShards(make, workers if workers > 1 else 0, cluster)
-    else:
-        shards = LocalShards(make, workers)
+    shards = _transport(make, workers, cluster)
     try:
         got = partitioned_bfs(model, props, shards, judge=judge, starts=init, depth=depth,
                               max_states=max_states, stop_on_violation=stop_on_violation,
@@ -347,10 +347,26 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
     finally:
         shards.close()
     walk(judge.violations, got["parent"], got["via"])
+    return _partitioned_result(ex, got, judge, shards.parts, stop_after_levels, t0)
+
+
+def _transport(make: Callable[[int, int], Any], workers: int, cluster: str | None) -> Any:
+    """Worker processes here, or Ray actors (as many as asked, else one per CPU)."""
+    if cluster is not None:
+        from .cluster import RayShards
+        return RayShards(make, workers if workers > 1 else 0, cluster)
+    from .partition import LocalShards
+    return LocalShards(make, workers)
+
+
+def _partitioned_result(ex: "_VectorExploration", got: dict[str, Any], judge: Judge,
+                        parts: int, stop_after_levels: int | None, t0: float) -> Exploration:
+    """The exploration a partitioned search gives: that of one process, and what moved."""
     ex.stopped = got["stopped"]
     ex.level_start = got["level_start"]
     ex.filter_bytes = 0  # type: ignore[attr-defined]
-    ex.keys, ex.parent, ex.via = got["keys"], got["parent"], got["via"]  # type: ignore[attr-defined]
+    ex.worker_bytes = got["stored"]  # type: ignore[attr-defined]
+    ex.keys, ex.parent, ex.via = got["keys"], got["parent"], got["via"]  # type: ignore
     ex.generated, ex.fired = got["generated"], got["fired"].tolist()
     ex.violations = judge.violations
     ex.witness_seen, ex.trans_applied = judge.witness_seen, judge.trans_applied
@@ -359,6 +375,6 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
     ex.expanded = lo if got["open"] or ex.stopped == "violation" else len(ex.keys)
     ex.shuffled = got["shuffled"]  # type: ignore[attr-defined]
     ex.shuffled_levels = got["shuffled_levels"]  # type: ignore[attr-defined]
-    ex.partitions = shards.parts  # type: ignore[attr-defined]
+    ex.partitions = parts  # type: ignore[attr-defined]
     ex.seconds = time.perf_counter() - t0
     return ex
