@@ -120,7 +120,7 @@ def test_the_report_loads_without_errors_and_steps_through_a_trace(page, tmp_pat
     page.locator(".viewer .next").click()
     assert current.inner_text().startswith("8. ")
     page.locator(".steps li").nth(6).click()
-    assert current.inner_text().startswith("6. start_graph")
+    assert current.inner_text().startswith("6. cancel_graph_run")
     assert page.locator(".pos").inner_text() == "step 6 of 8"
     assert page.locator("img[alt^='sequence chart']").evaluate("i => i.naturalWidth") > 300
 

@@ -29,7 +29,7 @@ _32 = np.uint64(32)
 
 
 class Layout:
-    """Where each slot lives: (word, bit offset, bits, lo); and the stored form of keys."""
+    """Where each slot lives: (word, bit offset, bits, lo); and which worker owns a key."""
 
     def __init__(self, model: Model):
         self.model = model
@@ -90,15 +90,11 @@ class Layout:
     def unpack(self, keys: np.ndarray) -> list[np.ndarray]:
         return [self._slot(keys, i) for i in range(len(self.fields))]
 
-    def unpack_slot(self, keys: np.ndarray, i: int) -> np.ndarray:
-        """Slot ``i`` of every stored key, as int64."""
-        return self._slot(keys, i)
-
-    def _slot(self, raw: np.ndarray, i: int) -> np.ndarray:
+    def _slot(self, keys: np.ndarray, i: int) -> np.ndarray:
         w, off, b, lo = self.fields[i]
         if b == 0:
-            return np.full(len(raw), lo, dtype=np.int64)
-        c = ((raw[:, w] >> np.uint64(off)) & np.uint64((1 << b) - 1)).astype(np.int64)
+            return np.full(len(keys), lo, dtype=np.int64)
+        c = ((keys[:, w] >> np.uint64(off)) & np.uint64((1 << b) - 1)).astype(np.int64)
         return c + lo if lo else c
 
     def columns(self, keys: np.ndarray, dtypes: Sequence[type], chunk: int = 1 << 20
@@ -107,9 +103,9 @@ class Layout:
         at a time (the whole array at 64 bits a slot would be gigabytes)."""
         out = [np.empty(len(keys), dtype=t) for t in dtypes]
         for lo in range(0, len(keys), chunk):
-            raw = keys[lo:lo + chunk]
+            part = keys[lo:lo + chunk]
             for i, col in enumerate(out):
-                col[lo:lo + len(raw)] = self._slot(raw, i)
+                col[lo:lo + len(part)] = self._slot(part, i)
         return out
 
     def unpack_one(self, key: np.ndarray) -> tuple:

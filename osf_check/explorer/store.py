@@ -30,7 +30,8 @@ import numpy as np
 __all__ = ["LevelStore", "sortable", "least", "first", "rank", "key_rows"]
 
 #: written into checkpoints: a checkpoint of another layout is refused, not misread
-STORE_VERSION = 2
+#: (3: parents are the least (action, parent), not the first found in a chunk)
+STORE_VERSION = 3
 
 
 def sortable(keys: np.ndarray) -> np.ndarray:
@@ -46,44 +47,47 @@ def rank(parent: np.ndarray, act: np.ndarray) -> np.ndarray:
     return (act.astype(np.int64) << 32) + parent.astype(np.int64)
 
 
+def _runs(sk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``sk`` sorted stably: the order, the sorted keys, and where each run of equal
+    keys starts (True)."""
+    o = np.argsort(sk, kind="stable")
+    so = sk[o]
+    head = np.ones(len(o), dtype=bool)
+    head[1:] = so[1:] != so[:-1]
+    return o, so, head
+
+
 def first(sk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct sortable keys of ``sk`` (sorted) and the row of each one's first
-    occurrence.
+    occurrence (a stable sort keeps it at the head of its run).
 
     >>> u, rows = first(np.array([7, 3, 7, 3]))
     >>> u.tolist(), rows.tolist()
     ([3, 7], [1, 0])
     """
-    o = np.argsort(sk, kind="stable")  # stable: the first occurrence leads its run
-    so = sk[o]
-    head = np.ones(len(o), dtype=bool)
-    head[1:] = so[1:] != so[:-1]
+    o, so, head = _runs(sk)
     return so[head], o[head]
 
 
-def least(sk: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One row per distinct sortable key of ``sk``: the one of least ``rank``.
+def least(sk: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One row per distinct sortable key of ``sk``: the one of least ``order``.
 
     Returns the distinct keys (sorted) and the chosen rows.  The vector engine keeps,
-    of the candidates for a new state, the least (action, parent id): a rule that does
-    not depend on how a level was cut into chunks or shared between workers, so that
-    parent links and counterexamples do not either.  (Within one chunk, whose
-    candidates come action by action, each action's in parent order, that is the
-    first occurrence: :func:`first`.)
+    of the candidates for a new state, the least (action, parent id) (:func:`rank`): a
+    rule that does not depend on how a level was cut into chunks or shared between
+    workers, so that parent links and counterexamples do not either.  (Within one
+    chunk, whose candidates come action by action, each action's in parent order,
+    that is the first occurrence: :func:`first`.)
 
     >>> u, rows = least(np.array([7, 3, 7, 3]), np.array([5, 9, 2, 4]))
     >>> u.tolist(), rows.tolist()
     ([3, 7], [3, 2])
     """
-    o = np.argsort(sk, kind="stable")
-    so = sk[o]
-    head = np.ones(len(o), dtype=bool)
-    head[1:] = so[1:] != so[:-1]
+    o, so, head = _runs(sk)
     starts = np.flatnonzero(head)
-    r = rank[o]
+    r = order[o]
     best = np.minimum.reduceat(r, starts) if len(starts) else r[:0]
-    group = np.cumsum(head) - 1
-    return so[starts], o[r == best[group]]
+    return so[starts], o[r == best[np.cumsum(head) - 1]]
 
 
 #: a full filter is rebuilt for this many times the keys it holds

@@ -21,7 +21,6 @@ from osf_check.models.expr import Slot
 from osf_check.properties.base import CheckList
 
 from .npeval import np_eval
-
 from .store import first
 
 if TYPE_CHECKING:
