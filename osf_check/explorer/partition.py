@@ -32,7 +32,7 @@ from osf_check.properties.base import CheckList, Property
 from .explicit import Exploration, Progress, Violation
 from .layout import Layout
 from .store import LevelStore, first, key_rows, least, rank, sortable
-from .successors import Expansion, Successors
+from .successors import Expansion, Successors, action_dtype
 from .verdicts import Judge
 
 __all__ = ["Shard", "LocalShards", "WorkerLost", "partitioned_bfs", "gather", "walk"]
@@ -430,7 +430,7 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
     search would have: the arrays in id order, counts and the judge's findings."""
     if saved is None:
         levels = [(starts, np.full(len(starts), -1, np.int32),
-                   np.full(len(starts), -1, np.int16), 0)]
+                   np.full(len(starts), -1, action_dtype(model)), 0)]
         level_start, generated = [0], len(starts)
         fired = np.zeros(len(model.instances), dtype=np.int64)
         level = 0
@@ -485,10 +485,11 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             last_cp = time.perf_counter()
     stored = shards.stored_bytes()
     keys, parent, via = shards.gather()
-    return {"stored": stored, "keys": keys, "parent": parent, "via": via, "level_start": level_start,
-            "generated": generated, "fired": fired, "frontier": (level_start[-1], total),
-            "open": bool(frontier), "stopped": stopped, "level": level,
-            "shuffled": shards.shuffled, "shuffled_levels": per_level}
+    return {"stored": stored, "keys": keys, "parent": parent, "via": via,
+            "level_start": level_start, "generated": generated, "fired": fired,
+            "frontier": (level_start[-1], total), "open": bool(frontier),
+            "stopped": stopped, "level": level, "shuffled": shards.shuffled,
+            "shuffled_levels": per_level}
 
 
 def _take(judge: Judge, reports: list[dict[str, Any]]) -> None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .symmetry import Reduction
     from .vector import Layout
 
-__all__ = ["Successors", "Expansion", "expand_range"]
+__all__ = ["Successors", "Expansion", "expand_range", "action_dtype"]
 
 
 class _Gather:
@@ -79,6 +79,11 @@ class Expansion:
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
 
 
+def action_dtype(model: Model) -> type:
+    """The integer type that names one of the model's action instances."""
+    return np.int16 if len(model.instances) < 32_000 else np.int32
+
+
 class Successors:
     """A model's actions over numpy columns, compiled once per run."""
 
@@ -90,7 +95,7 @@ class Successors:
         self.updates = [[inst.updates.get(i, Slot(i)) for i in range(n)] for inst in self.insts]
         self.changed = [sorted(inst.updates) for inst in self.insts]
         self.trans = checks.trans
-        self.act_dtype = np.int16 if len(self.insts) < 32_000 else np.int32
+        self.act_dtype = action_dtype(model)
 
     def chunk(self, fkeys: np.ndarray, base: int, failed: set[str], out: Expansion) -> None:
         """Expand the frontier keys ``fkeys`` (ids ``base``…) into ``out``."""
