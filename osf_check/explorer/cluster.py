@@ -25,15 +25,7 @@ from osf_check.models.errors import BadValue
 
 from .partition import Shard, WorkerLost, sent_bytes, gather
 
-__all__ = ["RayShards", "ray_available"]
-
-
-def ray_available() -> bool:
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        return False
-    return True
+__all__ = ["RayShards"]
 
 
 def connect(address: str, workers: int) -> tuple[Any, bool]:

@@ -29,7 +29,7 @@ import numpy as np
 from osf_check.models.dsl import Model
 from osf_check.properties.base import CheckList, Property
 
-from .explicit import Exploration, Progress, Violation
+from .explicit import Progress, Violation
 from .layout import Layout
 from .store import LevelStore, first, key_rows, least, rank, sortable
 from .successors import Expansion, Successors, action_dtype
