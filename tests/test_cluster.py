@@ -50,6 +50,25 @@ def test_every_model_and_mutant_is_the_same_run_on_the_cluster(local_ray, model)
               vector_bfs(m, props, depth=depth, cluster="auto", workers=2))
 
 
+def test_the_graph_and_its_checks_are_the_same_on_the_cluster(local_ray, tmp_path):
+    """Graph-relay's reach and fair properties: the actors keep the edges, which come
+    back in one process's order, so every verdict and lasso is one process's; a
+    checkpoint of a cluster run with the graph resumes on worker processes."""
+    for mu in (None, "outbox-off", "queue-on-desktop"):
+        kw = dict(params={"intents": 1, "slugs": 1}, mutant=mu, depth=None,
+                  stop_on_violation=False)
+        one, on = check("graph-relay", **kw), check("graph-relay", cluster="auto", **kw)
+        assert on.workers["partitions"] == 2 and on.status == one.status
+        _same(one.exploration, on.exploration)
+    m, props, _ = prepare("graph-relay", params={"intents": 1}, mutant="outbox-off")
+    whole = vector_bfs(m, props, depth=None, keep_graph=True, stop_on_violation=False)
+    vector_bfs(m, props, depth=None, keep_graph=True, stop_on_violation=False,
+               cluster="auto", checkpoint=tmp_path, checkpoint_every=0, stop_after_levels=6)
+    for where in ({"workers": 2}, {"cluster": "auto"}):  # and its edges loaded by actors
+        _same(whole, vector_bfs(m, props, depth=None, keep_graph=True,
+                                stop_on_violation=False, resume=tmp_path, **where))
+
+
 def test_a_lost_actor_is_no_verdict(local_ray, monkeypatch):
     """An actor killed mid-run: WorkerLost (exit 153 in the CLI), never a verdict."""
     from osf_check.explorer import cluster as cl

@@ -41,6 +41,9 @@ def _same(a, b) -> None:
         return sorted((v.prop, v.kind, v.message, list(v.path), list(v.actions))
                       for v in ex.violations)
     assert found(a) == found(b)
+    assert (a.edges is None) == (b.edges is None)
+    for x, y in zip(a.edges or (), b.edges or ()):  # the graph: same edges, same order
+        assert x.dtype == y.dtype and np.array_equal(x, y)
 
 
 @pytest.mark.parametrize("model", sorted(SMALL))
@@ -59,7 +62,44 @@ def test_every_model_and_mutant_is_the_same_run_on_1_2_and_3_workers(model):
         # stopping at the first violation stops at the same level, with the same trace
         _same(vector_bfs(m, props, depth=depth, chunk=4096),
               vector_bfs(m, props, depth=depth, workers=2, chunk=333))
+        # the graph (every edge) is the same too, whatever the chunks
+        _same(vector_bfs(m, props, depth=depth, keep_graph=True, stop_on_violation=False,
+                         chunk=4096),
+              vector_bfs(m, props, depth=depth, keep_graph=True, stop_on_violation=False,
+                         workers=3, chunk=333))
     assert broken, "no mutant was caught at these bounds: the comparison would be idle"
+
+
+def test_complete_graph_relay_runs_with_the_graph_checks_are_the_same_on_1_and_2_workers(
+        monkeypatch):
+    """Every mutant, run to the end: the partitioned search keeps the graph and the
+    reach and fair goals are checked in two processes, with the same verdicts, the
+    same counterexamples (lassos included) and the same report as one process.
+    (Graph-relay is the model with reach and fair properties.)"""
+    from osf_check.explorer import graph
+    parallel = []
+    real = graph._parallel
+
+    def counted(*a, **k):
+        parallel.append(1)
+        return real(*a, **k)
+    monkeypatch.setattr(graph, "_parallel", counted)
+    kinds = set()
+    for mu in [None, *(x.name for x in catalogue.MUTANTS if x.model == "graph-relay")]:
+        # small and complete (the goals run in parallel only where no state is cut off)
+        kw = dict(params={"intents": 1, "slugs": 1}, mutant=mu, depth=None,
+                  stop_on_violation=False)
+        one = check("graph-relay", **kw)
+        n = len(parallel)
+        two = check("graph-relay", workers=2, **kw)
+        assert one.exploration.complete and two.workers["partitions"] == 2
+        assert len(parallel) == n + (one.graph is not None)  # the goals ran in parallel
+        assert one.status == two.status and one.verdict == two.verdict
+        if one.graph is not None:
+            assert vars(one.graph) == vars(two.graph)
+        _same(one.exploration, two.exploration)
+        kinds |= {v.kind for v in one.exploration.violations}
+    assert {"reach", "fair"} <= kinds, "a graph check never failed: the comparison is idle"
 
 
 def test_parents_do_not_depend_on_chunks():
@@ -104,8 +144,11 @@ def test_check_reports_the_partitions_and_says_why_when_there_are_none():
                            "shuffled_bytes": 0, "shuffled_per_level": []}
     assert sum(r.workers["shuffled_per_level"]) == r.workers["shuffled_bytes"]
     assert one.status == r.status and one.exploration.distinct == r.exploration.distinct
-    g = check("graph-relay", depth=3, workers=2)  # reach and fair: the graph is needed
-    assert g.workers["partitions"] == 1 and "edges" in g.workers["why"]
+    g = check("graph-relay", depth=3, workers=2)  # reach and fair: the graph is kept
+    assert g.workers["partitions"] == 2 and g.workers["why"] is None
+    e = check("graph-relay", depth=3, workers=2, engine="explicit")
+    assert e.workers["partitions"] == 1 and "explicit" in e.workers["why"]
+    assert g.status == e.status
 
 
 def test_a_checkpoint_of_a_partitioned_run_resumes_on_any_number_of_workers(tmp_path):
@@ -118,6 +161,20 @@ def test_a_checkpoint_of_a_partitioned_run_resumes_on_any_number_of_workers(tmp_
                           checkpoint_every=0, stop_after_levels=4)
         assert not part.complete and (d / "state.npz").exists()
         _same(whole, vector_bfs(m, props, depth=None, workers=then, resume=d))
+
+
+def test_a_checkpoint_with_the_graph_resumes_on_any_number_of_workers(tmp_path):
+    """The edges are saved with the states: a graph run checkpointed on 2 workers
+    resumes on 1 or 3 (and back) to the uninterrupted run's edges."""
+    m, props, _ = prepare("graph-relay", params={"intents": 1}, mutant="outbox-off")
+    whole = vector_bfs(m, props, depth=None, keep_graph=True, stop_on_violation=False)
+    for first, then in ((2, 1), (2, 3), (1, 2)):
+        d = tmp_path / f"cp-{first}-{then}"
+        part = vector_bfs(m, props, depth=None, workers=first, checkpoint=d, keep_graph=True,
+                          stop_on_violation=False, checkpoint_every=0, stop_after_levels=6)
+        assert not part.complete and (d / "state.npz").exists()
+        _same(whole, vector_bfs(m, props, depth=None, workers=then, keep_graph=True,
+                                stop_on_violation=False, resume=d))
 
 
 def _children(pid: int) -> list[int]:

@@ -103,7 +103,7 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     if want_graph and ex.stopped is None:
         if log:
             log(f"{model}: reach and fair checks on {ex.distinct:,} states")
-        graph = check_graph(ex, chosen, budget=extension_budget, log=log)
+        graph = check_graph(ex, chosen, budget=extension_budget, log=log, workers=workers)
         for pid, st in graph.checked.items():
             if status.get(pid) != "violated":
                 status[pid] = st
@@ -144,8 +144,7 @@ def _workers(ex: Exploration, asked: int, engine: str, cluster: str | None
     why = None
     if used < max(asked, 2 if cluster is not None else 1):
         why = ("the explicit engine runs in one process" if engine == "explicit" else
-               "the reach and fair checks need the graph's edges, which the partitioned "
-               "search does not keep: the search ran in one process")
+               f"the search ran in {used} partition(s)")
     return {"asked": asked, "partitions": used, "why": why, "cluster": cluster,
             "shuffled_bytes": int(getattr(ex, "shuffled", 0)),
             "shuffled_per_level": [int(x) for x in getattr(ex, "shuffled_levels", [])]}

@@ -24,6 +24,7 @@ import numpy as np
 from osf_check.models.errors import BadValue
 
 from .partition import Shard, WorkerLost, sent_bytes, gather
+from .shard_edges import place
 
 __all__ = ["RayShards"]
 
@@ -73,8 +74,10 @@ def _unreachable(address: str) -> str | None:
 class RayShards:
     """Shards as Ray actors (the transport :func:`.partition.partitioned_bfs` drives)."""
 
-    def __init__(self, make: Callable[[int, int], Shard], parts: int, address: str):
-        """``parts`` actors (0: one per CPU of the cluster, at least 2)."""
+    def __init__(self, make: Callable[[int, int], Shard], parts: int, address: str,
+                 graph: bool = False):
+        """``parts`` actors (0: one per CPU of the cluster, at least 2); ``graph``: the
+        shards keep the graph's edges (``make`` builds them so)."""
         import os
         self.actors: list[Any] = []
         self.ray, self.owned = connect(address, parts or os.cpu_count() or 2)
@@ -91,6 +94,12 @@ class RayShards:
         self.actors = [actor.remote(make, w, parts) for w in range(parts)]
         self.sent: list[list[Any]] = []  # per worker, its references, one per owner
         self.new_keys: list[Any] = []
+        self.graph = graph
+        # with the graph: per owner, its answers to each worker for the last level
+        self.answers: list[list[Any]] = []
+
+    def _answers_to(self, w: int) -> list[Any]:
+        return [self.answers[o][w] for o in range(self.parts)] if self.answers else []
 
     def _get(self, refs: list[Any]) -> list[Any]:
         from ray.exceptions import RayActorError, RayTaskError
@@ -101,33 +110,51 @@ class RayShards:
         except RayTaskError as e:  # the worker's own exception, raised here
             raise e.as_instanceof_cause() from None
 
-    def load(self, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> list[int]:
-        ref = self.ray.put(levels)  # once in the object store, read by every actor
+    def load(self, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]],
+             edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> list[int]:
+        ref = self.ray.put((levels, edges))  # once in the object store, read by every actor
         return self._get([a.load.remote(ref) for a in self.actors])
 
     def expand(self, failed: set[str]) -> list[dict[str, Any]]:
-        outs = [a.expand.options(num_returns=1 + self.parts).remote(sorted(failed))
-                for a in self.actors]
+        outs = [a.expand.options(num_returns=1 + self.parts).remote(sorted(failed),
+                                                                   *self._answers_to(w))
+                for w, a in enumerate(self.actors)]
+        self.answers = []
         stats = self._get([o[0] for o in outs])
         self.sent = [list(o[1:]) for o in outs]
         self.shuffled += sum(s.pop("shuffled") for s in stats)
         return stats
 
     def merge(self) -> list[int]:
-        outs = [a.merge.options(num_returns=2).remote(*[self.sent[s][w] for s in
-                                                        range(self.parts)])
+        extra = self.parts if self.graph else 0  # the answers, final if nothing is new
+        outs = [a.merge.options(num_returns=2 + extra).remote(*[self.sent[s][w] for s in
+                                                                range(self.parts)])
                 for w, a in enumerate(self.actors)]
         self.sent = []
         self.new_keys = [o[1] for o in outs]
+        self.answers = [list(o[2:]) for o in outs] if self.graph else []
         return self._get([o[0] for o in outs])
 
     def number(self, start: int) -> list[dict[str, Any]]:
-        got = self._get([a.number.remote(start, *self.new_keys) for a in self.actors])
+        n = 1 + (self.parts if self.graph else 0)
+        outs = [a.number.options(num_returns=n).remote(start, *self.new_keys)
+                for a in self.actors]
+        if self.graph:  # the answers, now final
+            self.answers = [list(o[1:]) for o in outs]
+            outs = [o[0] for o in outs]
+        got = self._get(outs)
         self.new_keys = []
         return got
 
     def gather(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return gather(self._get([a.dump.remote() for a in self.actors]))
+
+    def gather_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every actor's edges, placed here in one process's order."""
+        got = self._get([a.edges.remote(*self._answers_to(w))
+                         for w, a in enumerate(self.actors)])
+        self.answers = []
+        return place(got, max(self._get([a.total.remote() for a in self.actors])))
 
     def stored_bytes(self) -> int:
         return sum(self._get([a.stored_bytes.remote() for a in self.actors]))
@@ -149,21 +176,35 @@ class _ShardActor:
     def __init__(self, make: Callable[[int, int], Shard], w: int, parts: int):
         self.shard, self.w = make(w, parts), w
 
-    def load(self, levels: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> int:
-        return self.shard.load(list(levels))
+    def load(self, got: tuple[Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, int]],
+                              tuple[np.ndarray, np.ndarray, np.ndarray] | None]) -> int:
+        levels, edges = got
+        return self.shard.load(list(levels), edges)
 
-    def expand(self, failed: list[str]) -> tuple[Any, ...]:
-        stats, parts = self.shard.expand(set(failed))
+    def expand(self, failed: list[str], *answers: np.ndarray) -> tuple[Any, ...]:
+        stats, parts = self.shard.expand(set(failed), list(answers) or None)
         stats["shuffled"] = sent_bytes(parts, self.w)
         return (stats, *parts)
 
     def merge(self, *incoming: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
-              ) -> tuple[int, np.ndarray]:
-        new = self.shard.merge([part for p in incoming for part in p])
-        return len(new), new
+              ) -> tuple[Any, ...]:
+        new = self.shard.merge(list(incoming))
+        if self.shard.out is None:
+            return len(new), new
+        return (len(new), new, *(self.shard.replies or [None] * self.shard.parts))
 
-    def number(self, start: int, *new_keys: np.ndarray) -> dict[str, Any]:
-        return self.shard.number(start, list(new_keys))
+    def number(self, start: int, *new_keys: np.ndarray) -> Any:
+        got = self.shard.number(start, list(new_keys))
+        if self.shard.out is None:
+            return got
+        assert self.shard.replies is not None
+        return (got, *self.shard.replies)
+
+    def edges(self, *answers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.shard.edges(list(answers) or None)
+
+    def total(self) -> int:
+        return self.shard.total
 
     def dump(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return self.shard.dump()

@@ -114,9 +114,14 @@ class _Graph:
 
 
 def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_000_000,
-                log: Callable[[str], None] | None = None) -> GraphReport:
+                log: Callable[[str], None] | None = None, workers: int = 1) -> GraphReport:
     """Run the reach and fair checks of ``props`` on ``ex``; add violations to ``ex``.
-    ``log`` receives one line per goal checked, with its verdict and time (progress)."""
+    ``log`` receives one line per goal checked, with its verdict and time (progress).
+
+    With ``workers`` > 1 and every state expanded (so no search past the bound, whose
+    budget the goals share), the goals are checked in that many forked processes, which
+    read the graph without copying it; the report and violations are the same as in
+    one process (a property's goals after its first violated one are left out)."""
     model = ex.model
     rep = GraphReport()
     todo = [(p, c) for p in props for c in p.checks if c.kind in ("reach", "fair")]
@@ -124,22 +129,26 @@ def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_0
         return rep
     g = _Graph(ex)
     ext = _Extension(ex, budget)
+    jobs = [(p, c, goal) for p, c in todo for goal in c.goals(model)]
+    done = iter(_parallel(g, ex, ext, jobs, workers)) \
+        if workers > 1 and len(jobs) > 1 and g.expanded == g.n else None
     for p, c in todo:
-        goals = c.goals(model)
         status = "holds"
-        for goal in goals:
-            t0 = time.perf_counter()
-            if c.kind == "reach":
-                und = [0]
-                res = _reach(g, ex, ext, p, goal, und)
-                rep.undecided[p.id] = rep.undecided.get(p.id, 0) + und[0]
+        goals = c.goals(model)
+        for k, goal in enumerate(goals):
+            if done is None:
+                res, und, _, secs = _goal(g, ex, ext, p, c.kind, goal)
             else:
-                res = _fair(g, ex, p, goal)
+                res, und, found, secs = next(done)
+                ex.violations += found
+            if c.kind == "reach":
+                rep.undecided[p.id] = rep.undecided.get(p.id, 0) + und
             if log:
-                log(f"  {c.kind} {p.id} {goal.label}: {res} "
-                    f"({time.perf_counter() - t0:.1f} s)")
+                log(f"  {c.kind} {p.id} {goal.label}: {res} ({secs:.1f} s)")
             if res == "violated":
                 status = "violated"
+                for _ in goals[k + 1:] if done is not None else ():
+                    next(done)  # checked too, but one process would not have: left out
                 break
             if res == "inconclusive":
                 status = "inconclusive"
@@ -149,6 +158,45 @@ def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_0
     rep.extension_states = ext.used
     rep.unresolved = ext.unresolved
     return rep
+
+
+def _goal(g: _Graph, ex: Exploration, ext: "_Extension", p: Property, kind: str, goal: Goal
+          ) -> tuple[str, int, list[Violation], float]:
+    """One goal checked: its result, the premise states left undecided at the bound, the
+    violations it added to ``ex`` and the seconds it took."""
+    t0, before = time.perf_counter(), len(ex.violations)
+    und = [0]
+    res = _reach(g, ex, ext, p, goal, und) if kind == "reach" else _fair(g, ex, p, goal)
+    return res, und[0], ex.violations[before:], time.perf_counter() - t0
+
+
+#: what forked goal checkers read (set before the fork, so never pickled)
+_SHARED: tuple = ()
+
+
+def _one(i: int) -> tuple[str, int, list[Violation], float]:
+    g, ex, ext, jobs = _SHARED
+    p, c, goal = jobs[i]
+    return _goal(g, ex, ext, p, c.kind, goal)
+
+
+def _parallel(g: _Graph, ex: Exploration, ext: "_Extension", jobs: list, workers: int):
+    """Each goal's :func:`_goal` in forked processes, yielded in ``jobs``' order."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    global _SHARED
+    _SHARED = (g, ex, ext, jobs)
+    try:
+        with ProcessPoolExecutor(min(workers, len(jobs)),
+                                 mp_context=mp.get_context("fork")) as pool:
+            yield from pool.map(_one, range(len(jobs)))
+    except BrokenProcessPool:
+        from .partition import WorkerLost
+        raise WorkerLost("a process checking reach and fair goals died (killed, out of "
+                         "memory?)") from None
+    finally:
+        _SHARED = ()
 
 
 # ---------------------------------------------------------------------------

@@ -31,7 +31,8 @@ from osf_check.properties.base import CheckList, Property
 
 from .explicit import Progress, Violation
 from .layout import Layout
-from .store import LevelStore, first, key_rows, least, rank, sortable
+from .shard_edges import Answers, OutEdges, positions
+from .store import LevelStore, first, first_inverse, key_rows, least, rank, sortable
 from .successors import Expansion, Successors, action_dtype
 from .verdicts import Judge
 
@@ -56,7 +57,7 @@ class Shard:
     each of its levels, and the model's actions and checks compiled once."""
 
     def __init__(self, model: Model, props: Sequence[Property], index: int, parts: int, *,
-                 check_deadlock: bool, chunk: int, reduce: Any = None):
+                 check_deadlock: bool, chunk: int, reduce: Any = None, graph: bool = False):
         self.index, self.parts, self.chunk = index, parts, chunk
         self.lay = Layout(model)
         checks = CheckList.of(model, props)
@@ -64,15 +65,39 @@ class Shard:
         self.judge = Judge(model, checks, _no_path)
         self.store: LevelStore | None = None
         self.gids: list[np.ndarray] = []  # per level: the global id of each state here
+        self._gflat, self._have = np.zeros(0, dtype=np.int32), 0  # the same, by local id
         self.found: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self.kept: Parts = []  # this worker's own new successors, between expand and merge
+        self.kept: Parts = []  # this worker's own successors, between expand and merge
+        # with the graph: the edges out of this worker's states, and its answers to
+        # each sender for the level just merged (final once it is numbered)
+        self.out = OutEdges(parts, self.succ.act_dtype) if graph else None
+        self.answers: Answers | None = None
+        self.replies: list[np.ndarray] | None = None
 
     def _mine(self, keys: np.ndarray) -> np.ndarray:
         return self.lay.owner(keys, self.parts) == np.uint64(self.index)
 
-    def load(self, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> int:
+    def _global(self, local: np.ndarray) -> np.ndarray:
+        """Global ids of states stored here, from their ids in this worker's store."""
+        n = sum(len(g) for g in self.gids)
+        if self._have < n:  # levels numbered since: appended (the buffer grown by doubling)
+            if len(self._gflat) < n:
+                grown = np.empty(max(n, 2 * len(self._gflat)), dtype=np.int32)
+                grown[:self._have] = self._gflat[:self._have]
+                self._gflat = grown
+            at = 0
+            for g in self.gids:
+                if at >= self._have:
+                    self._gflat[at:at + len(g)] = g
+                at += len(g)
+            self._have = n
+        return self._gflat[local]
+
+    def load(self, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]],
+             edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> int:
         """Take this worker's states of whole levels (keys sorted, parents, actions, the
-        level's first id), as one process numbered them; returns how many it owns."""
+        level's first id), as one process numbered them, and the edges out of them;
+        returns how many it owns."""
         ks, ps, vs, gs, starts = [], [], [], [], []
         for keys, parent, via, start in levels:
             mine = np.flatnonzero(self._mine(keys))
@@ -83,16 +108,25 @@ class Shard:
             gs.append((start + mine).astype(np.int32))
         self.store = LevelStore.from_arrays(np.concatenate(ks), np.concatenate(ps),
                                             np.concatenate(vs), starts)
-        self.gids = gs
+        self.gids, self._have = gs, 0
+        if self.out is not None and edges is not None:
+            src, dst, act = edges
+            mine = np.zeros(sum(len(lv[0]) for lv in levels), dtype=bool)
+            mine[np.concatenate(gs)] = True
+            keep = np.flatnonzero(mine[src])
+            self.out.load(src[keep], dst[keep], act[keep])
         return int(sum(len(k) for k in ks))
 
-    def expand(self, failed: set[str]) -> tuple[dict[str, Any], list[Parts]]:
+    def expand(self, failed: set[str], answers: list[np.ndarray] | None = None
+               ) -> tuple[dict[str, Any], list[Parts]]:
         """Expand this worker's part of the frontier (its newest level); returns the counts
         and failures (ids global) and, for each worker, the successors it owns: per
         chunk, keys (sorted, each once, with its least action and parent), parent ids
         and actions.  Only the owner can tell which are new: this worker's own are
-        kept here, the new ones only."""
+        kept here (without the graph, the new ones only).  ``answers``: the owners'
+        answers for the level before (with the graph)."""
         assert self.store is not None
+        self.resolve(answers)
         out = Expansion(np.zeros(len(self.succ.insts), dtype=np.int64))
         level, gid = self.store.keys[-1], self.gids[-1]
         self.judge.failed = set(failed)
@@ -102,15 +136,24 @@ class Shard:
             if not out.parts:
                 continue
             ck, cp, ca = out.parts.pop()
-            uniq, rows = first(sortable(ck))  # each key once: its least (action, parent)
+            # each key once, with its least (action, parent); with the graph, every
+            # candidate's key too (an edge each)
+            if self.out is None:
+                uniq, rows = first(sortable(ck))
+            else:
+                uniq, rows, inv = first_inverse(sortable(ck))
             own = self.lay.owner(key_rows(uniq, self.lay.words), self.parts)
+            to = []
             for w in range(self.parts):
                 at = np.flatnonzero(own == np.uint64(w))
-                if w == self.index:  # what is stored here is dropped here, before moving
+                if w == self.index and self.out is None:  # stored here: dropped before moving
                     seen, _ = self.store.lookup(uniq[at])
                     at = at[~seen]
+                to.append(at)
                 r = rows[at]  # parents as global ids:
                 parts[w].append((key_rows(uniq[at], self.lay.words), gid[cp[r]], ca[r]))
+            if self.out is not None:
+                self.out.chunk(gid[cp], ca, inv, to)
         self.kept = parts[self.index]
         parts[self.index] = []
         stats = {"generated": out.generated, "fired": out.fired,
@@ -119,30 +162,61 @@ class Shard:
                  "stuck": int(gid[out.stuck]) if out.stuck >= 0 else -1}
         return stats, parts
 
-    def merge(self, incoming: Parts) -> np.ndarray:
-        """The successors the other workers sent here (chunks of sorted, distinct keys) and
-        this worker's own: the new ones, each with its least (action, parent).  Returns
-        their keys, sorted (what the others need to number the level)."""
+    def merge(self, incoming: list[Parts]) -> np.ndarray:
+        """The successors each worker sent here (``incoming[s]``: sender ``s``'s chunks of
+        sorted, distinct keys; this worker's own are the ones it kept): the new ones, each
+        with its least (action, parent).  Returns their keys, sorted (what the others
+        need to number the level).  With the graph, the answers to each sender start
+        here: the ids of the keys stored before."""
         assert self.store is not None
+        incoming = list(incoming)
+        incoming[self.index], self.kept = self.kept, []
         keys, parent, via = [], [], []
-        for ck, cp, ca in incoming:
-            seen, _ = self.store.lookup(sortable(ck))
-            new = np.flatnonzero(~seen)
-            keys.append(ck[new])
-            parent.append(cp[new])
-            via.append(ca[new])
-        for ck, cp, ca in self.kept:  # this worker's own, already looked up
-            keys.append(ck)
-            parent.append(cp)
-            via.append(ca)
-        self.kept = []
+        self.answers = Answers() if self.out is not None else None
+        self.replies = None
+        for s, chunks in enumerate(incoming):
+            ids, new_at, new_keys = [], [], []
+            for ck, cp, ca in chunks:
+                if s == self.index and self.out is None:
+                    new = slice(None)  # this worker's own, already looked up
+                else:
+                    sk = sortable(ck)
+                    seen, local = self.store.lookup(sk)
+                    new = np.flatnonzero(~seen)
+                    if self.answers is not None:
+                        known = np.full(len(ck), -1, dtype=np.int32)
+                        known[seen] = self._global(local[seen])
+                        ids.append(known)
+                        new_at.append(new)
+                        new_keys.append(sk[new])
+                keys.append(ck[new])
+                parent.append(cp[new])
+                via.append(ca[new])
+            if self.answers is not None:
+                self.answers.sender(ids, new_at, new_keys)
         if not keys:
             keys, parent, via = [np.zeros((0, self.lay.words), np.uint64)], \
                 [np.zeros(0, np.int32)], [np.zeros(0, self.succ.act_dtype)]
         ck, cp, ca = _cat(list(zip(keys, parent, via)))
         _, rows = least(sortable(ck), rank(cp, ca))
         self.found = (ck[rows], cp[rows], ca[rows])
+        if self.answers is not None and self.answers.final:  # nothing new here
+            self.replies, self.answers = self.answers.ids, None
         return self.found[0]
+
+    def resolve(self, answers: list[np.ndarray] | None) -> None:
+        """The owners' answers for the level expanded last (``answers[o]``: owner ``o``'s
+        to this worker): its edges get their targets' ids."""
+        if self.out is not None and answers is not None:
+            self.out.resolve(answers)
+
+    def edges(self, answers: list[np.ndarray] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The edges out of this worker's states (sources and targets global ids), by
+        source then action; ``answers`` as for :meth:`resolve`."""
+        assert self.out is not None, "a shard made without the graph keeps no edges"
+        self.resolve(answers)
+        return self.out.arrays()
 
     def number(self, start: int, new_keys: list[np.ndarray]) -> dict[str, Any]:
         """Number the level found (first id ``start``): a state's id is ``start`` plus how
@@ -157,6 +231,8 @@ class Shard:
                 ids += np.searchsorted(sortable(theirs), sk)
         self.store.add_level(keys, parent, via)
         self.gids.append(ids.astype(np.int32))  # ids fit 32 bits, as parent links do
+        if self.answers is not None:
+            self.replies, self.answers = self.answers.number(keys, self.gids[-1]), None
         self.judge.violations = []
         before = dict(self.judge.witness_seen)
         for lo in range(0, len(keys), self.chunk):
@@ -274,11 +350,12 @@ class LocalShards:
     def number(self, start: int) -> list[dict[str, Any]]:
         return self.call("number", start)
 
-    def load(self, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> list[int]:
+    def load(self, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]],
+             edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> list[int]:
         f = self.dir / "load.npy"
-        _save(f, [a for lv in levels for a in lv[:3]])
+        _save(f, [a for lv in levels for a in lv[:3]] + list(edges or ()))
         try:
-            return self.call("load", [lv[3] for lv in levels])
+            return self.call("load", [lv[3] for lv in levels], edges is not None)
         finally:
             f.unlink(missing_ok=True)
 
@@ -295,6 +372,30 @@ class LocalShards:
         self.call("write_into", [str(p) for p in paths])
         out = tuple(np.asarray(np.load(p, mmap_mode="r+")) for p in paths)
         for p in paths:
+            p.unlink()
+        return out  # type: ignore[return-value]
+
+    def gather_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every worker's edges in one process's order (by source, then action): each
+        worker writes how many edges leave each of its states, then its edges at their
+        places, into shared files (in parallel)."""
+        from numpy.lib.format import open_memmap
+        shapes = self.call("shape")
+        n, act = max(s[0] for s in shapes), np.dtype(shapes[0][2])
+        deg_path, off_path = self.dir / "deg.npy", self.dir / "off.npy"
+        open_memmap(deg_path, mode="w+", dtype=np.int64, shape=(n,)).flush()
+        m = sum(self.call("degrees", str(deg_path)))
+        off = open_memmap(off_path, mode="w+", dtype=np.int64, shape=(n + 1,))
+        off[0] = 0
+        np.cumsum(np.load(deg_path, mmap_mode="r"), out=off[1:])
+        off.flush()
+        del off
+        paths = [self.dir / f"edges-{name}.npy" for name in ("src", "dst", "act")]
+        for p, dt in zip(paths, [np.int32, np.int32, act]):
+            open_memmap(p, mode="w+", dtype=dt, shape=(m,)).flush()
+        self.call("write_edges", str(off_path), [str(p) for p in paths])
+        out = tuple(np.asarray(np.load(p, mmap_mode="r+")) for p in paths)
+        for p in paths + [deg_path, off_path]:
             p.unlink()
         return out  # type: ignore[return-value]
 
@@ -363,14 +464,19 @@ def _commands(shard: Shard, w: int, parts: int, conn: Any, d: Path) -> None:
 
 class _Files:
     """A shard's commands with their arrays in files of the run's directory: ``c`` files
-    carry successors from a worker to their owner, ``n`` files a level's new keys."""
+    carry successors from a worker to their owner, ``n`` files a level's new keys, ``r``
+    files (with the graph) an owner's answers to a sender: the ids of its keys."""
 
     def __init__(self, shard: Shard, w: int, parts: int, d: Path):
         self.shard, self.w, self.parts, self.d = shard, w, parts, d
+        self.waiting: int | None = None  # the level whose answers this worker awaits
+        self.answered: int | None = None  # the last level this worker answered
 
     def expand(self, failed: list[str]) -> dict[str, Any]:
-        stats, out = self.shard.expand(set(failed))
         level = len(self.shard.gids)
+        stats, out = self.shard.expand(set(failed), self._answers())
+        if self.shard.out is not None:
+            self.waiting = level
         for o in range(self.parts):
             if o != self.w:
                 _save(self.d / f"c{level}-{self.w}-{o}.npy", [a for part in out[o] for a in part])
@@ -381,26 +487,57 @@ class _Files:
         level, d = len(self.shard.gids), self.d
         # every worker has numbered the level before: its new keys have been read
         (d / f"n{level - 1}-{self.w}.npy").unlink(missing_ok=True)
-        incoming = []
+        incoming: list[Parts] = []
         for s in range(self.parts):
+            got = []
             if s != self.w:
                 f = d / f"c{level}-{s}-{self.w}.npy"
                 got = _read(f)
-                incoming += [tuple(got[i:i + 3]) for i in range(0, len(got), 3)]
                 f.unlink()
+            incoming.append([tuple(got[i:i + 3]) for i in range(0, len(got), 3)])
         new = self.shard.merge(incoming)
         _save(d / f"n{level}-{self.w}.npy", [new])
+        self._answer(level)
         return len(new)
 
     def number(self, start: int) -> dict[str, Any]:
         level = len(self.shard.gids)
         new = [_read(self.d / f"n{level}-{s}.npy")[0] for s in range(self.parts)]
-        return self.shard.number(start, new)
+        got = self.shard.number(start, new)
+        self._answer(level)
+        return got
 
-    def load(self, starts: list[int]) -> int:
+    def _answer(self, level: int) -> None:
+        """Send each worker this owner's answers for ``level``, once they are final."""
+        if self.shard.replies is None or self.answered == level:
+            return
+        for s, ids in enumerate(self.shard.replies):
+            if s != self.w:
+                _save(self.d / f"r{level}-{self.w}-{s}.npy", [ids])
+        self.answered = level
+
+    def _answers(self) -> list[np.ndarray] | None:
+        """The owners' answers for the level this worker expanded last (read once)."""
+        if self.waiting is None:
+            return None
+        got = []
+        for o in range(self.parts):
+            if o == self.w:
+                assert self.shard.replies is not None
+                got.append(self.shard.replies[o])
+                continue
+            f = self.d / f"r{self.waiting}-{o}-{self.w}.npy"
+            got.append(_read(f)[0])
+            f.unlink()
+        self.waiting = None
+        return got
+
+    def load(self, starts: list[int], edges: bool) -> int:
         arrays = _read(self.d / "load.npy")
+        k = 3 * len(starts)
         return self.shard.load([(arrays[3 * i], arrays[3 * i + 1], arrays[3 * i + 2], s)
-                                for i, s in enumerate(starts)])
+                                for i, s in enumerate(starts)],
+                               tuple(arrays[k:k + 3]) if edges else None)  # type: ignore
 
     def shape(self) -> tuple[int, int, str]:
         return (self.shard.total, self.shard.lay.words,
@@ -414,6 +551,27 @@ class _Files:
             o.flush()
         return True
 
+    def degrees(self, path: str) -> int:
+        """How many edges leave each of this worker's states, written at their ids."""
+        from numpy.lib.format import open_memmap
+        src, _, _ = self.shard.edges(self._answers())
+        deg = open_memmap(path, mode="r+")
+        head = np.flatnonzero(np.diff(src, prepend=-1) != 0) if len(src) else src[:0]
+        deg[src[head]] = np.diff(np.append(head, len(src)))
+        deg.flush()
+        return len(src)
+
+    def write_edges(self, off_path: str, paths: list[str]) -> bool:
+        """This worker's edges at their places among every worker's."""
+        from numpy.lib.format import open_memmap
+        edges = self.shard.edges()
+        at = positions(edges[0], np.load(off_path, mmap_mode="r"))
+        for p, a in zip(paths, edges):
+            out = open_memmap(p, mode="r+")
+            out[at] = a
+            out.flush()
+        return True
+
     def stored_bytes(self) -> int:
         return self.shard.stored_bytes()
 
@@ -424,10 +582,11 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
                     starts: np.ndarray, depth: int | None, max_states: int | None,
                     stop_on_violation: bool, progress: Progress | None,
                     saved: dict[str, Any] | None, save: Callable[..., None] | None,
-                    checkpoint_every: float, stop_after_levels: int | None, t0: float
-                    ) -> dict[str, Any]:
+                    checkpoint_every: float, stop_after_levels: int | None, t0: float,
+                    graph: bool = False) -> dict[str, Any]:
     """Run the search over ``shards`` (a transport); returns what one process's
-    search would have: the arrays in id order, counts and the judge's findings."""
+    search would have: the arrays in id order, counts and the judge's findings, and
+    with ``graph`` (shards made with it) the edges."""
     if saved is None:
         levels = [(starts, np.full(len(starts), -1, np.int32),
                    np.full(len(starts), -1, action_dtype(model)), 0)]
@@ -440,7 +599,8 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
                   for a, z in zip(b, b[1:])]
         level_start, generated = b[:-1], int(saved["generated"])
         fired, level = saved["fired"].copy(), int(saved["level"])
-    shards.load(levels)
+    shards.load(levels, (saved["src_e"], saved["dst_e"], saved["act_e"])
+                if graph and saved is not None else None)
     del levels
     total = level_start[-1] + (len(starts) if saved is None else
                                len(saved["keys"]) - level_start[-1])
@@ -481,11 +641,12 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
         if save is not None and time.perf_counter() - last_cp >= checkpoint_every:
             keys, parent, via = shards.gather()
             save(keys, parent, via, level_start, generated, fired,
-                 (level_start[-1], total), level)
+                 (level_start[-1], total), level, shards.gather_edges() if graph else None)
             last_cp = time.perf_counter()
     stored = shards.stored_bytes()
+    edges = shards.gather_edges() if graph else None
     keys, parent, via = shards.gather()
-    return {"stored": stored, "keys": keys, "parent": parent, "via": via,
+    return {"stored": stored, "keys": keys, "parent": parent, "via": via, "edges": edges,
             "level_start": level_start, "generated": generated, "fired": fired,
             "frontier": (level_start[-1], total), "open": bool(frontier),
             "stopped": stopped, "level": level, "shuffled": shards.shuffled,

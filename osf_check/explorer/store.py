@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LevelStore", "sortable", "least", "first", "rank", "key_rows"]
+__all__ = ["LevelStore", "sortable", "least", "first", "first_inverse", "rank", "key_rows"]
 
 #: written into checkpoints: a checkpoint of another layout is refused, not misread
 #: (3: parents are the least (action, parent), not the first found in a chunk)
@@ -67,6 +67,20 @@ def first(sk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     o, so, head = _runs(sk)
     return so[head], o[head]
+
+
+def first_inverse(sk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`first`, and for each row of ``sk`` the index of its key among the distinct
+    ones (one sort for both).
+
+    >>> u, rows, inv = first_inverse(np.array([7, 3, 7, 3]))
+    >>> u.tolist(), rows.tolist(), inv.tolist()
+    ([3, 7], [1, 0], [1, 0, 1, 0])
+    """
+    o, so, head = _runs(sk)
+    inv = np.empty(len(o), dtype=np.int64)
+    inv[o] = np.cumsum(head) - 1
+    return so[head], o[head], inv
 
 
 def least(sk: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

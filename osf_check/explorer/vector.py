@@ -148,9 +148,9 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     starts = model.initial_states
     if reduce is not None:
         starts = [reduce.canon(s) for s in starts]
-    if (workers > 1 or cluster is not None) and not keep_graph:
+    if workers > 1 or cluster is not None:
         return _partitioned(model, props, ex, _distinct(lay, starts, model.nslots), ident,
-                            workers=workers, depth=depth, max_states=max_states,
+                            workers=workers, keep_graph=keep_graph, depth=depth, max_states=max_states,
                             check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
                             progress=progress, checkpoint=checkpoint,
                             checkpoint_every=checkpoint_every, resume=resume,
@@ -301,7 +301,8 @@ def _finish(ex: "_VectorExploration", store: LevelStore, run: _Run, judge: Judge
 
 
 def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploration",
-                 init: np.ndarray, ident: dict[str, Any], *, workers: int, depth: int | None,
+                 init: np.ndarray, ident: dict[str, Any], *, workers: int, keep_graph: bool,
+                 depth: int | None,
                  max_states: int | None, check_deadlock: bool, stop_on_violation: bool,
                  progress: Progress | None, checkpoint: str | os.PathLike | None,
                  checkpoint_every: float, resume: str | os.PathLike | None,
@@ -325,36 +326,40 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
 
     def make(w: int, parts: int) -> Shard:
         return Shard(model, props, w, parts, check_deadlock=check_deadlock, chunk=chunk,
-                     reduce=reduce)
+                     reduce=reduce, graph=keep_graph)
 
     def save(keys: np.ndarray, parent: np.ndarray, via: np.ndarray, starts: list[int],
-             generated: int, fired: np.ndarray, frontier: tuple[int, int], level: int) -> None:
+             generated: int, fired: np.ndarray, frontier: tuple[int, int], level: int,
+             edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> None:
         walk(judge.violations, parent, via)  # saved as one process saves them
+        more = {} if edges is None else dict(zip(("src_e", "dst_e", "act_e"), edges))
         save_checkpoint(Path(checkpoint),  # type: ignore[arg-type]
                         {"identity": ident, **judge.saved()}, keys=keys, parent=parent,
                         via=via, level_start=np.array(starts), generated=generated,
                         fired=fired, frontier=np.array(frontier), level=level,
-                        seconds=time.perf_counter() - t0)
+                        seconds=time.perf_counter() - t0, **more)
 
-    shards = _transport(make, workers, cluster)
+    shards = _transport(make, workers, cluster, keep_graph)
     try:
         got = partitioned_bfs(model, props, shards, judge=judge, starts=init, depth=depth,
                               max_states=max_states, stop_on_violation=stop_on_violation,
                               progress=progress, saved=saved,
                               save=save if checkpoint is not None else None,
                               checkpoint_every=checkpoint_every,
-                              stop_after_levels=stop_after_levels, t0=t0)
+                              stop_after_levels=stop_after_levels, t0=t0,
+                              graph=keep_graph)
     finally:
         shards.close()
     walk(judge.violations, got["parent"], got["via"])
     return _partitioned_result(ex, got, judge, shards.parts, stop_after_levels, t0)
 
 
-def _transport(make: Callable[[int, int], Any], workers: int, cluster: str | None) -> Any:
+def _transport(make: Callable[[int, int], Any], workers: int, cluster: str | None,
+               graph: bool) -> Any:
     """Worker processes here, or Ray actors (as many as asked, else one per CPU)."""
     if cluster is not None:
         from .cluster import RayShards
-        return RayShards(make, workers if workers > 1 else 0, cluster)
+        return RayShards(make, workers if workers > 1 else 0, cluster, graph)
     from .partition import LocalShards
     return LocalShards(make, workers)
 
@@ -373,6 +378,8 @@ def _partitioned_result(ex: "_VectorExploration", got: dict[str, Any], judge: Ju
     ex.complete = not got["open"] and ex.stopped is None and stop_after_levels is None
     lo = got["frontier"][0]
     ex.expanded = lo if got["open"] or ex.stopped == "violation" else len(ex.keys)
+    if got["edges"] is not None:
+        ex.edges = got["edges"]  # type: ignore[assignment]
     ex.shuffled = got["shuffled"]  # type: ignore[attr-defined]
     ex.shuffled_levels = got["shuffled_levels"]  # type: ignore[attr-defined]
     ex.partitions = parts  # type: ignore[attr-defined]

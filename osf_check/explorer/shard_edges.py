@@ -1,0 +1,158 @@
+"""The graph's edges in a partitioned search: each worker keeps the edges out of its states.
+
+An edge's target belongs to the worker its hash names (its *owner*), which alone can
+tell the target's id, and only once the level is numbered.  So a worker keeps, for
+each edge of the level it expands, where the target's key went (owner, position in
+what that owner received: :class:`OutEdges`); each owner answers every worker with
+the id of each key it received, in the order received (:class:`Answers`); the edges
+are then resolved.  In the end the workers' edges, each worker's by source then
+action, are placed at their positions in one process's arrays (:func:`positions`):
+the edges a one-process search records, in the same order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .store import sortable
+
+__all__ = ["OutEdges", "Answers", "positions", "place"]
+
+
+class OutEdges:
+    """The edges out of one worker's states: resolved ones, and the current level's,
+    waiting for their targets' ids."""
+
+    def __init__(self, parts: int, act_dtype: Any):
+        self.parts, self.act_dtype = parts, act_dtype
+        self.src: list[np.ndarray] = []
+        self.dst: list[np.ndarray] = []
+        self.act: list[np.ndarray] = []
+        self.waiting: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.sent = np.zeros(parts, dtype=np.int64)  # keys sent to each owner this level
+
+    def chunk(self, src: np.ndarray, act: np.ndarray, key: np.ndarray,
+              to: list[np.ndarray]) -> None:
+        """A chunk's edges: ``src`` (global ids) and ``act`` of each candidate, ``key``
+        the index of its target among the chunk's distinct keys, ``to[w]`` the distinct
+        keys sent to owner ``w`` (in the order sent)."""
+        code = np.empty(sum(len(t) for t in to), dtype=np.int64)
+        for w, at in enumerate(to):  # where each key lands: (position at its owner, owner)
+            code[at] = (self.sent[w] + np.arange(len(at), dtype=np.int64)) * self.parts + w
+            self.sent[w] += len(at)
+        o = np.argsort(src, kind="stable")  # by source, then action (runs come by action)
+        self.waiting.append((src[o], act[o].astype(self.act_dtype), code[key[o]]))
+
+    def resolve(self, answers: list[np.ndarray]) -> None:
+        """The owners' answers (``answers[w]``: the ids of what owner ``w`` received from
+        here, in order): the waiting edges get their targets."""
+        if not self.waiting:
+            return
+        for w, a in enumerate(answers):
+            if len(a) != self.sent[w]:
+                raise RuntimeError(f"internal error: owner {w} answered {len(a)} ids for "
+                                   f"{self.sent[w]} keys")
+        offs = np.zeros(self.parts, dtype=np.int64)
+        np.cumsum([len(a) for a in answers[:-1]], out=offs[1:])
+        ids = np.concatenate(answers)
+        for src, act, code in self.waiting:
+            self.src.append(src)
+            self.dst.append(ids[offs[code % self.parts] + code // self.parts])
+            self.act.append(act)
+        self.waiting = []
+        self.sent[:] = 0
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The resolved edges, by source then action (levels and chunks come in id order)."""
+        if self.waiting:
+            raise RuntimeError("internal error: edges read before their targets' ids came")
+
+        def cat(xs: list[np.ndarray], dt: Any) -> np.ndarray:
+            out = np.concatenate(xs).astype(dt, copy=False) if xs else np.zeros(0, dt)
+            xs[:] = [out]  # one piece from now on: the next read does not copy
+            return out
+        return (cat(self.src, np.int32), cat(self.dst, np.int32),
+                cat(self.act, self.act_dtype))
+
+    def load(self, src: np.ndarray, dst: np.ndarray, act: np.ndarray) -> None:
+        """Edges of an earlier run (a checkpoint's, this worker's sources only)."""
+        self.src, self.dst, self.act = [src], [dst], [act.astype(self.act_dtype)]
+
+
+class Answers:
+    """An owner's answers for one level: for each sender, the id of each key it sent.
+    Keys stored before are answered as they are looked up; the level's new keys once
+    it is numbered (:meth:`number`)."""
+
+    def __init__(self) -> None:
+        self.ids: list[np.ndarray] = []  # per sender, -1 where the key is new
+        self.new_at: list[np.ndarray] = []  # per sender, which of its keys are new
+        self.new_keys: list[np.ndarray] = []  # ... and those keys (sortable)
+
+    def sender(self, ids: list[np.ndarray], new_at: list[np.ndarray],
+               new_keys: list[np.ndarray]) -> None:
+        """One sender's keys, chunk by chunk: known ids (-1: new), the new ones' positions
+        within the chunk, and their sortable keys."""
+        base, at = 0, []
+        for i, n in zip(ids, new_at):
+            at.append(n + base)
+            base += len(i)
+        self.ids.append(np.concatenate(ids) if ids else np.zeros(0, np.int32))
+        self.new_at.append(np.concatenate(at) if at else np.zeros(0, np.int64))
+        self.new_keys.append(np.concatenate(new_keys) if new_keys else None)
+
+    def number(self, level_keys: np.ndarray, level_ids: np.ndarray) -> list[np.ndarray]:
+        """The answers, once the new keys (``level_keys``, sorted) have their ids."""
+        sk = sortable(level_keys)
+        for ids, at, keys in zip(self.ids, self.new_at, self.new_keys):
+            if len(at):
+                ids[at] = level_ids[np.searchsorted(sk, keys)]
+        return self.ids
+
+    @property
+    def final(self) -> bool:
+        """No key waits for the level's numbering."""
+        return not any(len(a) for a in self.new_at)
+
+
+def positions(src: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """Where one worker's edges (by source, then action) go in the edges of every worker:
+    ``off[s]`` is where source ``s``'s edges start; the k-th edge of a source goes k
+    after it.
+
+    >>> positions(np.array([1, 1, 4]), np.array([0, 2, 5, 5, 5, 7])).tolist()
+    [2, 3, 5]
+    """
+    n = len(src)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    head = np.ones(n, dtype=bool)
+    head[1:] = src[1:] != src[:-1]
+    run = np.maximum.accumulate(np.where(head, np.arange(n), 0))
+    return off[src] + (np.arange(n) - run)
+
+
+def place(edges: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every worker's edges (``edges[w]``: sources, targets, actions, by source then
+    action) as one process's arrays, over states ``0..n-1``.
+
+    >>> s, d, a = place([(np.array([0, 2]), np.array([1, 0]), np.array([0, 0])),
+    ...                  (np.array([1, 1]), np.array([2, 0]), np.array([0, 1]))], 3)
+    >>> s.tolist(), d.tolist(), a.tolist()
+    ([0, 1, 1, 2], [1, 2, 0, 0], [0, 0, 1, 0])
+    """
+    off = np.zeros(n + 1, dtype=np.int64)
+    for src, _, _ in edges:
+        off[1:] += np.bincount(src, minlength=n)
+    np.cumsum(off, out=off)
+    m = int(off[-1])
+    act = edges[0][2].dtype if edges else np.int16
+    out = (np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, act))
+    for part in edges:
+        at = positions(part[0], off)
+        for o, a in zip(out, part):
+            o[at] = a
+    return out
