@@ -183,7 +183,7 @@ class _ShardActor:
 
     def expand(self, failed: list[str], *answers: np.ndarray) -> tuple[Any, ...]:
         stats, parts = self.shard.expand(set(failed), list(answers) or None)
-        stats["shuffled"] = sent_bytes(parts, self.w)
+        stats["shuffled"] = sent_bytes(parts, self.w, self.shard.out is not None)
         return (stats, *parts)
 
     def merge(self, *incoming: list[tuple[np.ndarray, np.ndarray, np.ndarray]]

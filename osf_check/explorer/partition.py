@@ -264,9 +264,12 @@ class Shard:
         return self.store.nbytes + sum(g.nbytes for g in self.gids)
 
 
-def sent_bytes(parts: list[Parts], w: int) -> int:
-    """Bytes of successors worker ``w`` sends to the others (the arrays alone)."""
-    return sum(a.nbytes for o, p in enumerate(parts) if o != w for part in p for a in part)
+def sent_bytes(parts: list[Parts], w: int, graph: bool = False) -> int:
+    """Bytes worker ``w`` sends the others for one level (the arrays alone): successors,
+    and with the graph the owners' answers, an id (4 bytes) for each key sent."""
+    keys = sum(len(part[0]) for o, p in enumerate(parts) if o != w for part in p)
+    return sum(a.nbytes for o, p in enumerate(parts) if o != w for part in p for a in part) \
+        + (4 * keys if graph else 0)
 
 
 def _cat(parts: Parts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -480,7 +483,7 @@ class _Files:
         for o in range(self.parts):
             if o != self.w:
                 _save(self.d / f"c{level}-{self.w}-{o}.npy", [a for part in out[o] for a in part])
-        stats["shuffled"] = sent_bytes(out, self.w)
+        stats["shuffled"] = sent_bytes(out, self.w, self.shard.out is not None)
         return stats
 
     def merge(self) -> int:
