@@ -101,7 +101,7 @@ def once(model: str, params: dict[str, int], props: list[str], mode: list[str]) 
     [m] = json.loads(out)["models"]
     w = m["workers"]
     return {"distinct": m["distinct_states"], "generated": m["generated_states"],
-            "wall_s": wall, "explore_s": m["seconds"], "peak_mb": peak[0] / 2**20,
+            "wall_s": wall, "explore_s": m["explore_seconds"], "peak_mb": peak[0] / 2**20,
             "states_per_s": m["distinct_states"] / wall, "partitions": w["partitions"],
             "shuffled": w["shuffled_bytes"], "per_level": w["shuffled_per_level"],
             "verdict": m["verdict"], "why": w["why"]}

@@ -103,7 +103,8 @@ def test_the_api_checks_a_model_file_and_renders_like_the_cli(model_file, tmp_pa
                          "--continue", "--json")[1])
     doc = r.to_json()
     for d in (doc, cli):
-        d["models"][0].pop("seconds"), d["models"][0].pop("states_per_second")
+        for k in ("seconds", "explore_seconds", "states_per_second"):
+            d["models"][0].pop(k)
         for v in d["violations"] + d["models"][0]["violations"]:
             v["trace"].pop("seconds", None)
     assert doc == cli

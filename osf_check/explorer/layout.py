@@ -22,7 +22,7 @@ from osf_check.models.dsl import Model
 
 from .store import sortable
 
-__all__ = ["Layout"]
+__all__ = ["Layout", "Columns"]
 
 _MUL = np.uint64(0x9E3779B97F4A7C15)
 _32 = np.uint64(32)
@@ -87,8 +87,10 @@ class Layout:
                                                 << np.uint64(off))
         return out
 
-    def unpack(self, keys: np.ndarray) -> list[np.ndarray]:
-        return [self._slot(keys, i) for i in range(len(self.fields))]
+    def unpack(self, keys: np.ndarray) -> "Columns":
+        """The slots of ``keys`` as columns, each decoded when first read (a guard or an
+        invariant reads a few slots of many)."""
+        return Columns(self, keys)
 
     def _slot(self, keys: np.ndarray, i: int) -> np.ndarray:
         w, off, b, lo = self.fields[i]
@@ -114,3 +116,32 @@ class Layout:
     def sortable(self, keys: np.ndarray) -> np.ndarray:
         """A 1-D array with one comparable element per key row."""
         return sortable(keys)
+
+
+class Columns(Sequence[np.ndarray]):
+    """A chunk's slots as int64 columns, decoded on first use and kept.
+
+    >>> from osf_check.models.two_phase import SPEC
+    >>> lay = Layout(SPEC.build({"rms": 3}))
+    >>> cols = lay.unpack(lay.pack([np.array([1, 2])] * len(lay.fields), 2))
+    >>> len(cols), cols[0].tolist(), len(cols.got)
+    (12, [1, 2], 1)
+    """
+
+    def __init__(self, lay: Layout, keys: np.ndarray):
+        self.lay, self.keys, self.got = lay, keys, {}
+
+    def __len__(self) -> int:
+        return len(self.lay.fields)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        c = self.got.get(i)
+        if c is None:
+            c = self.got[i] = self.lay._slot(self.keys, i)
+        return c

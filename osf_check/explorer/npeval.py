@@ -42,17 +42,19 @@ def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | Non
         return (nxt if which else cols)[i]  # type: ignore[index]
 
     def node(op: str, a: list[np.ndarray]) -> np.ndarray:
+        # truth values are usually bool already: no copy then (copy=False)
         if op in ("and", "or"):
-            r = a[0].astype(bool)
+            r = a[0].astype(bool, copy=False)
             for y in a[1:]:
-                r = (r & y.astype(bool)) if op == "and" else (r | y.astype(bool))
+                r = (r & y.astype(bool, copy=False)) if op == "and" else \
+                    (r | y.astype(bool, copy=False))
             return r
         if op == "not":
-            return ~a[0].astype(bool)
+            return ~a[0].astype(bool, copy=False)
         if op == "implies":
-            return ~a[0].astype(bool) | a[1].astype(bool)
+            return ~a[0].astype(bool, copy=False) | a[1].astype(bool, copy=False)
         if op == "ite":
-            return np.where(a[0].astype(bool), a[1], a[2])
+            return np.where(a[0].astype(bool, copy=False), a[1], a[2])
         if op == "select":
             return np.choose(np.broadcast_to(a[0], (n,)).astype(np.int64),
                              [np.broadcast_to(y, (n,)) for y in a[1:]])
