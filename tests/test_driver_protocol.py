@@ -141,11 +141,35 @@ def test_every_implementation_mutant_is_caught_through_the_adapter(name, mutant)
     ("refuse", "refused", "LookupError: no handler for"),
 ])
 def test_a_failing_adapter_is_reported_as_such(how, kind, words):
+    before = _rooms()
     with External(faulty(how, 3), timeout=2) as ext:
         with pytest.raises(AdapterError) as e:
             tour("graph-relay", depth=3, harness=ext)
     assert e.value.kind == kind and words in str(e.value), str(e.value)
     assert "\n" not in str(e.value)
+    assert _rooms() - before == set(), "the adapter's scratch room outlived it"
+
+
+def _rooms() -> set[str]:
+    import tempfile
+    from pathlib import Path
+    return {p.name for d in (Path("/dev/shm"), Path(tempfile.gettempdir())) if d.is_dir()
+            for p in d.glob("osf-adapter-*")}
+
+
+def test_the_reference_adapter_keeps_its_files_in_the_room_osf_check_removes():
+    """Killed (here: it hangs and is killed), an adapter cannot clean up: its files live
+    in the room osf-check made for it, which osf-check removes."""
+    import os
+    before = _rooms()
+    ext = External(reference(), timeout=5)
+    ext(model_for("graph-relay", None, {}), None, None)
+    ext.adapter.request("reset")
+    room = ext.adapter.scratch
+    assert os.listdir(room), "the reference adapter did not use OSF_CHECK_SCRATCH"
+    ext.adapter.broken = True  # as after a hang: killed, not asked to leave
+    ext.close()
+    assert not os.path.exists(room) and _rooms() - before == set()
 
 
 def test_the_cli_exits_154_with_one_line_for_a_failing_adapter(tmp_path):

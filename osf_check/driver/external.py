@@ -15,8 +15,10 @@ is slower, never less complete).
 from __future__ import annotations
 
 import json
+import os
 import queue
 import shlex
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -39,6 +41,12 @@ def decides(model: str) -> tuple[str, ...]:
     return {"graph-relay": GraphHarness.DECIDES, "wire-relay": WireHarness.DECIDES}.get(model, ())
 
 
+def _memory_dir() -> str | None:
+    """``/dev/shm`` where the machine has it (scratch files then cost no disk writes)."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
 class Adapter:
     """An adapter process: ``request`` sends one message and returns its checked reply."""
 
@@ -49,11 +57,16 @@ class Adapter:
         self.command = " ".join(argv)
         self.timeout = timeout
         self._err = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        # the adapter's scratch room, removed here when it ends: an adapter killed for
+        # hanging cannot remove its own files
+        self.scratch = tempfile.mkdtemp(prefix="osf-adapter-", dir=_memory_dir())
+        env = {**os.environ, "OSF_CHECK_SCRATCH": self.scratch}
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=self._err, text=True, encoding="utf-8",
-                                         bufsize=1)
+                                         bufsize=1, env=env)
         except OSError as e:
+            shutil.rmtree(self.scratch, ignore_errors=True)
             raise BadValue(f"cannot start the adapter {self.command!r}: {e.strerror or e}") \
                 from None
         self._lines: queue.Queue[str | None] = queue.Queue()
@@ -138,6 +151,12 @@ class Adapter:
                     f.close()
                 except OSError:  # pragma: no cover
                     pass
+        try:  # after bye it exits; its room goes once it has
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.scratch, ignore_errors=True)
         self._err.close()
 
 
