@@ -201,7 +201,9 @@ class _ShardActor:
         return (got, *self.shard.replies)
 
     def edges(self, *answers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self.shard.edges(list(answers) or None)
+        self.shard.edges(list(answers) or None)
+        assert self.shard.out is not None
+        return self.shard.out.arrays()
 
     def total(self) -> int:
         return self.shard.total

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .store import LevelStore, least, rank, sortable
+from .store import LevelStore, first_inverse, sortable
 
 __all__ = ["EdgeLog", "cat_free"]
 
@@ -52,25 +52,24 @@ class EdgeLog:
 
     def part(self, store: LevelStore, ck: np.ndarray, cp: np.ndarray, ca: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Record the edges of candidates ``ck`` (from ``cp`` by ``ca``); returns, for
-        each target not stored before (the level's new states), its least (action,
-        source)."""
-        o = np.argsort(cp, kind="stable")  # by source, then action (each action's run is sorted)
-        ck, cp, ca = ck[o], cp[o], ca[o]
-        del o
-        sk = sortable(ck)
-        uniq, inv = np.unique(sk, return_inverse=True)
+        """Record the edges of candidates ``ck`` (from ``cp`` by ``ca``, as a chunk gives
+        them: action by action, each action's by source); returns, for each target not
+        stored before (the level's new states), its least (action, source): its first
+        occurrence (see :func:`.store.least`)."""
+        uniq, rows, inv = first_inverse(sortable(ck))  # one sort of the keys for both
         seen, ids = store.lookup(uniq)
-        dst = ids.astype(np.int32)[np.asarray(inv).ravel()]  # -1: new in this level
+        o = np.argsort(cp, kind="stable")  # edges by source, then action
+        key = inv[o]
+        del inv
+        dst = ids.astype(np.int32)[key]  # -1: new in this level
         miss = np.flatnonzero(dst < 0)
-        # of each new target, its least (action, source), as the store wants it
-        fresh = np.sort(miss[least(sk[miss], rank(cp[miss], ca[miss]))[1]])
         self.pend_pos.append(miss + self.base)
-        self.pend_keys.append(sk[miss])
+        self.pend_keys.append(uniq[key[miss]])
         self.lvl_dst.append(dst)
-        self.src.append(cp)  # ids fit 32 bits (parent links are int32 too), actions 16
-        self.act.append(ca.astype(self.act_dtype))
+        self.src.append(cp[o])  # ids fit 32 bits (parent links are int32 too), actions 16
+        self.act.append(ca[o].astype(self.act_dtype))
         self.base += len(ck)
+        fresh = rows[~seen]
         return ck[fresh], cp[fresh], ca[fresh]
 
     def end_level(self, store: LevelStore, start: int) -> None:

@@ -31,7 +31,7 @@ from osf_check.properties.base import CheckList, Property
 
 from .explicit import Progress, Violation
 from .layout import Layout
-from .shard_edges import Answers, OutEdges, positions
+from .shard_edges import Answers, OutEdges, positions, runs
 from .store import LevelStore, first, first_inverse, key_rows, least, rank, sortable
 from .successors import Expansion, Successors, action_dtype
 from .verdicts import Judge
@@ -211,12 +211,13 @@ class Shard:
             self.out.resolve(answers)
 
     def edges(self, answers: list[np.ndarray] | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The edges out of this worker's states (sources and targets global ids), by
-        source then action; ``answers`` as for :meth:`resolve`."""
+        source then action, in pieces (a source's edges in one); ``answers`` as for
+        :meth:`resolve`."""
         assert self.out is not None, "a shard made without the graph keeps no edges"
         self.resolve(answers)
-        return self.out.arrays()
+        return self.out.pieces()
 
     def number(self, start: int, new_keys: list[np.ndarray]) -> dict[str, Any]:
         """Number the level found (first id ``start``): a state's id is ``start`` plus how
@@ -557,21 +558,25 @@ class _Files:
     def degrees(self, path: str) -> int:
         """How many edges leave each of this worker's states, written at their ids."""
         from numpy.lib.format import open_memmap
-        src, _, _ = self.shard.edges(self._answers())
         deg = open_memmap(path, mode="r+")
-        head = np.flatnonzero(np.diff(src, prepend=-1) != 0) if len(src) else src[:0]
-        deg[src[head]] = np.diff(np.append(head, len(src)))
+        m = 0
+        for src, _, _ in self.shard.edges(self._answers()):
+            first, count = runs(src)
+            deg[first] = count
+            m += len(src)
         deg.flush()
-        return len(src)
+        return m
 
     def write_edges(self, off_path: str, paths: list[str]) -> bool:
-        """This worker's edges at their places among every worker's."""
+        """This worker's edges at their places among every worker's, a piece at a time."""
         from numpy.lib.format import open_memmap
-        edges = self.shard.edges()
-        at = positions(edges[0], np.load(off_path, mmap_mode="r"))
-        for p, a in zip(paths, edges):
-            out = open_memmap(p, mode="r+")
-            out[at] = a
+        off = np.load(off_path, mmap_mode="r")
+        outs = [open_memmap(p, mode="r+") for p in paths]
+        for piece in self.shard.edges():
+            at = positions(piece[0], off)
+            for out, a in zip(outs, piece):
+                out[at] = a
+        for out in outs:
             out.flush()
         return True
 

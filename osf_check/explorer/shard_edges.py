@@ -18,7 +18,7 @@ import numpy as np
 
 from .store import sortable
 
-__all__ = ["OutEdges", "Answers", "positions", "place"]
+__all__ = ["OutEdges", "Answers", "positions", "place", "runs"]
 
 
 class OutEdges:
@@ -64,17 +64,19 @@ class OutEdges:
         self.waiting = []
         self.sent[:] = 0
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The resolved edges, by source then action (levels and chunks come in id order)."""
+    def pieces(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The resolved edges, a piece per chunk expanded, by source then action (levels
+        and chunks come in id order; a source's edges are all in one piece)."""
         if self.waiting:
             raise RuntimeError("internal error: edges read before their targets' ids came")
+        return list(zip(self.src, self.dst, self.act))
 
-        def cat(xs: list[np.ndarray], dt: Any) -> np.ndarray:
-            out = np.concatenate(xs).astype(dt, copy=False) if xs else np.zeros(0, dt)
-            xs[:] = [out]  # one piece from now on: the next read does not copy
-            return out
-        return (cat(self.src, np.int32), cat(self.dst, np.int32),
-                cat(self.act, self.act_dtype))
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`pieces` end to end."""
+        got = self.pieces()
+        return tuple(np.concatenate([p[i] for p in got]) if got else  # type: ignore
+                     np.zeros(0, dt) for i, dt in enumerate((np.int32, np.int32,
+                                                             self.act_dtype)))
 
     def load(self, src: np.ndarray, dst: np.ndarray, act: np.ndarray) -> None:
         """Edges of an earlier run (a checkpoint's, this worker's sources only)."""
@@ -117,6 +119,20 @@ class Answers:
         return not any(len(a) for a in self.new_at)
 
 
+def runs(src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sources of sorted ``src`` and how many times each comes (no copy of ``src``).
+
+    >>> s, k = runs(np.array([3, 3, 5, 8, 8, 8]))
+    >>> s.tolist(), k.tolist()
+    ([3, 5, 8], [2, 1, 3])
+    """
+    if not len(src):
+        return src[:0], np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(src[1:] != src[:-1]) + 1
+    bounds = np.concatenate(([0], starts, [len(src)]))
+    return src[bounds[:-1]], np.diff(bounds)
+
+
 def positions(src: np.ndarray, off: np.ndarray) -> np.ndarray:
     """Where one worker's edges (by source, then action) go in the edges of every worker:
     ``off[s]`` is where source ``s``'s edges start; the k-th edge of a source goes k
@@ -125,13 +141,12 @@ def positions(src: np.ndarray, off: np.ndarray) -> np.ndarray:
     >>> positions(np.array([1, 1, 4]), np.array([0, 2, 5, 5, 5, 7])).tolist()
     [2, 3, 5]
     """
-    n = len(src)
-    if not n:
+    first, count = runs(src)
+    if not len(first):
         return np.zeros(0, dtype=np.int64)
-    head = np.ones(n, dtype=bool)
-    head[1:] = src[1:] != src[:-1]
-    run = np.maximum.accumulate(np.where(head, np.arange(n), 0))
-    return off[src] + (np.arange(n) - run)
+    # each run starts at its source's offset and counts up: one repeat, one arange
+    begin = np.asarray(off[first], dtype=np.int64) - (np.cumsum(count) - count)
+    return np.repeat(begin, count) + np.arange(len(src), dtype=np.int64)
 
 
 def place(edges: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int
