@@ -103,7 +103,10 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     if want_graph and ex.stopped is None:
         if log:
             log(f"{model}: reach and fair checks on {ex.distinct:,} states")
-        graph = check_graph(ex, chosen, budget=extension_budget, log=log, workers=workers)
+        # the goals in forked processes, but not next to a Ray client (its threads do
+        # not survive a fork)
+        graph = check_graph(ex, chosen, budget=extension_budget, log=log,
+                            workers=workers if cluster is None else 1)
         for pid, st in graph.checked.items():
             if status.get(pid) != "violated":
                 status[pid] = st
