@@ -16,7 +16,7 @@ barriers, an even split).  It tells the machine's limit from the engine's overhe
 
     python benchmarks/bench_partition.py                      # every case, once
     python benchmarks/bench_partition.py --repeat 3           # medians of three
-    python benchmarks/bench_partition.py --only two-phase --workers 1 --workers 2
+    python benchmarks/bench_partition.py --only two-phase --mode "1 worker" --mode "2 workers"
 
 The estimate: each machine expands and deduplicates 1/M of every level (the measured
 one-process time divided by M), and sends (M-1)/M of the successors it keeps per chunk
