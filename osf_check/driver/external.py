@@ -29,6 +29,7 @@ from osf_check.fuzz.graph_harness import FINISH
 from osf_check.fuzz.harness import Divergence
 from osf_check.fuzz.oracles import posted_bounded
 from osf_check.models.errors import BadValue
+from osf_check.scratch import memory_dir
 
 from .protocol import VERSION, AdapterError, problem, quote
 
@@ -39,12 +40,6 @@ def decides(model: str) -> tuple[str, ...]:
     from osf_check.fuzz.graph_harness import GraphHarness
     from osf_check.fuzz.wire_harness import WireHarness
     return {"graph-relay": GraphHarness.DECIDES, "wire-relay": WireHarness.DECIDES}.get(model, ())
-
-
-def _memory_dir() -> str | None:
-    """``/dev/shm`` where the machine has it (scratch files then cost no disk writes)."""
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
 class Adapter:
@@ -59,7 +54,7 @@ class Adapter:
         self._err = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         # the adapter's scratch room, removed here when it ends: an adapter killed for
         # hanging cannot remove its own files
-        self.scratch = tempfile.mkdtemp(prefix="osf-adapter-", dir=_memory_dir())
+        self.scratch = tempfile.mkdtemp(prefix="osf-adapter-", dir=memory_dir())
         env = {**os.environ, "OSF_CHECK_SCRATCH": self.scratch}
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -19,6 +19,7 @@ import tempfile
 from typing import Any
 
 from osf_check.fuzz.harness import Divergence
+from osf_check.scratch import memory_dir
 
 from .serve import serve
 
@@ -28,9 +29,7 @@ def _scratch() -> tempfile.TemporaryDirectory:
     # even if this process is killed), else memory-backed where the machine has it:
     # every step commits, and a tour restores a snapshot before each transition (on a
     # disk each of them waits for an fsync)
-    shm = "/dev/shm"
-    where = os.environ.get("OSF_CHECK_SCRATCH") or \
-        (shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None)
+    where = os.environ.get("OSF_CHECK_SCRATCH") or memory_dir()
     return tempfile.TemporaryDirectory(prefix="osf-reference-", dir=where)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from osf_check.models.dsl import Model
 from osf_check.properties.base import CheckList, Property
+from osf_check.scratch import memory_dir
 
 from .explicit import Progress, Violation
 from .layout import Layout
@@ -303,9 +304,7 @@ class LocalShards:
     def __init__(self, make: Callable[[int, int], Shard], parts: int):
         import multiprocessing as mp
         ctx = mp.get_context("fork")
-        base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) \
-            else None
-        self.dir = Path(tempfile.mkdtemp(prefix="osf-check-shards-", dir=base))
+        self.dir = Path(tempfile.mkdtemp(prefix="osf-check-shards-", dir=memory_dir()))
         self.parts = parts
         self.shuffled = 0
         self.conns, self.procs = [], []

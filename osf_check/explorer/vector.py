@@ -150,7 +150,8 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         starts = [reduce.canon(s) for s in starts]
     if workers > 1 or cluster is not None:
         return _partitioned(model, props, ex, _distinct(lay, starts, model.nslots), ident,
-                            workers=workers, keep_graph=keep_graph, depth=depth, max_states=max_states,
+                            workers=workers, keep_graph=keep_graph, depth=depth,
+                            max_states=max_states,
                             check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
                             progress=progress, checkpoint=checkpoint,
                             checkpoint_every=checkpoint_every, resume=resume,
