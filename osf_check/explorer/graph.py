@@ -57,13 +57,7 @@ class _Graph:
         idx = np.int32 if len(self.dst) < 2**31 - 1 else np.int64
         self.off = np.zeros(n + 1, dtype=idx)  # out-degrees summed: one pass, no search
         np.cumsum(np.bincount(self.src, minlength=n), out=self.off[1:])
-        # the reverse graph (predecessors of each state, in source order): scipy's
-        # CSR-to-CSC conversion is a counting sort in C, not a sort of every edge
-        from scipy.sparse import csr_matrix
-        rev = csr_matrix((np.ones(len(self.dst), dtype=np.int8), self.dst.astype(idx, copy=False),
-                          self.off), shape=(n, n)).tocsc()
-        self.rsrc, self.roff = rev.indices, rev.indptr.astype(np.int64)
-        del rev
+        self._reverse: tuple[np.ndarray, np.ndarray] | None = None  # built when first read
         self.expanded = ex.expanded
         self.ex = ex
         columns = getattr(ex, "columns", None)  # the vector engine's: no Python per state
@@ -81,23 +75,38 @@ class _Graph:
         a, b = self.off[u], self.off[u + 1]
         return list(zip(self.dst[a:b].tolist(), self.act[a:b].tolist()))
 
+    def reverse(self) -> tuple[np.ndarray, np.ndarray]:
+        """The reverse graph as CSR: the predecessors of each state (``rsrc``, in source
+        order) and where each state's predecessors start (``roff``).  Only the reach checks read it:
+        built on the first call (or handed over, :func:`_parallel`)."""
+        if self._reverse is None:
+            # scipy's CSR-to-CSC conversion is a counting sort in C, not a sort of edges
+            from scipy.sparse import csr_matrix
+            n = self.n
+            rev = csr_matrix((np.ones(len(self.dst), dtype=np.int8),
+                              self.dst.astype(self.off.dtype, copy=False), self.off),
+                             shape=(n, n)).tocsc()
+            self._reverse = (rev.indices, rev.indptr.astype(np.int64))
+        return self._reverse
+
     def backward(self, mark: np.ndarray) -> np.ndarray:
         """Every state from which a marked state is reachable (marked ones included)."""
+        rsrc, roff = self.reverse()
         mark = mark.copy()
         frontier = np.flatnonzero(mark)
         while frontier.size:
-            starts, ends = self.roff[frontier], self.roff[frontier + 1]
+            starts, ends = roff[frontier], roff[frontier + 1]
             lens = ends - starts
             total = int(lens.sum())
             if total == 0:
                 break
             # the predecessors of every frontier state, read from the reverse CSR at once
             # (in 32 bits while the edges fit: half the memory traffic)
-            it = np.int32 if len(self.rsrc) < 2**31 - 1 else np.int64
+            it = np.int32 if len(rsrc) < 2**31 - 1 else np.int64
             lens = lens.astype(it)
             idx = np.repeat((starts - (np.cumsum(lens) - lens)).astype(it), lens)
             idx += np.arange(total, dtype=it)
-            preds = self.rsrc[idx]
+            preds = rsrc[idx]
             preds = preds[~mark[preds]]
             mark[preds] = True
             # the new frontier without a sort: a bitmap keeps each state once
@@ -175,25 +184,50 @@ _SHARED: tuple = ()
 
 
 def _one(i: int) -> tuple[str, int, list[Violation], float]:
-    g, ex, ext, jobs = _SHARED
+    g, ex, ext, jobs, room = _SHARED
     p, c, goal = jobs[i]
+    if c.kind == "reach" and g._reverse is None:  # built by another process: mapped
+        g._reverse = tuple(np.load(room / f"{k}.npy", mmap_mode="r") for k in ("rsrc", "roff"))
     return _goal(g, ex, ext, p, c.kind, goal)
 
 
+def _build_reverse() -> bool:
+    """The reverse graph, built once, into files the reach checkers map."""
+    g, room = _SHARED[0], _SHARED[4]
+    for k, a in zip(("rsrc", "roff"), g.reverse()):
+        np.save(room / f"{k}.npy", a)
+    return True
+
+
 def _parallel(g: _Graph, ex: Exploration, ext: "_Extension", jobs: list, workers: int):
-    """Each goal's :func:`_goal` in forked processes, yielded in ``jobs``' order.  The
-    fair goals are handed out first: they take several times longer than a reach goal
-    (a search for fair cycles against a backward search), so the short ones fill in."""
+    """Each goal's :func:`_goal` in forked processes, yielded in ``jobs``' order.
+
+    The fair goals go first, they take longest; the reverse graph, which only the reach
+    goals read, is built meanwhile in a process of its own (the second, so that the
+    first fair goal starts at once), and the reach goals are handed out once it is
+    there."""
     import multiprocessing as mp
+    import shutil
+    import tempfile
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
+    from pathlib import Path
+
+    from osf_check.scratch import memory_dir
     global _SHARED
-    _SHARED = (g, ex, ext, jobs)
-    first = sorted(range(len(jobs)), key=lambda i: (jobs[i][1].kind != "fair", i))
+    room = Path(tempfile.mkdtemp(prefix="osf-check-graph-", dir=memory_dir()))
+    _SHARED = (g, ex, ext, jobs, room)
+    fair = [i for i, j in enumerate(jobs) if j[1].kind == "fair"]
+    reach = [i for i, j in enumerate(jobs) if j[1].kind != "fair"]
     try:
-        with ProcessPoolExecutor(min(workers, len(jobs)),
+        with ProcessPoolExecutor(min(workers, len(jobs) + 1),
                                  mp_context=mp.get_context("fork")) as pool:
-            futures = {i: pool.submit(_one, i) for i in first}
+            futures = {i: pool.submit(_one, i) for i in fair[:1]}
+            built = pool.submit(_build_reverse) if reach and g._reverse is None else None
+            futures.update({i: pool.submit(_one, i) for i in fair[1:]})
+            if built is not None:
+                built.result()
+            futures.update({i: pool.submit(_one, i) for i in reach})
             for i in range(len(jobs)):
                 yield futures[i].result()
     except BrokenProcessPool:
@@ -202,6 +236,7 @@ def _parallel(g: _Graph, ex: Exploration, ext: "_Extension", jobs: list, workers
                          "memory?)") from None
     finally:
         _SHARED = ()
+        shutil.rmtree(room, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------
@@ -362,10 +397,14 @@ def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
     comp = _find_fair_scc(g, inside_m, fair_masks, strong, weak)
     if comp is None:
         return "holds"
-    keep = np.isin(g.src, comp) & np.isin(g.dst, comp)
+    inside = np.zeros(g.n, dtype=bool)
+    inside[comp] = True
     G = nx.DiGraph()
     G.add_nodes_from(comp.tolist())
-    G.add_edges_from(zip(g.src[keep].tolist(), g.dst[keep].tolist()))
+    for u, v, deg, idx in _out_edges(g, comp):
+        d = g.dst[idx]
+        keep = inside[d]
+        G.add_edges_from(zip(np.repeat(comp[u:v], deg)[keep].tolist(), d[keep].tolist()))
     fair_states = [compile_pred(e) for _, e in model.fair_states]
     states = _States(g)
     scc = set(comp.tolist())
@@ -400,69 +439,102 @@ class _States:
 
 @dataclass
 class _Fairness:
-    """What the fair search reads of every edge, gathered once per graph: for each edge
-    of a strongly fair action, its source and the action's column; for each weakly fair
-    action, the states that enable it; the states with a self-loop."""
+    """The fairness assumption as tables over actions (no edge is read to build it)."""
 
     col: np.ndarray  # action -> column among the fair actions (-1: not fair)
     nf: int
-    strong_src: np.ndarray
-    strong_col: np.ndarray
-    weak_en: dict[int, np.ndarray]
-    self_loop: np.ndarray
+    strong: np.ndarray  # action -> strongly fair
+    weak: list[int]  # the weakly fair actions that label some edge
 
 
 _STEP = 1 << 24  # edges per slice: per-edge temporaries stay bounded (~100 MB)
 
 
 def _fairness(g: _Graph, strong: np.ndarray, weak: np.ndarray) -> _Fairness:
-    key = (tuple(strong.tolist()), tuple(weak.tolist()))
-    got = getattr(g, "_fair_cache", {}).get(key)
-    if got is not None:
-        return got
-    n, E = g.n, len(g.src)
-    nacts = int(g.act.max()) + 1 if len(g.act) else 1
+    nacts = g.__dict__.get("_nacts")
+    if nacts is None:
+        nacts = g.__dict__["_nacts"] = int(g.act.max()) + 1 if len(g.act) else 1
     col = np.full(nacts + 1, -1, dtype=np.int64)
     fair = sorted({int(a) for a in (*strong.tolist(), *weak.tolist()) if a < nacts})
     col[fair] = np.arange(len(fair))
     strong_m = np.zeros(nacts + 1, dtype=bool)
     strong_m[strong[strong < nacts]] = True
-    weak_en = {int(a): np.zeros(n, dtype=bool) for a in weak.tolist() if a < nacts}
-    self_loop = np.zeros(n, dtype=bool)
-    srcs, cols = [], []
-    for lo in range(0, E, _STEP):
-        s_, d_, a_ = g.src[lo:lo + _STEP], g.dst[lo:lo + _STEP], g.act[lo:lo + _STEP]
-        st = strong_m[a_]
-        srcs.append(s_[st].astype(np.int32, copy=False))
-        cols.append(col[a_[st]].astype(np.int16))
-        for a, en in weak_en.items():
-            en[s_[a_ == a]] = True
-        self_loop[s_[s_ == d_]] = True
-    f = _Fairness(col, max(1, len(fair)), _cat(srcs, np.int32), _cat(cols, np.int16),
-                  weak_en, self_loop)
-    g.__dict__.setdefault("_fair_cache", {})[key] = f
-    return f
+    return _Fairness(col, max(1, len(fair)), strong_m, [int(a) for a in weak.tolist()
+                                                        if a < nacts])
 
 
 def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
-def _alive_csr(g: _Graph, alive: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The subgraph of alive states as CSR (offsets, targets) and each kept edge's
-    action, built a slice of edges at a time (edges are by source)."""
-    n, E = g.n, len(g.src)
-    counts = np.zeros(n, dtype=np.int64)
-    dsts, acts = [], []
-    for lo in range(0, E, _STEP):
-        s_, d_ = g.src[lo:lo + _STEP], g.dst[lo:lo + _STEP]
-        ein = alive[s_] & alive[d_]
-        counts += np.bincount(s_[ein], minlength=n)
-        dsts.append(d_[ein])
-        acts.append(g.act[lo:lo + _STEP][ein])
-    indptr = np.zeros(n + 1, dtype=np.int64)
+def _out_edges(g: _Graph, ids: np.ndarray):
+    """The edges out of states ``ids`` (sorted), in blocks of about ``_STEP`` edges: for
+    each block, the range ``u, v`` of ``ids`` it covers, each of those states' out-degree
+    and its edges' positions in ``g.dst``/``g.act`` (a state's edges together, by state).
+    Reads only those edges, not the whole graph: the sets the fair search refines shrink
+    fast."""
+    starts = g.off[ids].astype(np.int64)
+    deg = g.off[ids + 1].astype(np.int64) - starts
+    ends = np.cumsum(deg)  # edges of ids[:u+1], over the states asked for
+    u, k = 0, len(ids)
+    while u < k:
+        v = int(np.searchsorted(ends, (ends[u - 1] if u else 0) + _STEP, side="right"))
+        v = min(max(v, u + 1), k)
+        d = deg[u:v]
+        first = ends[u:v] - d - (ends[u - 1] if u else 0)  # where each state's run starts
+        idx = np.repeat(starts[u:v] - first, d) + np.arange(int(d.sum()), dtype=np.int64)
+        yield u, v, d, idx
+        u = v
+
+
+@dataclass
+class _Alive:
+    """The subgraph of the alive states, renumbered ``0..k-1`` in id order (``ids``):
+    its CSR (``indptr``, ``dst``) and each kept edge's action; and, from every edge out
+    of an alive state (wherever it goes), what fairness reads: the strongly fair edges
+    (source, action's column), the states enabling each weakly fair action, and the
+    states with a self-loop."""
+
+    ids: np.ndarray
+    indptr: np.ndarray
+    dst: np.ndarray
+    act: np.ndarray
+    strong_src: np.ndarray
+    strong_col: np.ndarray
+    weak_en: dict[int, np.ndarray]
+    self_loop: np.ndarray
+
+
+def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
+    """:class:`_Alive` for ``alive``: only the alive states' edges are read, a block at a
+    time."""
+    ids = np.flatnonzero(alive)
+    k = len(ids)
+    new = np.full(g.n, -1, dtype=np.int32)
+    new[ids] = np.arange(k, dtype=np.int32)
+    counts = np.zeros(k, dtype=np.int64)
+    weak_en = {a: np.zeros(k, dtype=bool) for a in f.weak}
+    self_loop = np.zeros(k, dtype=bool)
+    dsts, acts, ssrc, scol = [], [], [], []
+    for u, v, deg, idx in _out_edges(g, ids):
+        a_, nd = g.act[idx], new[g.dst[idx]]
+        del idx
+        src = np.repeat(np.arange(u, v, dtype=np.int32), deg)  # local ids
+        st = f.strong[a_]
+        ssrc.append(src[st])
+        scol.append(f.col[a_[st]].astype(np.int16))
+        del st
+        for a, en in weak_en.items():
+            en[src[a_ == a]] = True
+        self_loop[src[nd == src]] = True
+        keep = nd >= 0
+        counts[u:v] = np.bincount(src[keep] - u, minlength=v - u)
+        dsts.append(nd[keep])
+        acts.append(a_[keep])
+    indptr = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    return indptr, _cat(dsts, np.int32), _cat(acts, np.int16)
+    return _Alive(ids, indptr, _cat(dsts, np.int32), _cat(acts, np.int16), _cat(ssrc, np.int32),
+                  _cat(scol, np.int16), weak_en, self_loop)
 
 
 def _taken_inside(indptr: np.ndarray, dst: np.ndarray, act: np.ndarray, label: np.ndarray,
@@ -514,50 +586,46 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
     fair action enabled in it, and does not keep a weakly fair action enabled everywhere
     without taking it.  States enabling a strongly fair action never taken inside their
     component are removed and the rest is split again.  Returns the fair component with
-    the smallest state id (shortest prefix), or None."""
-    n = g.n
+    the smallest state id (shortest prefix), or None.
+
+    Each round works on the alive states alone, renumbered (:class:`_Alive`): scipy's
+    work, the edges read and the per-state arrays scale with them, and they shrink fast."""
     f = _fairness(g, strong, weak)
-    alive = alive.copy()
     while alive.any():
-        indptr, dst, act = _alive_csr(g, alive)
-        label = strong_components(indptr, dst)
-        sizes = np.bincount(label[alive], minlength=label.max() + 1)
+        s = _alive_csr(g, alive, f)
+        label = strong_components(s.indptr, s.dst)
+        sizes = np.bincount(label)
         nc = len(sizes)
-        taken = _taken_inside(indptr, dst, act, label, f, nc)
-        del indptr, dst, act
+        taken = _taken_inside(s.indptr, s.dst, s.act, label, f, nc)
         loops = np.zeros(nc, dtype=bool)
-        loops[label[alive & f.self_loop]] = True
+        loops[label[s.self_loop]] = True
         real = (sizes > 1) | loops  # non-trivial: more than one state, or a self-loop
         # states enabling a strongly fair action their component never takes inside
-        bad = np.zeros(n, dtype=bool)
-        on = alive[f.strong_src]
-        src, col = f.strong_src[on], f.strong_col[on]
-        del on
-        bad[src[~get_bits(taken, label[src].astype(np.int64) * f.nf + col)]] = True
-        del src, col
-        bad &= alive & real[label]
+        bad = np.zeros(len(label), dtype=bool)
+        bad[s.strong_src[~get_bits(taken, label[s.strong_src].astype(np.int64) * f.nf
+                                   + s.strong_col)]] = True
+        bad &= real[label]
         comp_ok = real.copy()
         for fm in fair_masks:
             has = np.zeros(nc, dtype=bool)
-            has[label[alive & fm]] = True
+            has[label[fm[s.ids]]] = True
             comp_ok &= has
-        for a, en in f.weak_en.items():
-            everywhere = np.bincount(label[alive & en], minlength=nc) >= sizes
+        for a, en in s.weak_en.items():
+            everywhere = np.bincount(label[en], minlength=nc) >= sizes
             took = get_bits(taken, np.arange(nc, dtype=np.int64) * f.nf + f.col[a])
             comp_ok &= ~(everywhere & ~took)
         # components whose states are all good and meet the state conditions are fair
         bad_comp = np.zeros(nc, dtype=bool)
         bad_comp[label[bad]] = True
-        fair_comp = comp_ok & ~bad_comp
-        ids = np.flatnonzero(alive & fair_comp[label])
-        if ids.size:
-            c = label[ids.min()]
-            return np.flatnonzero(alive & (label == c))
+        hit = np.flatnonzero((comp_ok & ~bad_comp)[label])
+        if hit.size:  # ids are in id order: the first hit has the smallest id
+            return s.ids[label == label[hit[0]]]
         if not bad.any():
             return None
         # drop the bad states, and whole components that are no cycle or miss a fair-state
         # condition or a weakly fair action (their parts would miss it too)
-        alive &= ~bad & real[label] & comp_ok[label]
+        alive = np.zeros(g.n, dtype=bool)
+        alive[s.ids[~bad & real[label] & comp_ok[label]]] = True
     return None
 
 
