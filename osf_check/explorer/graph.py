@@ -77,8 +77,8 @@ class _Graph:
 
     def reverse(self) -> tuple[np.ndarray, np.ndarray]:
         """The reverse graph as CSR: the predecessors of each state (``rsrc``, in source
-        order) and where each state's predecessors start (``roff``).  Only the reach checks read it:
-        built on the first call (or handed over, :func:`_parallel`)."""
+        order) and where each state's predecessors start (``roff``).  Only the reach
+        checks read it: built on the first call (or mapped, :func:`_parallel`)."""
         if self._reverse is None:
             # scipy's CSR-to-CSC conversion is a counting sort in C, not a sort of edges
             from scipy.sparse import csr_matrix
@@ -196,6 +196,7 @@ def _build_reverse() -> bool:
     g, room = _SHARED[0], _SHARED[4]
     for k, a in zip(("rsrc", "roff"), g.reverse()):
         np.save(room / f"{k}.npy", a)
+    g._reverse = None  # this process maps the files too if it checks a reach goal
     return True
 
 
@@ -444,7 +445,7 @@ class _Fairness:
     col: np.ndarray  # action -> column among the fair actions (-1: not fair)
     nf: int
     strong: np.ndarray  # action -> strongly fair
-    weak: list[int]  # the weakly fair actions that label some edge
+    weak: list[int]  # the weakly fair actions, but those past every edge's (never enabled)
 
 
 _STEP = 1 << 24  # edges per slice: per-edge temporaries stay bounded (~100 MB)
