@@ -103,10 +103,7 @@ class _Graph:
             # the predecessors of every frontier state, read from the reverse CSR at once
             # (in 32 bits while the edges fit: half the memory traffic)
             it = np.int32 if len(rsrc) < 2**31 - 1 else np.int64
-            lens = lens.astype(it)
-            idx = np.repeat((starts - (np.cumsum(lens) - lens)).astype(it), lens)
-            idx += np.arange(total, dtype=it)
-            preds = rsrc[idx]
+            preds = rsrc[_run_indices(starts.astype(it), lens.astype(it), total)]
             preds = preds[~mark[preds]]
             mark[preds] = True
             # the new frontier without a sort: a bitmap keeps each state once
@@ -482,10 +479,20 @@ def _out_edges(g: _Graph, ids: np.ndarray):
         v = int(np.searchsorted(ends, (ends[u - 1] if u else 0) + _STEP, side="right"))
         v = min(max(v, u + 1), k)
         d = deg[u:v]
-        first = ends[u:v] - d - (ends[u - 1] if u else 0)  # where each state's run starts
-        idx = np.repeat(starts[u:v] - first, d) + np.arange(int(d.sum()), dtype=np.int64)
-        yield u, v, d, idx
+        yield u, v, d, _run_indices(starts[u:v], d, int(d.sum()))
         u = v
+
+
+def _run_indices(starts: np.ndarray, lens: np.ndarray, total: int) -> np.ndarray:
+    """The indices ``starts[i] .. starts[i] + lens[i] - 1`` of every run, end to end
+    (``total`` of them), in the dtype of ``starts``: one repeat and one arange.
+
+    >>> _run_indices(np.array([5, 0, 9]), np.array([2, 0, 3]), 5).tolist()
+    [5, 6, 9, 10, 11]
+    """
+    idx = np.repeat((starts - (np.cumsum(lens) - lens)).astype(starts.dtype, copy=False), lens)
+    idx += np.arange(total, dtype=idx.dtype)
+    return idx
 
 
 @dataclass
