@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Sequence
 
 import networkx as nx
@@ -74,6 +75,11 @@ class _Graph:
     def succ(self, u: int) -> list[tuple[int, int]]:
         a, b = self.off[u], self.off[u + 1]
         return list(zip(self.dst[a:b].tolist(), self.act[a:b].tolist()))
+
+    @cached_property
+    def nacts(self) -> int:
+        """One more than the largest action on an edge (1 without edges)."""
+        return int(self.act.max()) + 1 if len(self.act) else 1
 
     def reverse(self) -> tuple[np.ndarray, np.ndarray]:
         """The reverse graph as CSR: the predecessors of each state (``rsrc``, in source
@@ -449,9 +455,7 @@ _STEP = 1 << 24  # edges per slice: per-edge temporaries stay bounded (~100 MB)
 
 
 def _fairness(g: _Graph, strong: np.ndarray, weak: np.ndarray) -> _Fairness:
-    nacts = g.__dict__.get("_nacts")
-    if nacts is None:
-        nacts = g.__dict__["_nacts"] = int(g.act.max()) + 1 if len(g.act) else 1
+    nacts = g.nacts
     col = np.full(nacts + 1, -1, dtype=np.int64)
     fair = sorted({int(a) for a in (*strong.tolist(), *weak.tolist()) if a < nacts})
     col[fair] = np.arange(len(fair))
