@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from array import array
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from osf_check.models.dsl import Model
 from osf_check.properties.base import CheckList, Property
@@ -84,6 +84,20 @@ class Exploration:
         ints = sum(sys.getsizeof(p) for p in self.packed)
         return (ints + sys.getsizeof(self.ids) + sys.getsizeof(self.packed)
                 + self.parent.itemsize * len(self.parent) + self.via.itemsize * len(self.via))
+
+    def edges_by_source(self) -> tuple[Any, Any, Any]:
+        """The recorded edges (sorted by source) as numpy arrays, by source: where each
+        state's edges start (``distinct + 1`` offsets, counted here), targets, actions."""
+        import numpy as np
+        n = self.distinct
+        assert self.edges is not None, "bfs(keep_graph=True) records the edges"
+        if not n:
+            return np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        src, dst, act = (e if isinstance(e, np.ndarray) else np.frombuffer(e, dtype=np.int64)
+                         for e in self.edges)
+        off = np.zeros(n + 1, dtype=np.int64)  # out-degrees summed: one pass, no search
+        np.cumsum(np.bincount(src, minlength=n), out=off[1:])
+        return off, dst, act
 
     def histogram(self) -> list[int]:
         bounds = self.level_start + [self.distinct]

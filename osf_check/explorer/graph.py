@@ -47,17 +47,12 @@ class _Graph:
     of the states evaluated column-wise with numpy."""
 
     def __init__(self, ex: Exploration):
-        assert ex.edges is not None, "bfs(keep_graph=True) records the edges"
         n = ex.distinct
         self.n = n
-        self.src, self.dst, self.act = (
-            (e if isinstance(e, np.ndarray) else np.frombuffer(e, dtype=np.int64)) if n
-            else np.zeros(0, np.int64) for e in ex.edges)
         # BFS expands states in id order, so edges are already sorted by source; offsets
         # in 32 bits while the edges fit, so that scipy keeps every index array at 32 bits
-        idx = np.int32 if len(self.dst) < 2**31 - 1 else np.int64
-        self.off = np.zeros(n + 1, dtype=idx)  # out-degrees summed: one pass, no search
-        np.cumsum(np.bincount(self.src, minlength=n), out=self.off[1:])
+        off, self.dst, self.act = ex.edges_by_source()
+        self.off = off.astype(np.int32 if len(self.dst) < 2**31 - 1 else np.int64)
         self._reverse: tuple[np.ndarray, np.ndarray] | None = None  # built when first read
         self.expanded = ex.expanded
         self.ex = ex

@@ -99,15 +99,18 @@ class Layout:
         c = ((keys[:, w] >> np.uint64(off)) & np.uint64((1 << b) - 1)).astype(np.int64)
         return c + lo if lo else c
 
-    def columns(self, keys: np.ndarray, dtypes: Sequence[type], chunk: int = 1 << 20
-                ) -> list[np.ndarray]:
-        """Every slot of every stored key, slot ``i`` in ``dtypes[i]``; decoded a chunk
-        at a time (the whole array at 64 bits a slot would be gigabytes)."""
-        out = [np.empty(len(keys), dtype=t) for t in dtypes]
+    def columns(self, keys: np.ndarray, dtypes: Sequence[type]) -> "Columns":
+        """Every slot of every stored key, slot ``i`` in ``dtypes[i]``, each decoded when
+        first read (a check reads a few of a model's slots)."""
+        return Columns(self, keys, dtypes)
+
+    def column(self, keys: np.ndarray, i: int, dtype: type, chunk: int = 1 << 20
+               ) -> np.ndarray:
+        """Slot ``i`` of every key in ``dtype``, decoded a chunk at a time (the whole
+        array at 64 bits would be eight times the memory)."""
+        out = np.empty(len(keys), dtype=dtype)
         for lo in range(0, len(keys), chunk):
-            part = keys[lo:lo + chunk]
-            for i, col in enumerate(out):
-                col[lo:lo + len(part)] = self._slot(part, i)
+            out[lo:lo + chunk] = self._slot(keys[lo:lo + chunk], i)
         return out
 
     def unpack_one(self, key: np.ndarray) -> tuple:
@@ -119,7 +122,8 @@ class Layout:
 
 
 class Columns(Sequence[np.ndarray]):
-    """A chunk's slots as int64 columns, decoded on first use and kept.
+    """The slots of ``keys`` as columns (int64, or each in its ``dtypes``), each decoded
+    on first use and kept.
 
     >>> from osf_check.models.two_phase import SPEC
     >>> lay = Layout(SPEC.build({"rms": 3}))
@@ -128,8 +132,8 @@ class Columns(Sequence[np.ndarray]):
     (12, [1, 2], 1)
     """
 
-    def __init__(self, lay: Layout, keys: np.ndarray):
-        self.lay, self.keys, self.got = lay, keys, {}
+    def __init__(self, lay: Layout, keys: np.ndarray, dtypes: Sequence[type] | None = None):
+        self.lay, self.keys, self.dtypes, self.got = lay, keys, dtypes, {}
 
     def __len__(self) -> int:
         return len(self.lay.fields)
@@ -143,5 +147,6 @@ class Columns(Sequence[np.ndarray]):
             raise IndexError(i)
         c = self.got.get(i)
         if c is None:
-            c = self.got[i] = self.lay._slot(self.keys, i)
+            c = self.got[i] = self.lay._slot(self.keys, i) if self.dtypes is None else \
+                self.lay.column(self.keys, i, self.dtypes[i])
         return c

@@ -32,7 +32,7 @@ from osf_check.scratch import memory_dir
 
 from .explicit import Progress, Violation
 from .layout import Layout
-from .shard_edges import Answers, OutEdges, positions, runs
+from .shard_edges import Answers, OutEdges, positions, runs, sources
 from .store import LevelStore, first, first_inverse, key_rows, least, rank, sortable
 from .successors import Expansion, Successors, action_dtype
 from .verdicts import Judge
@@ -379,9 +379,10 @@ class LocalShards:
         return out  # type: ignore[return-value]
 
     def gather_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every worker's edges in one process's order (by source, then action): each
-        worker writes how many edges leave each of its states, then its edges at their
-        places, into shared files (in parallel)."""
+        """Every worker's edges in one process's order (by source, then action), as
+        :func:`~.shard_edges.place` gives them: where each source's edges start, then
+        targets and actions.  Each worker writes how many edges leave each of its
+        states, then its edges at their places, into shared files (in parallel)."""
         from numpy.lib.format import open_memmap
         shapes = self.call("shape")
         n, act = max(s[0] for s in shapes), np.dtype(shapes[0][2])
@@ -393,11 +394,11 @@ class LocalShards:
         np.cumsum(np.load(deg_path, mmap_mode="r"), out=off[1:])
         off.flush()
         del off
-        paths = [self.dir / f"edges-{name}.npy" for name in ("src", "dst", "act")]
-        for p, dt in zip(paths, [np.int32, np.int32, act]):
+        paths = [self.dir / f"edges-{name}.npy" for name in ("dst", "act")]
+        for p, dt in zip(paths, [np.int32, act]):
             open_memmap(p, mode="w+", dtype=dt, shape=(m,)).flush()
         self.call("write_edges", str(off_path), [str(p) for p in paths])
-        out = tuple(np.asarray(np.load(p, mmap_mode="r+")) for p in paths)
+        out = tuple(np.asarray(np.load(p, mmap_mode="r+")) for p in [off_path] + paths)
         for p in paths + [deg_path, off_path]:
             p.unlink()
         return out  # type: ignore[return-value]
@@ -567,13 +568,14 @@ class _Files:
         return m
 
     def write_edges(self, off_path: str, paths: list[str]) -> bool:
-        """This worker's edges at their places among every worker's, a piece at a time."""
+        """This worker's edges' targets and actions at their places among every
+        worker's, a piece at a time (the sources are the offsets' to tell)."""
         from numpy.lib.format import open_memmap
         off = np.load(off_path, mmap_mode="r")
         outs = [open_memmap(p, mode="r+") for p in paths]
-        for piece in self.shard.edges():
-            at = positions(piece[0], off)
-            for out, a in zip(outs, piece):
+        for src, *rest in self.shard.edges():
+            at = positions(src, off)
+            for out, a in zip(outs, rest):
                 out[at] = a
         for out in outs:
             out.flush()
@@ -648,7 +650,7 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
         if save is not None and time.perf_counter() - last_cp >= checkpoint_every:
             keys, parent, via = shards.gather()
             save(keys, parent, via, level_start, generated, fired,
-                 (level_start[-1], total), level, shards.gather_edges() if graph else None)
+                 (level_start[-1], total), level, _with_sources(shards) if graph else None)
             last_cp = time.perf_counter()
     stored = shards.stored_bytes()
     edges = shards.gather_edges() if graph else None
@@ -658,6 +660,12 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             "frontier": (level_start[-1], total), "open": bool(frontier),
             "stopped": stopped, "level": level, "shuffled": shards.shuffled,
             "shuffled_levels": per_level}
+
+
+def _with_sources(shards: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edges as a checkpoint keeps them: sources, targets, actions."""
+    off, dst, act = shards.gather_edges()
+    return sources(off), dst, act
 
 
 def _take(judge: Judge, reports: list[dict[str, Any]]) -> None:

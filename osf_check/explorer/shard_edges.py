@@ -7,7 +7,9 @@ what that owner received: :class:`OutEdges`); each owner answers every worker wi
 the id of each key it received, in the order received (:class:`Answers`); the edges
 are then resolved.  In the end the workers' edges, each worker's by source then
 action, are placed at their positions in one process's arrays (:func:`positions`):
-the edges a one-process search records, in the same order.
+the edges a one-process search records, in the same order, kept by source (CSR: where
+each source's edges start, then their targets and actions; :func:`sources` gives
+back the sources where they are needed).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 
 from .store import sortable
 
-__all__ = ["OutEdges", "Answers", "positions", "place", "runs"]
+__all__ = ["OutEdges", "Answers", "positions", "place", "runs", "sources"]
 
 
 class OutEdges:
@@ -152,12 +154,13 @@ def positions(src: np.ndarray, off: np.ndarray) -> np.ndarray:
 def place(edges: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every worker's edges (``edges[w]``: sources, targets, actions, by source then
-    action) as one process's arrays, over states ``0..n-1``.
+    action) as one process's, over states ``0..n-1``, by source: where each source's
+    edges start (``n + 1`` offsets), then the targets and actions.
 
-    >>> s, d, a = place([(np.array([0, 2]), np.array([1, 0]), np.array([0, 0])),
-    ...                  (np.array([1, 1]), np.array([2, 0]), np.array([0, 1]))], 3)
-    >>> s.tolist(), d.tolist(), a.tolist()
-    ([0, 1, 1, 2], [1, 2, 0, 0], [0, 0, 1, 0])
+    >>> off, d, a = place([(np.array([0, 2]), np.array([1, 0]), np.array([0, 0])),
+    ...                    (np.array([1, 1]), np.array([2, 0]), np.array([0, 1]))], 3)
+    >>> off.tolist(), d.tolist(), a.tolist(), sources(off).tolist()
+    ([0, 1, 3, 4], [1, 2, 0, 0], [0, 0, 1, 0], [0, 1, 1, 2])
     """
     off = np.zeros(n + 1, dtype=np.int64)
     for src, _, _ in edges:
@@ -165,9 +168,19 @@ def place(edges: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int
     np.cumsum(off, out=off)
     m = int(off[-1])
     act = edges[0][2].dtype if edges else np.int16
-    out = (np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, act))
-    for part in edges:
-        at = positions(part[0], off)
-        for o, a in zip(out, part):
+    out = (np.empty(m, np.int32), np.empty(m, act))
+    for src, *rest in edges:
+        at = positions(src, off)
+        for o, a in zip(out, rest):
             o[at] = a
-    return out
+    return (off, *out)  # type: ignore[return-value]
+
+
+def sources(off: np.ndarray) -> np.ndarray:
+    """The source of each edge, from where each source's edges start (32-bit ids).
+
+    >>> sources(np.array([0, 2, 2, 3])).tolist()
+    [0, 0, 2]
+    """
+    n = len(off) - 1
+    return np.repeat(np.arange(n, dtype=np.int32), np.diff(off))

@@ -39,6 +39,7 @@ from .checkpoint import save as save_checkpoint
 from .edges import EdgeLog
 from .explicit import Exploration, Progress
 from .layout import Layout
+from .shard_edges import sources
 from .store import LevelStore
 from .successors import Expansion, Successors, expand_range
 from .verdicts import Judge
@@ -62,11 +63,32 @@ class _VectorExploration(Exploration):
     def distinct(self) -> int:  # type: ignore[override]
         return len(self.keys)
 
-    def columns(self) -> list[np.ndarray]:
+    def columns(self) -> Sequence[np.ndarray]:
         """Every state's slots, one column per slot in the narrowest integer type that
-        holds its domain (what the graph checks read; np_eval widens for arithmetic)."""
+        holds its domain, decoded when first read (what the graph checks read; np_eval
+        widens for arithmetic)."""
         doms = self.model.slot_domains
         return self.layout.columns(self.keys, [_narrow(d.lo, d.hi) for d in doms])
+
+    @property  # type: ignore[override]
+    def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Sources, targets and actions of the edges.  A partitioned search gathers them
+        by source (:attr:`edge_off`, where each state's edges start): their sources are
+        spelt out on first read only, which the graph checks never do."""
+        got = self.__dict__.get("_edges")
+        if got is not None and got[0] is None:
+            got = self.__dict__["_edges"] = (sources(self.edge_off), *got[1:])
+        return got
+
+    @edges.setter
+    def edges(self, value: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> None:
+        self.__dict__["_edges"] = value
+
+    def edges_by_source(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        off = self.__dict__.get("edge_off")
+        if off is None:
+            return super().edges_by_source()
+        return off, *self.__dict__["_edges"][1:]  # type: ignore[return-value]
 
     @property  # type: ignore[override]
     def packed(self) -> list[int]:
@@ -380,7 +402,8 @@ def _partitioned_result(ex: "_VectorExploration", got: dict[str, Any], judge: Ju
     lo = got["frontier"][0]
     ex.expanded = lo if got["open"] or ex.stopped == "violation" else len(ex.keys)
     if got["edges"] is not None:
-        ex.edges = got["edges"]  # type: ignore[assignment]
+        ex.edge_off, dst, act = got["edges"]
+        ex.edges = (None, dst, act)  # type: ignore[assignment]  (sources: on first read)
     ex.shuffled = got["shuffled"]  # type: ignore[attr-defined]
     ex.shuffled_levels = got["shuffled_levels"]  # type: ignore[attr-defined]
     ex.partitions = parts  # type: ignore[attr-defined]
