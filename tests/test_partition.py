@@ -44,6 +44,9 @@ def _same(a, b) -> None:
     assert (a.edges is None) == (b.edges is None)
     for x, y in zip(a.edges or (), b.edges or ()):  # the graph: same edges, same order
         assert x.dtype == y.dtype and np.array_equal(x, y)
+    if a.edges is not None:  # and by source, as the graph checks read them
+        for x, y in zip(a.edges_by_source(), b.edges_by_source()):
+            assert x.dtype == y.dtype and np.array_equal(x, y)
 
 
 @pytest.mark.parametrize("model", sorted(SMALL))
