@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -50,6 +53,25 @@ def test_numpy_matches_the_reference_interpreter(e, states):
     got = np_eval(e, cols, n=len(states))
     got = np.broadcast_to(got, (len(states),))
     assert [int(x) for x in got] == [evaluate(e, s) for s in states]
+
+
+def test_numpy_evaluation_frees_its_columns_at_once():
+    # the vector engine evaluates guards over whole chunks: if an evaluation left a
+    # reference cycle, every intermediate column would wait for the cyclic collector
+    # (graph-relay's search held about 15 % more memory and ran slower for it)
+    class Columns(list):  # a list that takes a weak reference
+        pass
+
+    cols = Columns([np.arange(8), np.arange(8) % 3])
+    ref = weakref.ref(cols)
+    gc.disable()
+    try:
+        got = np_eval(If(And(Slot(0) > 2, Slot(1) == 1), Slot(0) + 1, 0), cols)
+        del cols
+        assert ref() is None, "np_eval left a reference cycle holding its columns"
+    finally:
+        gc.enable()
+    assert got.tolist() == [0, 0, 0, 0, 5, 0, 0, 8]
 
 
 def test_next_state_slots_read_the_second_state():

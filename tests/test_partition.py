@@ -256,3 +256,26 @@ def test_the_bytes_moved_between_workers_are_measured_not_assumed():
         assert len(ex.shuffled_levels) == len(ex.level_start)  # one per level expanded
     assert 0 < moved[2] < moved[3] < moved[5]
     assert moved[5] < 2 * moved[2]  # 4/5 against 1/2 of the same successors
+
+
+def test_each_worker_reserves_its_share_of_a_shared_file(tmp_path):
+    """Files every worker writes all over get their pages up front, a share per worker
+    (see ``_Files.reserve``): the first worker's half, then all of it."""
+    from osf_check.explorer.partition import _Files
+    from osf_check.scratch import memory_dir
+    d = Path(memory_dir() or tmp_path)
+    p = d / f"osf-check-test-reserve-{os.getpid()}.bin"
+    size = 8 << 20
+    try:
+        with open(p, "wb") as f:
+            f.truncate(size)
+        if os.stat(p).st_blocks:
+            pytest.skip("this file system does not keep files sparse")
+        _Files(None, 0, 2, d).reserve([str(p)])  # type: ignore[arg-type]
+        half = os.stat(p).st_blocks * 512
+        _Files(None, 1, 2, d).reserve([str(p)])  # type: ignore[arg-type]
+        assert size // 2 <= half < size
+        assert os.stat(p).st_blocks * 512 >= size
+        assert os.path.getsize(p) == size  # allocated, not grown
+    finally:
+        p.unlink(missing_ok=True)

@@ -317,7 +317,13 @@ def fold(e: Expr, leaf: Callable[[Expr], Any], node: Callable[[str, list[Any]], 
         memo[k] = r
         return r
 
-    return go(e)
+    try:
+        return go(e)
+    finally:
+        # go names itself: left alone, each call would leave a reference cycle that keeps
+        # memo (every intermediate value, whole numpy columns) alive until the cyclic
+        # collector happens to run
+        del go
 
 
 # ---------------------------------------------------------------------------
