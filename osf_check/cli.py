@@ -27,6 +27,7 @@ from osf_check.models.errors import InputError
 from osf_check.api import Checker, ExploreResult
 from osf_check.driver.protocol import AdapterError
 from osf_check.progress import Display
+from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
 from osf_check.traces.format import atomic_write, dumps, load_trace, to_itf
@@ -141,6 +142,10 @@ class _Group(click.Group):
             click.echo(f"osf-check: the implementation's adapter failed ({e.kind}): {e}",
                        err=True)
             sys.exit(EXIT["adapter"])
+        except (ScratchFull, MemoryError) as e:  # a resource bound, said as such
+            click.echo(f"osf-check: out of memory: {e or 'an allocation failed'}; the run "
+                       "stopped before it finished and has no verdict", err=True)
+            sys.exit(EXIT["incomplete"])
         except WorkerLost as e:  # no verdict, and not a bug: say where to go on from
             click.echo(f"osf-check: the partitioned search lost a worker: {e}; the run has "
                        "no verdict (resume it with --resume DIR if it wrote a --checkpoint)",

@@ -58,7 +58,8 @@ def test_numpy_matches_the_reference_interpreter(e, states):
 def test_numpy_evaluation_frees_its_columns_at_once():
     # the vector engine evaluates guards over whole chunks: if an evaluation left a
     # reference cycle, every intermediate column would wait for the cyclic collector
-    # (graph-relay's search held about 15 % more memory and ran slower for it)
+    # (measured on graph-relay: one process's search peaked at 861 MB with the cycle,
+    # 368 MB without; the complete run at 3,976 MB against 3,427 MB)
     class Columns(list):  # a list that takes a weak reference
         pass
 

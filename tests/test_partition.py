@@ -279,3 +279,24 @@ def test_each_worker_reserves_its_share_of_a_shared_file(tmp_path):
         assert os.path.getsize(p) == size  # allocated, not grown
     finally:
         p.unlink(missing_ok=True)
+
+
+def test_a_full_scratch_directory_is_a_resource_bound_not_a_crash(monkeypatch):
+    """Where /dev/shm has no room for the shared files, touching their pages would kill
+    a worker with SIGBUS; the run says it ran out of memory instead (exit 152, one
+    line), and never gives a verdict."""
+    import errno
+
+    from click.testing import CliRunner
+
+    from osf_check.cli import main
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)  # the workers are forked: theirs too
+    r = CliRunner().invoke(main, ["explore", "--model", "two-phase", "--workers", "2"])
+    assert r.exit_code == 152, r.output
+    lines = r.stderr.strip().splitlines()
+    assert "osf-check: out of memory: no room left in" in lines[-1]
+    assert "holds" not in r.stdout and "Traceback" not in r.output

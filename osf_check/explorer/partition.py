@@ -17,18 +17,19 @@ here (:class:`LocalShards`), actors and an object store on a cluster
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from osf_check.models.dsl import Model
 from osf_check.properties.base import CheckList, Property
-from osf_check.scratch import memory_dir
+from osf_check.scratch import ScratchFull, memory_dir
 
 from .explicit import Progress, Violation
 from .layout import Layout
@@ -365,15 +366,11 @@ class LocalShards:
     def gather(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every state in id order, each worker writing its own into shared files (in
         parallel), which are then mapped here and unlinked (the mapping stays valid)."""
-        from numpy.lib.format import open_memmap
         shapes = self.call("shape")
         total, (_, words, act) = max(s[0] for s in shapes), shapes[0]
         paths = [self.dir / f"all-{name}.npy" for name in ("keys", "parent", "via")]
-        for p, shape, dt in zip(paths, [(total, words), (total,), (total,)],
-                                [np.uint64, np.int32, np.dtype(act)]):
-            open_memmap(p, mode="w+", dtype=dt, shape=shape).flush()
-        self.call("reserve", [str(p) for p in paths])
-        self.call("write_into", [str(p) for p in paths])
+        self.call("write_into", self._shared(zip(paths, [(total, words), (total,), (total,)],
+                                                 [np.uint64, np.int32, np.dtype(act)])))
         out = tuple(np.asarray(np.load(p, mmap_mode="r+")) for p in paths)
         for p in paths:
             p.unlink()
@@ -388,23 +385,30 @@ class LocalShards:
         shapes = self.call("shape")
         n, act = max(s[0] for s in shapes), np.dtype(shapes[0][2])
         deg_path, off_path = self.dir / "deg.npy", self.dir / "off.npy"
-        open_memmap(deg_path, mode="w+", dtype=np.int64, shape=(n,)).flush()
-        self.call("reserve", [str(deg_path)])
-        m = sum(self.call("degrees", str(deg_path)))
+        m = sum(self.call("degrees", *self._shared([(deg_path, (n,), np.int64)])))
         off = open_memmap(off_path, mode="w+", dtype=np.int64, shape=(n + 1,))
         off[0] = 0
         np.cumsum(np.load(deg_path, mmap_mode="r"), out=off[1:])
         off.flush()
         del off
         paths = [self.dir / f"edges-{name}.npy" for name in ("dst", "act")]
-        for p, dt in zip(paths, [np.int32, act]):
-            open_memmap(p, mode="w+", dtype=dt, shape=(m,)).flush()
-        self.call("reserve", [str(p) for p in paths])
-        self.call("write_edges", str(off_path), [str(p) for p in paths])
+        self.call("write_edges", str(off_path),
+                  self._shared(zip(paths, [(m,), (m,)], [np.int32, act])))
         out = tuple(np.asarray(np.load(p, mmap_mode="r+")) for p in [off_path] + paths)
         for p in paths + [deg_path, off_path]:
             p.unlink()
         return out  # type: ignore[return-value]
+
+    def _shared(self, files: Iterable[tuple[Path, tuple[int, ...], Any]]) -> list[str]:
+        """Create the ``.npy`` files (path, shape, dtype) that every worker then writes
+        into, each worker reserving its share of their pages; their paths."""
+        from numpy.lib.format import open_memmap
+        paths = []
+        for p, shape, dt in files:
+            open_memmap(p, mode="w+", dtype=dt, shape=shape).flush()
+            paths.append(str(p))
+        self.call("reserve", paths)
+        return paths
 
     def stored_bytes(self) -> int:
         return sum(self.call("stored_bytes"))
@@ -561,8 +565,14 @@ class _Files:
             fd = os.open(p, os.O_RDWR)
             try:
                 os.posix_fallocate(fd, lo, hi - lo)
-            except OSError:
-                pass  # a file system that cannot: the pages come on first touch
+            except OSError as e:
+                # where there is no room, touching the pages would kill this worker
+                # with SIGBUS; a file system that cannot allocate: they come on touch
+                if e.errno == errno.ENOSPC:
+                    raise ScratchFull(
+                        f"no room left in {os.path.dirname(p)} for {hi - lo:,} more bytes "
+                        f"of {os.path.basename(p)} (free space there, or run with fewer "
+                        "states)") from None
             finally:
                 os.close(fd)
         return True
