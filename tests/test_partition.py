@@ -300,3 +300,15 @@ def test_a_full_scratch_directory_is_a_resource_bound_not_a_crash(monkeypatch):
     lines = r.stderr.strip().splitlines()
     assert "osf-check: out of memory: no room left in" in lines[-1]
     assert "holds" not in r.stdout and "Traceback" not in r.output
+
+
+def test_a_piece_of_edges_that_misses_its_workers_edges_is_an_internal_error():
+    """``fill`` places a worker's piece by a mask of its states' edges in the piece's
+    range of sources: a piece without all of them would land shifted, so it stops."""
+    from osf_check.explorer.shard_edges import fill
+    d = np.zeros(7, dtype=np.int32)
+    off, mine = np.array([0, 2, 5, 5, 5, 7]), np.array([1, 1, 0, 0, 1], dtype=bool)
+    fill([d], off, mine, np.array([0, 0]), [np.array([3, 4])])  # state 0's edges alone
+    assert d.tolist() == [3, 4, 0, 0, 0, 0, 0]
+    with pytest.raises(RuntimeError, match="internal error"):  # state 1's are missing
+        fill([d], off, mine, np.array([0, 0, 4, 4]), [np.array([3, 4, 5, 6])])

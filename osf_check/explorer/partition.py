@@ -33,7 +33,7 @@ from osf_check.scratch import ScratchFull, memory_dir
 
 from .explicit import Progress, Violation
 from .layout import Layout
-from .shard_edges import Answers, OutEdges, positions, runs, sources
+from .shard_edges import Answers, OutEdges, fill, runs, sources
 from .store import LevelStore, first, first_inverse, key_rows, least, rank, sortable
 from .successors import Expansion, Successors, action_dtype
 from .verdicts import Judge
@@ -603,10 +603,10 @@ class _Files:
         from numpy.lib.format import open_memmap
         off = np.load(off_path, mmap_mode="r")
         outs = [open_memmap(p, mode="r+") for p in paths]
+        mine = np.zeros(len(off) - 1, dtype=bool)
+        mine[np.concatenate(self.shard.gids)] = True
         for src, *rest in self.shard.edges():
-            at = positions(src, off)
-            for out, a in zip(outs, rest):
-                out[at] = a
+            fill(outs, off, mine, src, rest)
         for out in outs:
             out.flush()
         return True
