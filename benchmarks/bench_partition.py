@@ -3,9 +3,10 @@
 Each run is ``osf-check explore --depth unbounded --json`` in a process of its own.
 Peak memory is that of the whole process tree (the driver, its workers, Ray's own
 processes): the sum of their proportional set sizes (PSS, so that pages the workers
-share after the fork, or through shared memory, count once), sampled every 200 ms.
+share after the fork, or through shared memory, count once), sampled every half second
+from a thread at the lowest priority (see ``once``).
 Prints wall time, peak memory, states/s and the bytes moved between workers per level
-(from the run's JSON), medians of ``--repeat`` runs, the speed-up against one process,
+(from the run's JSON), medians of ``--repeat`` rounds (in each, every mode runs once), the speed-up against one process,
 and an estimate on paper for 8 and 64 machines.
 
 The mode "2 copies at once" runs two one-process searches side by side, started
@@ -165,15 +166,22 @@ def main() -> int:
         if args.only and model != args.only:
             continue
         ids = safety_ids(model) if props == "safety" else list(props)
+        chosen = {m: f for m, f in MODES.items()
+                  if (not args.mode or m in args.mode) and m in modes}
+        # the modes take turns, a round at a time: this machine's speed drifts over
+        # minutes, and a drift that falls on one mode's runs alone would move its ratio
+        runs: dict[str, list[dict]] = {m: [] for m in chosen}
+        for i in range(args.repeat):
+            for mode, flags in chosen.items():
+                print(f"bench_partition: {name}, {mode}, round {i + 1} of {args.repeat}",
+                      file=sys.stderr, flush=True)
+                runs[mode].append((paired if mode in PAIRED else once)(model, params, ids,
+                                                                       flags))
         base = None
-        for mode, flags in MODES.items():
-            if (args.mode and mode not in args.mode) or mode not in modes:
-                continue
-            go = paired if mode in PAIRED else once
-            runs = [go(model, params, ids, flags) for _ in range(args.repeat)]
-            med = {k: statistics.median(r[k] for r in runs)
+        for mode, got in runs.items():
+            med = {k: statistics.median(r[k] for r in got)
                    for k in ("wall_s", "explore_s", "peak_mb", "states_per_s")}
-            r = {"case": name, "mode": mode, "repeat": args.repeat, **runs[0], **med}
+            r = {"case": name, "mode": mode, "repeat": args.repeat, **got[0], **med}
             base = r["wall_s"] if mode == "1 worker" else base
             # side by side, the figure is the ceiling: two searches' work in that time
             r["speedup"] = (2 if mode in PAIRED else 1) * base / r["wall_s"] if base else None
