@@ -6,8 +6,8 @@ processes): the sum of their proportional set sizes (PSS, so that pages the work
 share after the fork, or through shared memory, count once), sampled every half second
 from a thread at the lowest priority (see ``once``).
 Prints wall time, peak memory, states/s and the bytes moved between workers per level
-(from the run's JSON), medians of ``--repeat`` rounds (in each, every mode runs once), the speed-up against one process,
-and an estimate on paper for 8 and 64 machines.
+(from the run's JSON), medians of ``--repeat`` rounds (every mode runs once in each),
+the speed-up against one process, and an estimate on paper for 8 and 64 machines.
 
 The mode "2 copies at once" runs two one-process searches side by side, started
 together, and reports the slower: on a machine whose cores share caches and memory

@@ -299,7 +299,25 @@ def test_a_full_scratch_directory_is_a_resource_bound_not_a_crash(monkeypatch):
     assert r.exit_code == 152, r.output
     lines = r.stderr.strip().splitlines()
     assert "osf-check: out of memory: no room left in" in lines[-1]
-    assert "holds" not in r.stdout and "Traceback" not in r.output
+    assert r.stdout == "" and "Traceback" not in r.output
+
+
+def test_a_failed_allocation_is_a_resource_bound_too(monkeypatch):
+    from click.testing import CliRunner
+
+    from osf_check.api import Checker
+    from osf_check.cli import main
+
+    def explore(self, **kw):
+        raise MemoryError("Unable to allocate 12.0 GiB for an array")
+
+    monkeypatch.setattr(Checker, "explore", explore)
+    r = CliRunner().invoke(main, ["explore", "--model", "two-phase", "--json"])
+    assert r.exit_code == 152, r.output
+    assert r.stderr.strip().splitlines()[-1] == (
+        "osf-check: out of memory: Unable to allocate 12.0 GiB for an array; the run "
+        "stopped before it finished and has no verdict")
+    assert r.stdout == ""
 
 
 def test_a_piece_of_edges_that_misses_its_workers_edges_is_an_internal_error():

@@ -147,7 +147,8 @@ def fill(outs: Sequence[np.ndarray], off: np.ndarray, mine: np.ndarray, src: np.
     A piece's sources span a range that no other piece of its worker's touches (chunks
     and levels come in id order), so within that range the worker's edges are those of
     its own states, in order: one pass of a mask places them, with no position to
-    compute for each edge (which took 1.7 times as long, measured on graph-relay).
+    compute for each edge (graph-relay's scatter: 0.85 s for the slower of two workers,
+    against 1.25 s with a position for each edge).
 
     >>> d = np.zeros(7, dtype=np.int32)
     >>> off, mine = np.array([0, 2, 5, 5, 5, 7]), np.array([1, 0, 0, 0, 1], dtype=bool)
