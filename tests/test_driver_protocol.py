@@ -153,8 +153,9 @@ def test_a_failing_adapter_is_reported_as_such(how, kind, words):
 def _rooms() -> set[str]:
     import tempfile
     from pathlib import Path
+    # this process's rooms only: tests running alongside make rooms of their own
     return {p.name for d in (Path("/dev/shm"), Path(tempfile.gettempdir())) if d.is_dir()
-            for p in d.glob("osf-adapter-*")}
+            for p in d.glob(f"osf-adapter-{os.getpid()}-*")}
 
 
 def test_the_reference_adapter_keeps_its_files_in_the_room_osf_check_removes():

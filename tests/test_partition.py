@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from osf_check.explorer.store import least, rank
 from osf_check.explorer.vector import vector_bfs
 from osf_check.models.two_phase import SPEC as TWO_PHASE
 from osf_check.properties import catalogue
+from osf_check.scratch import memory_dir
 
 SMALL = {"two-phase": ({"rms": 4}, None), "graph-relay": ({}, 7), "wire-relay": ({}, 6)}
 
@@ -189,9 +191,11 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _shm_dirs() -> set[str]:
-    d = Path("/dev/shm")
-    return {p.name for p in d.glob("osf-check-shards-*")} if d.is_dir() else set()
+def _shm_dirs(pid: int) -> set[str]:
+    """The shared files' directories of the run whose driver is ``pid`` (other runs,
+    in tests running alongside, have directories of their own)."""
+    d = Path(memory_dir() or tempfile.gettempdir())
+    return {p.name for p in d.glob(f"osf-check-shards-{pid}-*")}
 
 
 def _explore(args: list[str], **kw) -> subprocess.Popen:
@@ -209,7 +213,6 @@ def test_a_sigkilled_partitioned_run_resumes_to_the_same_verdict(tmp_path, victi
     (the run fails as an internal error, never a verdict); the checkpoint then resumes
     to SPIN's counts for TwoPhase N=8 (tests/test_two_phase.py)."""
     cp = tmp_path / "cp"
-    before = _shm_dirs()
     p = _explore(BASE + ["--checkpoint", str(cp), "--checkpoint-every", "0"])
     deadline = time.time() + 300
     while not (cp / "state.npz").exists() and time.time() < deadline and p.poll() is None:
@@ -217,6 +220,7 @@ def test_a_sigkilled_partitioned_run_resumes_to_the_same_verdict(tmp_path, victi
     assert (cp / "state.npz").exists(), "no checkpoint was written"
     kids = _children(p.pid)
     assert len(kids) == 2, kids
+    assert _shm_dirs(p.pid), "the run's shared files are not where this test looks"
     if victim == "driver":
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=60)
@@ -229,7 +233,7 @@ def test_a_sigkilled_partitioned_run_resumes_to_the_same_verdict(tmp_path, victi
             else:
                 raise AssertionError(f"worker {k} outlived its driver")
         time.sleep(0.5)
-        assert _shm_dirs() - before == set(), "a killed run left its files in /dev/shm"
+        assert _shm_dirs(p.pid) == set(), "a killed run left its files in /dev/shm"
     else:
         os.kill(kids[0], signal.SIGKILL)
         out, err = p.communicate(timeout=300)

@@ -53,8 +53,8 @@ class Adapter:
         self.timeout = timeout
         self._err = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         # the adapter's scratch room, removed here when it ends: an adapter killed for
-        # hanging cannot remove its own files
-        self.scratch = tempfile.mkdtemp(prefix="osf-adapter-", dir=memory_dir())
+        # hanging cannot remove its own files; our pid in its name says whose room it is
+        self.scratch = tempfile.mkdtemp(prefix=f"osf-adapter-{os.getpid()}-", dir=memory_dir())
         env = {**os.environ, "OSF_CHECK_SCRATCH": self.scratch}
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -305,7 +305,10 @@ class LocalShards:
     def __init__(self, make: Callable[[int, int], Shard], parts: int):
         import multiprocessing as mp
         ctx = mp.get_context("fork")
-        self.dir = Path(tempfile.mkdtemp(prefix="osf-check-shards-", dir=memory_dir()))
+        # the driver's pid in the name says whose files these are (a run killed by
+        # SIGKILL cannot remove them: `ls /dev/shm` shows which process left them)
+        self.dir = Path(tempfile.mkdtemp(prefix=f"osf-check-shards-{os.getpid()}-",
+                                           dir=memory_dir()))
         self.parts = parts
         self.shuffled = 0
         self.conns, self.procs = [], []
