@@ -1,0 +1,48 @@
+"""The allocator setting a search runs with: arrays up to 32 MB come from the heap and
+go back to it when freed, instead of being mapped afresh each time, every page faulted
+in and zeroed again (osf_check/explorer/allocator.py has the figures on a search)."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+
+import pytest
+
+# arrays of growing sizes, each written whole and freed; glibc's mallinfo2 says how many
+# bytes were mapped on their own while each was alive, and how big the heap is
+CHURN = """
+import ctypes, sys
+import numpy as np
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks",
+                "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+info = ctypes.CDLL(None).mallinfo2
+info.restype = Info
+if sys.argv[1] == "keep":
+    from osf_check.explorer.allocator import keep_freed_memory
+    assert keep_freed_memory()
+mapped = []
+for mb in range(4, 31, 2):
+    a = np.empty(mb * 2**20 // 8)
+    a.fill(1.0)
+    mapped.append(info().hblkhd)
+    del a
+print(max(mapped), info().arena)
+"""
+
+
+def _churn(mode: str) -> tuple[int, int]:
+    out = subprocess.run([sys.executable, "-c", CHURN, mode], capture_output=True,
+                         text=True, check=True)
+    mapped, heap = out.stdout.split()
+    return int(mapped), int(heap)
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_freed_arrays_go_back_to_the_heap_instead_of_the_kernel():
+    mapped, heap = _churn("default")
+    assert mapped >= 4 * 2**20  # glibc's default: the arrays are mapped on their own
+    mapped, heap = _churn("keep")
+    assert mapped < 2**20 and heap >= 30 * 2**20  # from the heap, which keeps them
