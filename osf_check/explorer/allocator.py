@@ -22,7 +22,6 @@ own processes.  Elsewhere than glibc it does nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 __all__ = ["keep_freed_memory"]
 
@@ -41,9 +40,8 @@ TOP_PAD = 64 * 2**20
 def keep_freed_memory() -> bool:
     """Have glibc keep freed memory for reuse instead of unmapping it; whether it took
     (``False`` where the C library has no ``mallopt``)."""
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
+    try:  # the symbols this process has loaded: libc's among them, no library search
+        mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError, TypeError):  # not glibc (musl, macOS): no mallopt
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
