@@ -51,3 +51,36 @@ def test_freed_arrays_go_back_to_the_heap_instead_of_the_kernel():
     assert mapped >= 4 * 2**20  # glibc's default: the arrays are mapped on their own
     mapped, heap = _churn("keep")
     assert mapped < 2**20 and heap >= 30 * 2**20  # from the heap, which keeps them
+
+
+def _vm_flags(addr: int) -> list[str]:
+    """The kernel's flags for the mapping that holds ``addr`` (``hg``: huge pages
+    asked for by madvise)."""
+    inside = False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and ":" not in head:
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= addr < hi
+            elif inside and head == "VmFlags:":
+                return line.split()[1:]
+    raise AssertionError(f"no mapping holds {addr:#x}")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/smaps")
+def test_a_bloom_filters_bits_ask_for_huge_pages_and_small_arrays_do_not():
+    import mmap
+
+    import numpy as np
+
+    from osf_check.explorer.allocator import HUGE_PAGE, huge_zeros
+    from osf_check.explorer.store import Bloom
+    if not hasattr(mmap, "MADV_HUGEPAGE"):
+        pytest.skip("this Python cannot ask for huge pages")
+    big = Bloom(1, capacity=4_000_000).bits  # 5 MB of bits
+    assert big.nbytes >= 2 * HUGE_PAGE and not big.any()
+    big[::4096] = 1  # written all over, as the filter is
+    assert "hg" in _vm_flags(big.ctypes.data)
+    small = huge_zeros(1000, np.uint64)  # below one huge page: a plain array
+    assert small.base is None and small.nbytes == 8000

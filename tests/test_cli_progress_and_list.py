@@ -113,3 +113,21 @@ def test_list_names_the_implementation_only_mutants():
     doc = {m["name"]: m for m in json.loads(r.stdout)["models"]}
     assert [m["name"] for m in doc["graph-relay"]["implementation_mutants"]] == [
         "truncate-by-bytes", "measure-code-points", "half-result"]
+
+
+def test_the_cli_starts_without_the_libraries_only_some_commands_need():
+    """networkx (drawing a fair cycle) and jsonschema (loading a trace) cost 0.3 s at
+    every start when imported eagerly: a quarter of a small run, and time one process
+    spends before a partitioned search's workers can start."""
+    import subprocess
+    import sys
+    code = ("import sys, osf_check.cli; "
+            "print(sorted(m for m in ('networkx', 'jsonschema') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+    # and the commands that need them still find them
+    from osf_check.traces.format import TraceError, load_trace
+    import pytest
+    with pytest.raises(TraceError):
+        load_trace(__file__)

@@ -17,13 +17,20 @@ peaked at 2,365 MB instead of 2,245.
 It changes a process-wide setting, so the program decides, not the library: the CLI
 calls it once at start (its forked workers inherit it), the cluster's actors in their
 own processes.  Elsewhere than glibc it does nothing.
+
+:func:`huge_zeros` is for the arrays a search reads and writes at random, a Bloom
+filter's bits: pages of 2 MB (transparent huge pages, where the kernel offers them on
+request) instead of 4 KB, so that a look-up misses the TLB far less often.
 """
 
 from __future__ import annotations
 
 import ctypes
+import mmap
 
-__all__ = ["keep_freed_memory"]
+import numpy as np
+
+__all__ = ["keep_freed_memory", "huge_zeros"]
 
 # mallopt's parameters (glibc's malloc.h)
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
@@ -48,3 +55,34 @@ def keep_freed_memory() -> bool:
     return all(mallopt(p, v) == 1 for p, v in ((_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
                                                (_M_TRIM_THRESHOLD, TRIM_THRESHOLD),
                                                (_M_TOP_PAD, TOP_PAD)))
+
+
+#: the size of a transparent huge page on x86-64 and most arm64 kernels
+HUGE_PAGE = 2 * 2**20
+
+
+def huge_zeros(count: int, dtype: type) -> np.ndarray:
+    """``np.zeros(count, dtype)``, in memory the kernel may back with huge pages.
+
+    A Bloom filter of 10 million keys (19 MB) is read and written at random: with
+    4 KB pages nearly every access misses the TLB.  Measured (2026-12-02, 2 vCPUs,
+    10 M adds then 20 M look-ups): 2.56/2.98 s with small pages, 2.26/2.29 s with
+    huge ones; two such processes at once, 2.7/3.0 against 2.1/1.9 s.  Below one huge
+    page, or where the kernel cannot be asked (no ``madvise``), a plain array.
+
+    >>> a = huge_zeros(3 * HUGE_PAGE // 8, np.uint64)
+    >>> a.shape, int(a.sum()), a.flags.writeable
+    ((786432,), 0, True)
+    """
+    nbytes = count * np.dtype(dtype).itemsize
+    advise = getattr(mmap, "MADV_HUGEPAGE", None)
+    if nbytes < HUGE_PAGE or advise is None:
+        return np.zeros(count, dtype=dtype)
+    # anonymous memory is zero; a mapping this large starts on a huge page's boundary
+    m = mmap.mmap(-1, -(-nbytes // HUGE_PAGE) * HUGE_PAGE,
+                  flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    try:
+        m.madvise(advise)
+    except OSError:  # a kernel without transparent huge pages: small pages, as asked
+        pass
+    return np.frombuffer(m, dtype=dtype, count=count)  # (the array keeps the mapping)

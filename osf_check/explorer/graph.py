@@ -16,9 +16,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-import networkx as nx
 import numpy as np
 
 from osf_check.properties.base import Goal, Property
@@ -27,6 +26,9 @@ from .explicit import Exploration, Violation
 from .npeval import np_eval, packed_array, unpack_columns
 from .pycompile import compile_pack, compile_pred, compile_steps
 from .store import get_bits, set_bits
+
+if TYPE_CHECKING:  # networkx is imported where a lasso is drawn: it costs a quarter
+    import networkx as nx  # of a second at every start of the CLI
 
 __all__ = ["GraphReport", "check_graph", "fairness_of_cycle"]
 
@@ -398,6 +400,7 @@ def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
         return "holds"
     inside = np.zeros(g.n, dtype=bool)
     inside[comp] = True
+    import networkx as nx  # (see the imports at the top)
     G = nx.DiGraph()
     G.add_nodes_from(comp.tolist())
     for u, v, deg, idx in _out_edges(g, comp):
@@ -637,6 +640,7 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
 
 
 def _lasso(S: nx.DiGraph, comp: set[int], g: _Graph, fair_states, strong, weak, states):
+    import networkx as nx
     entry = min(comp)  # smallest BFS id: shortest prefix
     # what the cycle must visit: a state of each fairness condition, an edge of each
     # strongly fair action enabled in the SCC, an edge or a disabling state of each weak one

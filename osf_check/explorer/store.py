@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .allocator import huge_zeros
+
 __all__ = ["LevelStore", "sortable", "least", "first", "first_inverse", "rank", "key_rows"]
 
 #: written into checkpoints: a checkpoint of another layout is refused, not misread
@@ -161,7 +163,7 @@ class Bloom:
         (at 1.3 times and 12 bits, the refills cost more than the false answers)."""
         self.capacity = capacity
         self.m = np.uint64(max(64, capacity * self.per // 64 * 64))  # whole words
-        self.bits = np.zeros(-(-int(self.m) // 64), dtype=np.uint64)
+        self.bits = huge_zeros(-(-int(self.m) // 64), np.uint64)
 
     def _hashes(self, rows: np.ndarray) -> list[np.ndarray]:
         x = rows[:, 0].copy()

@@ -19,8 +19,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import jsonschema
-
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
@@ -103,6 +101,7 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
             data = from_itf(data)
         except (KeyError, TypeError, AttributeError, ValueError) as e:
             raise TraceError(f"{p}: not a usable ITF trace ({e.__class__.__name__}: {e})") from None
+    import jsonschema  # on first load: a tenth of a second at every start otherwise
     try:
         jsonschema.validate(data, _schema())
     except jsonschema.ValidationError as e:
