@@ -285,6 +285,30 @@ def test_each_worker_reserves_its_share_of_a_shared_file(tmp_path):
         p.unlink(missing_ok=True)
 
 
+def test_a_mailbox_gives_its_reader_what_was_put_as_it_grows(tmp_path):
+    """Successors travel from worker to worker through a file both map (``_Mailbox``):
+    what the owner reads is what the sender put, level after level, when a level
+    needs a bigger file than the last (the sender grows it, the reader maps it again),
+    and when it needs less (the rest of the file is not read)."""
+    from osf_check.explorer.partition import _Mailbox
+    sender, owner = _Mailbox(tmp_path / "box"), _Mailbox(tmp_path / "box")
+    rng = np.random.default_rng(7)
+    try:
+        for n in (3, 0, 5000, 200_000, 17):
+            put = [rng.integers(0, 2**63, (n, 2), dtype=np.uint64),
+                   rng.integers(-1, 2**31 - 1, n, dtype=np.int32),
+                   rng.integers(0, 300, n).astype(np.int16)]
+            sender.put(put)
+            got = owner.get()
+            assert [g.shape for g in got] == [p.shape for p in put]
+            assert all(g.dtype == p.dtype and np.array_equal(g, p) for g, p in zip(got, put))
+            del got
+        assert os.path.getsize(tmp_path / "box") >= 200_000 * 22  # grown, kept
+    finally:
+        sender.close()
+        owner.close()
+
+
 def test_a_full_scratch_directory_is_a_resource_bound_not_a_crash(monkeypatch):
     """Where /dev/shm has no room for the shared files, touching their pages would kill
     a worker with SIGBUS; the run says it ran out of memory instead (exit 152, one
