@@ -3,8 +3,9 @@
 Each run is ``osf-check explore --depth unbounded --json`` in a process of its own.
 Peak memory is that of the whole process tree (the driver, its workers, Ray's own
 processes): the sum of their proportional set sizes (PSS, so that pages the workers
-share after the fork, or through shared memory, count once), sampled every half second
-from a thread at the lowest priority (see ``once``).
+share after the fork, or through shared memory, count once), sampled every 0.2 s in
+one more run of each mode, whose time is not used: sampling slows the run it watches
+(see ``sample_peak``).
 Prints wall time, peak memory, states/s and the bytes moved between workers per level
 (from the run's JSON), medians of ``--repeat`` rounds (every mode runs once in each),
 the speed-up against one process, and an estimate on paper for 8 and 64 machines.
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -86,7 +86,27 @@ def _pss(pid: int) -> int:
     return 0
 
 
-def once(model: str, params: dict[str, int], props: list[str], mode: list[str]) -> dict:
+def sample_peak(root: int, peak: list[int], done: threading.Event) -> None:
+    """The largest sum of the PSS of ``root``'s process tree, sampled every 0.2 s until
+    ``done``.
+
+    Reading a process's PSS walks its page tables with its memory map locked (about
+    35 ms for a process that maps the graph).  A run that has no idle core to lend
+    pays in CPU: at normal priority the reads took about 2 s from a two-worker run.
+    At the lowest priority they still slow it, and one process too, through the lock
+    (its allocations wait for a read to finish): on TwoPhase N=9, 2026-12-02, in
+    turns, two workers took 11.31, 11.30 and 11.02 s sampled against 10.82, 11.04 and
+    10.83 s not, one process 18.85 and 18.20 against 17.57 and 17.54.  So no timed run
+    is sampled: each mode runs once more, untimed, for its peak."""
+    while not done.is_set():
+        peak[0] = max(peak[0], sum(_pss(p) for p in _tree(root)))
+        time.sleep(0.2)
+
+
+def once(model: str, params: dict[str, int], props: list[str], mode: list[str],
+         sample: bool = False) -> dict:
+    """One run in a process of its own; with ``sample``, its peak memory too (and then
+    its time is not one to report: see ``sample_peak``)."""
     cmd = [sys.executable, "-m", "osf_check.cli", "explore", "--model", model, "--depth",
            "unbounded", "--json", *mode] + \
         [a for k, v in params.items() for a in ("--param", f"{k}={v}")] + \
@@ -95,23 +115,15 @@ def once(model: str, params: dict[str, int], props: list[str], mode: list[str]) 
     t0 = time.perf_counter()
     child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     done = threading.Event()
-
-    def sample() -> None:
-        # reading a process's PSS walks its page tables in the kernel (about 35 ms for
-        # a process that maps the graph): at normal priority, every 0.2 s, that took
-        # about 2 s from a two-worker run, which has no idle core to spare, and none
-        # from one process, which has; at the lowest priority it takes only idle time
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        while not done.is_set():
-            peak[0] = max(peak[0], sum(_pss(p) for p in _tree(child.pid)))
-            time.sleep(0.5)
-    t = threading.Thread(target=sample, daemon=True)
-    t.start()
+    t = threading.Thread(target=sample_peak, args=(child.pid, peak, done), daemon=True)
+    if sample:
+        t.start()
     out = child.stdout.read() if child.stdout else b""
     code = child.wait()
     wall = time.perf_counter() - t0
     done.set()
-    t.join()
+    if sample:
+        t.join()
     if code not in (0, 11, 12, 13, 14):
         raise RuntimeError(f"{' '.join(cmd)} exited {code}")
     [m] = json.loads(out)["models"]
@@ -123,12 +135,13 @@ def once(model: str, params: dict[str, int], props: list[str], mode: list[str]) 
             "verdict": m["verdict"], "why": w["why"]}
 
 
-def paired(model: str, params: dict[str, int], props: list[str], mode: list[str]) -> dict:
+def paired(model: str, params: dict[str, int], props: list[str], mode: list[str],
+           sample: bool = False) -> dict:
     """Two runs of ``once`` started together; the slower's figures, peak memory summed."""
     got: list[dict] = [{}, {}]
 
     def run(i: int) -> None:
-        got[i] = once(model, params, props, mode)
+        got[i] = once(model, params, props, mode, sample)
     ts = [threading.Thread(target=run, args=(i,)) for i in (0, 1)]
     for t in ts:
         t.start()
@@ -171,17 +184,24 @@ def main() -> int:
         # the modes take turns, a round at a time: this machine's speed drifts over
         # minutes, and a drift that falls on one mode's runs alone would move its ratio
         runs: dict[str, list[dict]] = {m: [] for m in chosen}
-        for i in range(args.repeat):
+        peaks: dict[str, float] = {}
+        for i in range(args.repeat + 1):  # the last round: peak memory, not timed
             for mode, flags in chosen.items():
-                print(f"bench_partition: {name}, {mode}, round {i + 1} of {args.repeat}",
-                      file=sys.stderr, flush=True)
-                runs[mode].append((paired if mode in PAIRED else once)(model, params, ids,
-                                                                       flags))
+                what = f"round {i + 1} of {args.repeat}" if i < args.repeat else \
+                    "its peak memory (untimed)"
+                print(f"bench_partition: {name}, {mode}, {what}", file=sys.stderr, flush=True)
+                got = (paired if mode in PAIRED else once)(model, params, ids, flags,
+                                                           i == args.repeat)
+                if i < args.repeat:
+                    runs[mode].append(got)
+                else:
+                    peaks[mode] = got["peak_mb"]
         base = None
         for mode, got in runs.items():
             med = {k: statistics.median(r[k] for r in got)
-                   for k in ("wall_s", "explore_s", "peak_mb", "states_per_s")}
-            r = {"case": name, "mode": mode, "repeat": args.repeat, **got[0], **med}
+                   for k in ("wall_s", "explore_s", "states_per_s")}
+            r = {"case": name, "mode": mode, "repeat": args.repeat, **got[0], **med,
+                 "peak_mb": peaks[mode]}
             base = r["wall_s"] if mode == "1 worker" else base
             # side by side, the figure is the ceiling: two searches' work in that time
             r["speedup"] = (2 if mode in PAIRED else 1) * base / r["wall_s"] if base else None
