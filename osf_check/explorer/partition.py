@@ -543,19 +543,23 @@ def _serve(make: Callable[[int, int], Shard], w: int, parts: int, conn: Any, d: 
 def _commands(shard: Shard, w: int, parts: int, conn: Any, d: Path) -> None:
     """Answer the driver's commands until it says stop."""
     io = _Files(shard, w, parts, d)
-    while True:
-        cmd, args = conn.recv()
-        if cmd == "stop":
-            return
-        try:
-            got = getattr(io, cmd)(*args)
-        except Exception as e:  # handed to the driver, which raises it
+    try:
+        while True:
+            cmd, args = conn.recv()
+            if cmd == "stop":
+                return
             try:
-                conn.send((False, e))
-            except Exception:  # (an exception that does not pickle)
-                conn.send((False, RuntimeError(f"{type(e).__name__}: {e}")))
-            continue
-        conn.send((True, got))
+                got = getattr(io, cmd)(*args)
+            except Exception as e:  # handed to the driver, which raises it
+                try:
+                    conn.send((False, e))
+                except Exception:  # (an exception that does not pickle)
+                    conn.send((False, RuntimeError(f"{type(e).__name__}: {e}")))
+                continue
+            conn.send((True, got))
+    finally:
+        for box in [*io.out.values(), *io.inbox.values()]:
+            box.close()
 
 
 class _Files:
