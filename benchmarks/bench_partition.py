@@ -115,14 +115,15 @@ def once(model: str, params: dict[str, int], props: list[str], mode: list[str],
     t0 = time.perf_counter()
     child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     done = threading.Event()
-    t = threading.Thread(target=sample_peak, args=(child.pid, peak, done), daemon=True)
-    if sample:
+    t = threading.Thread(target=sample_peak, args=(child.pid, peak, done), daemon=True) \
+        if sample else None
+    if t is not None:
         t.start()
     out = child.stdout.read() if child.stdout else b""
     code = child.wait()
     wall = time.perf_counter() - t0
     done.set()
-    if sample:
+    if t is not None:
         t.join()
     if code not in (0, 11, 12, 13, 14):
         raise RuntimeError(f"{' '.join(cmd)} exited {code}")

@@ -505,10 +505,7 @@ class _Mailbox:
 
     def get(self) -> list[np.ndarray]:
         """The arrays last put, as views of the file (valid until the next ``put``)."""
-        m = self._mapped(8)
-        if len(m) < os.fstat(self.fd).st_size:  # the sender grew it since
-            self.map = None
-            m = self._mapped(os.fstat(self.fd).st_size)
+        m = self._mapped(os.path.getsize(self.path))  # mapped again if the sender grew it
         n = int(np.frombuffer(m, dtype=np.int64, count=1)[0])
         meta = np.frombuffer(m, dtype=np.int64, count=1 + 4 * n)[1:].reshape(n, 4).tolist()
         out = []
