@@ -21,7 +21,7 @@ import pytest
 
 from osf_check.explorer.check import check, prepare
 from osf_check.explorer.layout import Layout
-from osf_check.explorer.store import least, rank
+from osf_check.explorer.store import LevelStore, least, rank
 from osf_check.explorer.vector import vector_bfs
 from osf_check.models.two_phase import SPEC as TWO_PHASE
 from osf_check.properties import catalogue
@@ -140,6 +140,32 @@ def test_ownership_is_balanced_and_follows_the_key_only():
     assert len(set(lay2.owner(k, 1 << 16).tolist())) == 4
 
 
+
+def test_workers_grow_their_filters_at_the_same_level():
+    """Each worker sizes its Bloom filter by the total over the workers, so that their
+    refills (every key added again) fall on the same level instead of one waiting
+    for the other's."""
+    m = TWO_PHASE.build({"rms": 7})
+    ex = vector_bfs(m, [], depth=None)
+    lay = Layout(m)
+    own = lay.owner(ex.keys, 2)
+    bounds = list(ex.level_start) + [ex.distinct]
+
+    def growth(shared: bool) -> list[list[int]]:
+        stores = [LevelStore(ex.keys[:1], np.int16) for _ in range(2)]
+        caps: list[list[int]] = [[], []]
+        for lo, hi in zip(bounds[1:], bounds[2:]):
+            for w, s in enumerate(stores):
+                k = ex.keys[lo:hi][own[lo:hi] == w]
+                s.add_level(k, np.zeros(len(k), np.int32), np.zeros(len(k), np.int16),
+                            expect=hi // 2 if shared else None)
+                caps[w].append(s.bloom.capacity)
+        return caps
+
+    same = growth(shared=True)
+    assert same[0] == same[1] and len(set(same[0])) > 5  # grew, always together
+    apart = growth(shared=False)  # each by its own count: the shares differ a little
+    assert apart[0] != apart[1]
 def test_check_reports_the_partitions_and_says_why_when_there_are_none():
     r = check("two-phase", params={"rms": 5}, depth=None, workers=2)
     assert r.workers["asked"] == 2 and r.workers["partitions"] == 2

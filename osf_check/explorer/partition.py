@@ -109,8 +109,10 @@ class Shard:
             ps.append(parent[mine])
             vs.append(via[mine])
             gs.append((start + mine).astype(np.int32))
+        total = sum(len(lv[0]) for lv in levels)
         self.store = LevelStore.from_arrays(np.concatenate(ks), np.concatenate(ps),
-                                            np.concatenate(vs), starts)
+                                            np.concatenate(vs), starts,
+                                            expect=total // self.parts)
         self.gids, self._have = gs, 0
         if self.out is not None and edges is not None:
             src, dst, act = edges
@@ -149,12 +151,13 @@ class Shard:
             to = []
             for w in range(self.parts):
                 at = np.flatnonzero(own == np.uint64(w))
+                keys = uniq[at]
                 if w == self.index and self.out is None:  # stored here: dropped before moving
-                    seen, _ = self.store.lookup(uniq[at])
-                    at = at[~seen]
+                    new = ~self.store.lookup(keys)[0]
+                    at, keys = at[new], keys[new]
                 to.append(at)
                 r = rows[at]  # parents as global ids:
-                parts[w].append((key_rows(uniq[at], self.lay.words), gid[cp[r]], ca[r]))
+                parts[w].append((key_rows(keys, self.lay.words), gid[cp[r]], ca[r]))
             if self.out is not None:
                 self.out.chunk(gid[cp], ca, inv, to)
         self.kept = parts[self.index]
@@ -233,7 +236,10 @@ class Shard:
         for w, theirs in enumerate(new_keys):
             if w != self.index and len(theirs):
                 ids += np.searchsorted(sortable(theirs), sk)
-        self.store.add_level(keys, parent, via)
+        # the filter sized by each worker's share of every worker's states, so that
+        # all of them grow theirs at the same level
+        total = start + sum(len(k) for k in new_keys)
+        self.store.add_level(keys, parent, via, expect=total // self.parts)
         self.gids.append(ids.astype(np.int32))  # ids fit 32 bits, as parent links do
         if self.answers is not None:
             self.replies, self.answers = self.answers.number(keys, self.gids[-1]), None
@@ -555,21 +561,23 @@ def _commands(shard: Shard, w: int, parts: int, conn: Any, d: Path) -> None:
                 continue
             conn.send((True, got))
     finally:
-        for box in [*io.out.values(), *io.inbox.values()]:
+        for box in [*io.out.values(), *io.inbox.values(), *io.news]:
             box.close()
 
 
 class _Files:
     """A shard's commands with their arrays in files of the run's directory: mailboxes
-    (:class:`_Mailbox`, one a pair of workers) carry successors from a worker to their
-    owner, ``n`` files a level's new keys, ``r`` files (with the graph) an owner's
-    answers to a sender: the ids of its keys."""
+    (:class:`_Mailbox`) carry successors from a worker to their owner (one a pair of
+    workers) and a worker's new keys of a level to all the others (one a worker),
+    ``r`` files (with the graph) an owner's answers to a sender: the ids of its keys."""
 
     def __init__(self, shard: Shard, w: int, parts: int, d: Path):
         self.shard, self.w, self.parts, self.d = shard, w, parts, d
         # successors to each other worker (out), and from each (in)
         self.out = {o: _Mailbox(d / f"box-{w}-{o}") for o in range(parts) if o != w}
         self.inbox = {s: _Mailbox(d / f"box-{s}-{w}") for s in range(parts) if s != w}
+        # each worker's new keys of the level just merged, read by every worker
+        self.news = [_Mailbox(d / f"news-{s}") for s in range(parts)]
         self.waiting: int | None = None  # the level whose answers this worker awaits
         self.answered: int | None = None  # the last level this worker answered
 
@@ -584,23 +592,23 @@ class _Files:
         return stats
 
     def merge(self) -> int:
-        level, d = len(self.shard.gids), self.d
-        # every worker has numbered the level before: its new keys have been read
-        (d / f"n{level - 1}-{self.w}.npy").unlink(missing_ok=True)
+        level = len(self.shard.gids)
         incoming: list[Parts] = []
         for s in range(self.parts):
             got = self.inbox[s].get() if s != self.w else []
             incoming.append([tuple(got[i:i + 3]) for i in range(0, len(got), 3)])
         new = self.shard.merge(incoming)
         del incoming, got  # views of the mailboxes: their senders write the next level
-        _save(d / f"n{level}-{self.w}.npy", [new])
+        # every worker has numbered the level before: its views of this box are gone
+        self.news[self.w].put([new])
         self._answer(level)
         return len(new)
 
     def number(self, start: int) -> dict[str, Any]:
         level = len(self.shard.gids)
-        new = [_read(self.d / f"n{level}-{s}.npy")[0] for s in range(self.parts)]
+        new = [box.get()[0] for box in self.news]
         got = self.shard.number(start, new)
+        del new  # views of the boxes, which their writers fill again at the next merge
         self._answer(level)
         return got
 
