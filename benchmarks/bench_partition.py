@@ -21,11 +21,13 @@ barriers, an even split).  It tells the machine's limit from the engine's overhe
     python benchmarks/bench_partition.py --only two-phase --mode "1 worker" --mode "2 workers"
 
 The estimate: each machine expands and deduplicates 1/M of every level (the measured
-one-process time divided by M), and sends (M-1)/M of the successors it keeps per chunk
-to their owners (the measured two-worker volume, which is 1/2 of them, scaled), over
-links of ``--gbit`` Gbit/s, all machines at once; each level costs ``--rtt-ms`` for
-each of its three barriers.  It assumes an even partition (the hash gives one within
-10 % per level, tested) and no straggler.
+one-process time divided by M), sends (M-1)/M of the successors it keeps per chunk
+to their owners (the measured two-worker volume, which is 1/2 of them, scaled), and
+receives the new keys of every other machine, (M-1)/M of each level's (to number its
+own against them: with two workers, each receives the other's half, so the measured
+volume is one level's keys), over links of ``--gbit`` Gbit/s, all machines at once;
+each level costs ``--rtt-ms`` for each of its three barriers.  It assumes an even
+partition (the hash gives one within 10 % per level, tested) and no straggler.
 """
 
 from __future__ import annotations
@@ -133,6 +135,7 @@ def once(model: str, params: dict[str, int], props: list[str], mode: list[str],
             "wall_s": wall, "explore_s": m["explore_seconds"], "peak_mb": peak[0] / 2**20,
             "states_per_s": m["distinct_states"] / wall, "partitions": w["partitions"],
             "shuffled": w["shuffled_bytes"], "per_level": w["shuffled_per_level"],
+            "keys_per_level": w["new_keys_per_level"],
             "verdict": m["verdict"], "why": w["why"]}
 
 
@@ -154,12 +157,22 @@ def paired(model: str, params: dict[str, int], props: list[str], mode: list[str]
     return {**slow, "peak_mb": sum(r["peak_mb"] for r in got)}
 
 
-def estimate(one_s: float, per_level_2: list[int], machines: int, gbit: float,
-             rtt_ms: float) -> float:
-    """Seconds for ``machines`` on paper (see the module's docstring)."""
+def estimate(one_s: float, per_level_2: list[int], keys_2: list[int], machines: int,
+             gbit: float, rtt_ms: float) -> float:
+    """Seconds for ``machines`` on paper (see the module's docstring), from two workers'
+    bytes moved per level and the new keys' part of them.
+
+    8 s of work on 4 machines, links of 1,000 bytes/s: 2 s of work, successors
+    (2,000 + 1,000 bytes with two workers) 1.125 s, new keys 0.75 s, 6 barriers:
+
+    >>> round(estimate(8.0, [3_000, 1_000], [1_000, 0], 4, 8e-6, 1.0), 3)
+    3.881
+    """
     link = gbit * 1e9 / 8
-    net = sum(b * 2 * (machines - 1) / machines / machines / link for b in per_level_2)
-    return one_s / machines + net + len(per_level_2) * 3 * rtt_ms / 1000
+    succ = sum(b - k for b, k in zip(per_level_2, keys_2))
+    net = succ * 2 * (machines - 1) / machines / machines + \
+        sum(keys_2) * (machines - 1) / machines
+    return one_s / machines + net / link + len(per_level_2) * 3 * rtt_ms / 1000
 
 
 def main() -> int:
@@ -222,9 +235,10 @@ def main() -> int:
             print(f"{'':<20} moved per level (MiB, 2 workers): "
                   + " ".join(f"{b / 2**20:.1f}" for b in lv))
             for mach in (8, 64):
+                est = estimate(one["explore_s"], lv, two["keys_per_level"], mach, args.gbit,
+                               args.rtt_ms)
                 print(f"{'':<20} on paper, {mach} machines ({args.gbit:g} Gbit/s, "
-                      f"{args.rtt_ms:g} ms a barrier): "
-                      f"{estimate(one['explore_s'], lv, mach, args.gbit, args.rtt_ms):.2f} s "
+                      f"{args.rtt_ms:g} ms a barrier): {est:.2f} s "
                       f"exploring, against {one['explore_s']:.2f} s in one process")
     if args.json:
         print(json.dumps(rows, indent=2))

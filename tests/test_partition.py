@@ -166,13 +166,16 @@ def test_workers_grow_their_filters_at_the_same_level():
     assert same[0] == same[1] and len(set(same[0])) > 5  # grew, always together
     apart = growth(shared=False)  # each by its own count: the shares differ a little
     assert apart[0] != apart[1]
+
+
 def test_check_reports_the_partitions_and_says_why_when_there_are_none():
     r = check("two-phase", params={"rms": 5}, depth=None, workers=2)
     assert r.workers["asked"] == 2 and r.workers["partitions"] == 2
     assert r.workers["why"] is None and r.workers["shuffled_bytes"] > 0
     one = check("two-phase", params={"rms": 5}, depth=None)
     assert one.workers == {"asked": 1, "partitions": 1, "why": None, "cluster": None,
-                           "shuffled_bytes": 0, "shuffled_per_level": []}
+                           "shuffled_bytes": 0, "shuffled_per_level": [],
+                           "new_keys_per_level": []}
     assert sum(r.workers["shuffled_per_level"]) == r.workers["shuffled_bytes"]
     assert one.status == r.status and one.exploration.distinct == r.exploration.distinct
     g = check("graph-relay", depth=3, workers=2)  # reach and fair: the graph is kept
@@ -276,16 +279,21 @@ def test_a_sigkilled_partitioned_run_resumes_to_the_same_verdict(tmp_path, victi
 
 def test_the_bytes_moved_between_workers_are_measured_not_assumed():
     """A worker sends each successor it does not own to its owner: with more workers, a
-    larger share moves (about (W-1)/W of the successors kept per chunk)."""
+    larger share moves (about (W-1)/W of the successors kept per chunk).  And each
+    worker's new keys of a level go to every other (W-1 copies of the level's keys,
+    8 bytes a key of one word), which number their own against them."""
     m = TWO_PHASE.build({"rms": 6})
-    moved = {}
+    succ = {}
     for w in (2, 3, 5):
         ex = vector_bfs(m, [], depth=None, workers=w)
-        moved[w] = ex.shuffled
         assert sum(ex.shuffled_levels) == ex.shuffled
         assert len(ex.shuffled_levels) == len(ex.level_start)  # one per level expanded
-    assert 0 < moved[2] < moved[3] < moved[5]
-    assert moved[5] < 2 * moved[2]  # 4/5 against 1/2 of the same successors
+        sizes = np.diff(list(ex.level_start) + [ex.distinct])
+        # a level's new keys are those of the next level (none after the last)
+        assert ex.ranked_levels == [int(n) * 8 * (w - 1) for n in sizes[1:]] + [0]
+        succ[w] = ex.shuffled - sum(ex.ranked_levels)
+    assert 0 < succ[2] < succ[3] < succ[5]
+    assert succ[5] < 2 * succ[2]  # 4/5 against 1/2 of the same successors
 
 
 def test_each_worker_reserves_its_share_of_a_shared_file(tmp_path):
@@ -384,3 +392,20 @@ def test_a_piece_of_edges_that_misses_its_workers_edges_is_an_internal_error():
     assert d.tolist() == [3, 4, 0, 0, 0, 0, 0]
     with pytest.raises(RuntimeError, match="internal error"):  # state 1's are missing
         fill([d], off, mine, np.array([0, 0, 4, 4]), [np.array([3, 4, 5, 6])])
+
+
+def test_the_estimate_for_more_machines_counts_the_keys_each_receives():
+    """benchmarks/bench_partition.py's estimate on paper: successors scale down with the
+    machines, but each machine receives (M-1)/M of every level's new keys."""
+    import importlib.util
+    path = Path(__file__).parent.parent / "benchmarks" / "bench_partition.py"
+    spec = importlib.util.spec_from_file_location("bench_partition", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    # 8 s of work, links of 1,000 bytes/s, 4 machines: 2 s of work, successors
+    # (2,000 + 1,000 bytes with two workers) 1.125 s, new keys 0.75 s, 6 barriers
+    got = bench.estimate(8.0, [3_000, 1_000], [1_000, 0], 4, 8e-6, 1.0)
+    assert got == pytest.approx(2 + 1.125 + 0.75 + 0.006)
+    # the same bytes counted as successors alone: less, and less again on more machines
+    assert bench.estimate(8.0, [3_000, 1_000], [0, 0], 4, 8e-6, 1.0) < got
+    assert bench.estimate(8.0, [3_000, 1_000], [1_000, 0], 64, 8e-6, 1.0) > 1.0  # keys stay

@@ -150,7 +150,8 @@ def _workers(ex: Exploration, asked: int, engine: str, cluster: str | None
                f"the search ran in {used} partition(s)")
     return {"asked": asked, "partitions": used, "why": why, "cluster": cluster,
             "shuffled_bytes": int(getattr(ex, "shuffled", 0)),
-            "shuffled_per_level": [int(x) for x in getattr(ex, "shuffled_levels", [])]}
+            "shuffled_per_level": [int(x) for x in getattr(ex, "shuffled_levels", [])],
+            "new_keys_per_level": [int(x) for x in getattr(ex, "ranked_levels", [])]}
 
 
 def _symmetry(m: Model, props: Sequence[Property], asked: bool,

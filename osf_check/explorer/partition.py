@@ -739,7 +739,12 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
                                len(saved["keys"]) - level_start[-1])
     frontier = total - level_start[-1]
     stopped, last_cp = None, time.perf_counter()
-    per_level: list[int] = []  # bytes sent between workers while expanding each level
+    # bytes sent between workers for each level: successors to their owners (with the
+    # graph, the owners' answers too), then each worker's new keys to every other,
+    # which number theirs against them (those alone in ranked)
+    per_level: list[int] = []
+    ranked: list[int] = []
+    key_bytes = 8 * starts.shape[1]
     while frontier:
         if judge.violations and stop_on_violation:
             stopped = "violation"
@@ -750,7 +755,6 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             break
         before = shards.shuffled
         stats = shards.expand(judge.failed)
-        per_level.append(shards.shuffled - before)
         applied: dict[str, int] = {}
         for s in stats:
             generated += s["generated"]
@@ -761,6 +765,8 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
         judge.expansion(applied, [v for s in stats for v in s["trans_viol"]],
                         min(stuck, default=-1))
         frontier = sum(shards.merge())
+        ranked.append(frontier * key_bytes * (shards.parts - 1))
+        per_level.append(shards.shuffled - before + ranked[-1])
         level += 1
         if frontier:
             level_start.append(total)
@@ -782,8 +788,8 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
     return {"stored": stored, "keys": keys, "parent": parent, "via": via, "edges": edges,
             "level_start": level_start, "generated": generated, "fired": fired,
             "frontier": (level_start[-1], total), "open": bool(frontier),
-            "stopped": stopped, "level": level, "shuffled": shards.shuffled,
-            "shuffled_levels": per_level}
+            "stopped": stopped, "level": level, "shuffled": sum(per_level),
+            "shuffled_levels": per_level, "ranked_levels": ranked}
 
 
 def _with_sources(shards: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

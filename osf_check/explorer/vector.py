@@ -406,6 +406,7 @@ def _partitioned_result(ex: "_VectorExploration", got: dict[str, Any], judge: Ju
         ex.edges = (None, dst, act)  # type: ignore[assignment]  (sources: on first read)
     ex.shuffled = got["shuffled"]  # type: ignore[attr-defined]
     ex.shuffled_levels = got["shuffled_levels"]  # type: ignore[attr-defined]
+    ex.ranked_levels = got["ranked_levels"]  # type: ignore[attr-defined]
     ex.partitions = parts  # type: ignore[attr-defined]
     ex.seconds = time.perf_counter() - t0
     return ex
