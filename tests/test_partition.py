@@ -409,3 +409,14 @@ def test_the_estimate_for_more_machines_counts_the_keys_each_receives():
     # the same bytes counted as successors alone: less, and less again on more machines
     assert bench.estimate(8.0, [3_000, 1_000], [0, 0], 4, 8e-6, 1.0) < got
     assert bench.estimate(8.0, [3_000, 1_000], [1_000, 0], 64, 8e-6, 1.0) > 1.0  # keys stay
+
+
+def test_a_worker_holding_far_more_than_its_share_sizes_its_filter_for_its_own():
+    from osf_check.explorer.store import GROWTH, Bloom
+    keys = np.arange(10_000, dtype=np.uint64).reshape(-1, 1)
+    b = Bloom(words=1)
+    b.add(keys, refill=lambda: iter([keys]), expect=2_000)  # five times its share
+    assert b.capacity == int(GROWTH * 8_000)  # sized for most of what it holds
+    c = Bloom(words=1)
+    c.add(keys, refill=lambda: iter([keys]), expect=9_000)  # about its share: the share
+    assert c.capacity == int(GROWTH * 9_000)
