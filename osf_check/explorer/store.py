@@ -180,11 +180,14 @@ class Bloom:
 
         ``expect``: how many keys to size for, if not those added.  Partitioned workers
         each hold a share of the states and pass the same number (the total over their
-        count), so that they all refill at the same level: a refill re-adds every key,
-        and one worker's refill alone is time the others wait out at the level's end
-        (measured on TwoPhase N=9, 2 workers: 0.11 s and 0.07 s at two levels).  A
-        worker holding a quarter more than that (a skewed partition) sizes for its own,
-        so that its filter keeps 8 bits a key or more."""
+        count), so that they all refill at the same level: a refill re-adds every key
+        (0.6 s a worker at TwoPhase N=9's last, about 3.3 M keys), and one worker's
+        refill alone is time the others wait out at the level's end.  Sized by their
+        own counts, two workers' filters grew at different levels of TwoPhase N=4, 6,
+        7 and 8 (each worker's share of the levels replayed; at the same ones for
+        N=9, whose shares are within 0.5 %).  A worker holding a quarter more than
+        that (a skewed partition) sizes for its own, so that its filter keeps 8 bits a
+        key or more."""
         self.n += len(rows)
         size = _size_for(self.n, expect)
         if size > self.capacity and refill is not None:
