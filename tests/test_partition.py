@@ -293,8 +293,8 @@ def test_the_bytes_moved_between_workers_are_measured_not_assumed():
         assert len(ex.shuffled_levels) == len(ex.level_start)  # one per level expanded
         sizes = np.diff(list(ex.level_start) + [ex.distinct])
         # a level's new keys are those of the next level (none after the last)
-        assert ex.ranked_levels == [int(n) * 8 * (w - 1) for n in sizes[1:]] + [0]
-        succ[w] = ex.shuffled - sum(ex.ranked_levels)
+        assert ex.new_keys_levels == [int(n) * 8 * (w - 1) for n in sizes[1:]] + [0]
+        succ[w] = ex.shuffled - sum(ex.new_keys_levels)
     assert 0 < succ[2] < succ[3] < succ[5]
     assert succ[5] < 2 * succ[2]  # 4/5 against 1/2 of the same successors
 

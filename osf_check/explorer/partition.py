@@ -741,9 +741,9 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
     stopped, last_cp = None, time.perf_counter()
     # bytes sent between workers for each level: successors to their owners (with the
     # graph, the owners' answers too), then each worker's new keys to every other,
-    # which number theirs against them (those alone in ranked)
+    # which number theirs against them (those alone in keys_sent)
     per_level: list[int] = []
-    ranked: list[int] = []
+    keys_sent: list[int] = []
     key_bytes = 8 * starts.shape[1]
     while frontier:
         if judge.violations and stop_on_violation:
@@ -765,8 +765,8 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
         judge.expansion(applied, [v for s in stats for v in s["trans_viol"]],
                         min(stuck, default=-1))
         frontier = sum(shards.merge())
-        ranked.append(frontier * key_bytes * (shards.parts - 1))
-        per_level.append(shards.shuffled - before + ranked[-1])
+        keys_sent.append(frontier * key_bytes * (shards.parts - 1))
+        per_level.append(shards.shuffled - before + keys_sent[-1])
         level += 1
         if frontier:
             level_start.append(total)
@@ -789,7 +789,7 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             "level_start": level_start, "generated": generated, "fired": fired,
             "frontier": (level_start[-1], total), "open": bool(frontier),
             "stopped": stopped, "level": level, "shuffled": sum(per_level),
-            "shuffled_levels": per_level, "ranked_levels": ranked}
+            "shuffled_levels": per_level, "new_keys_levels": keys_sent}
 
 
 def _with_sources(shards: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -67,8 +67,7 @@ class _VectorExploration(Exploration):
         """Every state's slots, one column per slot in the narrowest integer type that
         holds its domain, decoded when first read (what the graph checks read; np_eval
         widens for arithmetic)."""
-        doms = self.model.slot_domains
-        return self.layout.columns(self.keys, [_narrow(d.lo, d.hi) for d in doms])
+        return self.layout.unpack(self.keys)
 
     @property  # type: ignore[override]
     def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -132,13 +131,6 @@ class _VectorExploration(Exploration):
             acts.append(int(self.via[sid]))
             sid = int(self.parent[sid])
         return ids[::-1], acts[::-1]
-
-
-def _narrow(lo: int, hi: int) -> type:
-    for t in (np.int8, np.int16, np.int32):
-        if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
-            return t
-    return np.int64
 
 
 def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
@@ -406,7 +398,7 @@ def _partitioned_result(ex: "_VectorExploration", got: dict[str, Any], judge: Ju
         ex.edges = (None, dst, act)  # type: ignore[assignment]  (sources: on first read)
     ex.shuffled = got["shuffled"]  # type: ignore[attr-defined]
     ex.shuffled_levels = got["shuffled_levels"]  # type: ignore[attr-defined]
-    ex.ranked_levels = got["ranked_levels"]  # type: ignore[attr-defined]
+    ex.new_keys_levels = got["new_keys_levels"]  # type: ignore[attr-defined]
     ex.partitions = parts  # type: ignore[attr-defined]
     ex.seconds = time.perf_counter() - t0
     return ex
