@@ -106,11 +106,12 @@ class Layout:
         invariant reads a few slots of many), in the narrowest integer type that holds
         its domain (:attr:`dtypes`; :func:`~.npeval.np_eval` does arithmetic in 64
         bits).  Every action's guard reads its columns over the whole chunk: at 64 bits
-        they outgrow the core's cache.  graph-relay's search for its safety properties
-        (2026-12-02, two rounds in turns): one process 18.2 and 16.6 s against 18.8 and
-        19.1 at 64 bits, two workers 12.4 and 11.6 against 14.2 and 13.1; one chunk of
-        its successors alone, 94 ms against 121.  TwoPhase's guards read a slot or two:
-        as fast either way."""
+        they outgrow the core's cache.  One chunk of graph-relay's successors (131,072
+        states of level 19, its safety properties checked): 94 ms against 121 at 64
+        bits; in its whole search, one process, the successors took 7.7 and 7.6 s of CPU
+        against 8.3 and 9.3 (2026-12-02, in turns; the run as a whole moves by more
+        than that on this machine).  TwoPhase's guards read a slot or two: as fast
+        either way."""
         return Columns(self, keys, self.dtypes)
 
     def _slot(self, keys: np.ndarray, i: int, dtype: type = np.int64) -> np.ndarray:
