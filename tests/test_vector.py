@@ -124,3 +124,22 @@ def test_a_complete_runs_graph_checks_build_no_python_object_per_state():
     assert all(isinstance(e, np.ndarray) for e in ex.edges)
     assert r.status == check("graph-relay", params={"intents": 1, "retries": 0},
                              props=["A2", "A10"], depth=None, engine="explicit").status
+
+
+def test_columns_come_narrow_and_exact_at_every_domains_edges():
+    """The vector engine decodes each slot in the narrowest type of its domain, straight
+    from the key's bits with its offset added modulo 2**64: a domain whose span
+    exceeds its type (-100..100 in int8) or lies below zero must come back exact, at
+    both ends."""
+    from types import SimpleNamespace
+    from osf_check.models.dsl import Domain
+    doms = [Domain("int", -100, 100), Domain("int", 0, 1), Domain("int", 5, 5),
+            Domain("int", -40_000, 40_000), Domain("int", 0, 2**40), Domain("int", -3, -1)]
+    lay = Layout(SimpleNamespace(slot_domains=doms))
+    rng = np.random.default_rng(0)
+    vals = [np.concatenate([[d.lo, d.hi], rng.integers(d.lo, d.hi + 1, size=200)])
+            for d in doms]
+    cols = lay.unpack(lay.pack(vals, len(vals[0])))
+    assert [c.dtype.name for c in cols] == ["int8", "int8", "int8", "int32", "int64", "int8"]
+    for c, v in zip(cols, vals):
+        assert c.tolist() == v.tolist()
