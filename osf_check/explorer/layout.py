@@ -112,7 +112,7 @@ class Layout:
         against 8.3 and 9.3 (2026-12-02, in turns; the run as a whole moves by more
         than that on this machine).  TwoPhase's guards read a slot or two: as fast
         either way."""
-        return Columns(self, keys, self.dtypes)
+        return Columns(self, keys)
 
     def _slot(self, keys: np.ndarray, i: int, dtype: type = np.int64) -> np.ndarray:
         w, off, b, lo = self.fields[i]
@@ -122,11 +122,6 @@ class Layout:
         if lo:  # wraps modulo 2**64: the value, which ``dtype`` holds, comes out exact
             c += np.uint64(lo % 2**64)
         return c.astype(dtype)
-
-    def columns(self, keys: np.ndarray, dtypes: Sequence[type]) -> "Columns":
-        """Every slot of every stored key, slot ``i`` in ``dtypes[i]``, each decoded when
-        first read (a check reads a few of a model's slots)."""
-        return Columns(self, keys, dtypes)
 
     def column(self, keys: np.ndarray, i: int, dtype: type, chunk: int = 1 << 20
                ) -> np.ndarray:
@@ -148,9 +143,8 @@ class Layout:
 
 
 class Columns(Sequence[np.ndarray]):
-    """The slots of ``keys`` as columns (int64, or each in its ``dtypes``), each decoded
-    on first use and kept (:meth:`Layout.unpack` gives them in the layout's narrow
-    types).
+    """The slots of ``keys`` as columns, each in its layout's type (:attr:`Layout.dtypes`),
+    decoded on first use and kept.
 
     >>> from osf_check.models.two_phase import SPEC
     >>> lay = Layout(SPEC.build({"rms": 3}))
@@ -159,8 +153,8 @@ class Columns(Sequence[np.ndarray]):
     (12, [1, 2], 1)
     """
 
-    def __init__(self, lay: Layout, keys: np.ndarray, dtypes: Sequence[type] | None = None):
-        self.lay, self.keys, self.dtypes, self.got = lay, keys, dtypes, {}
+    def __init__(self, lay: Layout, keys: np.ndarray):
+        self.lay, self.keys, self.got = lay, keys, {}
 
     def __len__(self) -> int:
         return len(self.lay.fields)
@@ -174,6 +168,5 @@ class Columns(Sequence[np.ndarray]):
             raise IndexError(i)
         c = self.got.get(i)
         if c is None:
-            c = self.got[i] = self.lay._slot(self.keys, i) if self.dtypes is None else \
-                self.lay.column(self.keys, i, self.dtypes[i])
+            c = self.got[i] = self.lay.column(self.keys, i, self.lay.dtypes[i])
         return c
