@@ -114,7 +114,7 @@ class Layout:
         either way."""
         return Columns(self, keys)
 
-    def _slot(self, keys: np.ndarray, i: int, dtype: type = np.int64) -> np.ndarray:
+    def _slot(self, keys: np.ndarray, i: int, dtype: type) -> np.ndarray:
         w, off, b, lo = self.fields[i]
         if b == 0:
             return np.full(len(keys), lo, dtype=dtype)
