@@ -109,24 +109,34 @@ def least(sk: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 #: a full filter is rebuilt for this many times the keys it holds
 GROWTH = 1.6
 
+
+def or_at(a: np.ndarray, at: np.ndarray, bits: np.ndarray) -> None:
+    """``a[at] |= bits`` where ``at`` may name an element more than once.
+
+    An element named twice in one assignment keeps only the last write, so the bits
+    that did not stick are set again until none is left (a few rounds;
+    np.bitwise_or.at, which handles repeats itself, is three times slower).
+
+    >>> a = np.zeros(2, dtype=np.uint8)
+    >>> or_at(a, np.array([0, 0, 1, 0]), np.array([1, 2, 2, 8], dtype=np.uint8))
+    >>> a.tolist()
+    [11, 2]
+    """
+    while len(at):
+        a[at] = a[at] | bits
+        lost = (a[at] & bits) != bits
+        at, bits = at[lost], bits[lost]
+
+
 def set_bits(by: np.ndarray, pos: np.ndarray) -> None:
     """Set bits ``pos`` of the byte array ``by`` (bit p is bit p % 8 of byte p // 8).
-
-    A byte named twice in one assignment keeps only the last write, so the bits that
-    did not stick are set again until none is left (a few rounds; np.bitwise_or.at,
-    which handles repeats itself, is three times slower).
 
     >>> by = np.zeros(2, dtype=np.uint8)
     >>> set_bits(by, np.array([0, 1, 1, 9, 3]))
     >>> by.tolist()
     [11, 2]
     """
-    idx = (pos >> 3).astype(np.intp)
-    bit = np.left_shift(np.uint8(1), (pos & 7).astype(np.uint8))
-    while len(idx):
-        by[idx] = by[idx] | bit
-        lost = (by[idx] & bit) == 0
-        idx, bit = idx[lost], bit[lost]
+    or_at(by, (pos >> 3).astype(np.intp), np.left_shift(np.uint8(1), (pos & 7).astype(np.uint8)))
 
 
 def get_bits(by: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -216,14 +226,7 @@ class Bloom:
         self._set(rows)
 
     def _set(self, rows: np.ndarray) -> None:
-        # a word named twice in one assignment keeps only the last write: the keys
-        # whose bits did not stick are set again until none is left (a few rounds)
-        at, mask = self._words_masks(rows)
-        b = self.bits
-        while len(at):
-            b[at] = b[at] | mask
-            lost = (b[at] & mask) != mask
-            at, mask = at[lost], mask[lost]
+        or_at(self.bits, *self._words_masks(rows))
 
     def maybe(self, rows: np.ndarray) -> np.ndarray:
         at, mask = self._words_masks(rows)
