@@ -115,6 +115,28 @@ def test_parents_do_not_depend_on_chunks():
         _same(runs[0], r)
 
 
+@pytest.mark.parametrize("parts", [1, 2, 8, 9, 64, 70_000])
+def test_successors_split_by_owner_the_same_way_for_few_and_many_workers(parts):
+    from osf_check.explorer.partition import by_owner
+    own = np.random.default_rng(parts).integers(0, parts, size=5_000).astype(np.uint64)
+    got = by_owner(own, parts)
+    assert len(got) == parts
+    assert all(np.array_equal(g, np.flatnonzero(own == np.uint64(w)))
+               for w, g in enumerate(got))
+
+
+def test_more_workers_than_a_pass_each_is_still_the_same_run(monkeypatch):
+    # three workers split each chunk by one sort, as more than FEW_OWNERS would
+    import osf_check.explorer.partition as partition
+    monkeypatch.setattr(partition, "FEW_OWNERS", 1)
+    mutant = next(x.name for x in catalogue.MUTANTS if x.model == "two-phase")
+    for mu in (None, mutant):
+        m, props, _ = prepare("two-phase", params={"rms": 4}, mutant=mu)
+        for graph in (False, True):
+            kw = dict(depth=None, stop_on_violation=False, keep_graph=graph)
+            _same(vector_bfs(m, props, **kw), vector_bfs(m, props, workers=3, chunk=333, **kw))
+
+
 def test_least_is_the_least_action_then_parent():
     sk = np.array([5, 5, 5, 2, 2], dtype=np.uint64)
     parent = np.array([9, 1, 4, 3, 0], dtype=np.int32)

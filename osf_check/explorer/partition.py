@@ -149,8 +149,7 @@ class Shard:
                 uniq, rows, inv = first_inverse(sortable(ck))
             own = self.lay.owner(key_rows(uniq, self.lay.words), self.parts)
             to = []
-            for w in range(self.parts):
-                at = np.flatnonzero(own == np.uint64(w))
+            for w, at in enumerate(by_owner(own, self.parts)):
                 keys = uniq[at]
                 if w == self.index and self.out is None:  # stored here: dropped before moving
                     new = ~self.store.lookup(keys)[0]
@@ -272,6 +271,31 @@ class Shard:
         """This worker's visited set: keys, parents, actions, its filter and global ids."""
         assert self.store is not None
         return self.store.nbytes + sum(g.nbytes for g in self.gids)
+
+
+#: up to this many workers a chunk's successors are split by a pass over their owners
+#: for each worker; with more, by one stable sort (see :func:`by_owner`)
+FEW_OWNERS = 8
+
+
+def by_owner(own: np.ndarray, parts: int) -> list[np.ndarray]:
+    """The positions of ``own`` (each an owner below ``parts``) grouped by owner, each
+    group in ascending order.
+
+    A pass over every position for each owner costs ``parts`` passes: 18 ms for 600,000
+    positions and 64 owners, where one stable sort takes 6.5; for 2 owners the passes
+    take 0.8 ms and the sort 7.4 (equal at 8; 2026-12-02).
+
+    >>> own = np.array([1, 0, 2, 0], dtype=np.uint64)
+    >>> [g.tolist() for g in by_owner(own, 3)] == [g.tolist() for g in by_owner(own, 3000)[:3]]
+    True
+    >>> [g.tolist() for g in by_owner(own, 3)]
+    [[1, 3], [0], [2]]
+    """
+    if parts <= FEW_OWNERS:
+        return [np.flatnonzero(own == np.uint64(w)) for w in range(parts)]
+    o = np.argsort(own.astype(np.uint16) if parts <= 1 << 16 else own, kind="stable")
+    return np.split(o, np.cumsum(np.bincount(own.astype(np.intp), minlength=parts))[:-1])
 
 
 def sent_bytes(parts: list[Parts], w: int, graph: bool = False) -> int:
