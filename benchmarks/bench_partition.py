@@ -23,9 +23,10 @@ barriers, an even split).  It tells the machine's limit from the engine's overhe
 The estimate: each machine expands and deduplicates 1/M of every level (the measured
 one-process time divided by M), sends (M-1)/M of the successors it keeps per chunk
 to their owners (the measured two-worker volume, which is 1/2 of them, scaled), and
-receives the new keys of every other machine, (M-1)/M of each level's (to number its
-own against them: with two workers, each receives the other's half, so the measured
-volume is one level's keys), over links of ``--gbit`` Gbit/s, all machines at once;
+receives every other machine's summary of its new keys (their groups, with how many
+keys each holds), (M-1)/M of each level's (to number its own against them: with two
+workers, each receives the other's, so the measured volume is one level's summary; a
+group is one machine's, so the level's summary does not grow with M), over links of ``--gbit`` Gbit/s, all machines at once;
 each level costs ``--rtt-ms`` for each of its three barriers.  It assumes an even
 partition (the hash gives one within 10 % per level, tested) and no straggler.
 """
@@ -160,10 +161,10 @@ def paired(model: str, params: dict[str, int], props: list[str], mode: list[str]
 def estimate(one_s: float, per_level_2: list[int], keys_2: list[int], machines: int,
              gbit: float, rtt_ms: float) -> float:
     """Seconds for ``machines`` on paper (see the module's docstring), from two workers'
-    bytes moved per level and the new keys' part of them.
+    bytes moved per level and the new keys' summaries' part of them.
 
     8 s of work on 4 machines, links of 1,000 bytes/s: 2 s of work, successors
-    (2,000 + 1,000 bytes with two workers) 1.125 s, new keys 0.75 s, 6 barriers:
+    (2,000 + 1,000 bytes with two workers) 1.125 s, summaries 0.75 s, 6 barriers:
 
     >>> round(estimate(8.0, [3_000, 1_000], [1_000, 0], 4, 8e-6, 1.0), 3)
     3.881

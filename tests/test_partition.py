@@ -24,6 +24,7 @@ from osf_check.explorer.layout import Layout
 from osf_check.explorer.store import LevelStore, least, rank
 from osf_check.explorer.vector import vector_bfs
 from osf_check.models.two_phase import SPEC as TWO_PHASE
+from osf_check.models.wire_relay import SPEC as WIRE
 from osf_check.properties import catalogue
 from osf_check.scratch import memory_dir
 
@@ -305,20 +306,34 @@ def test_a_sigkilled_partitioned_run_resumes_to_the_same_verdict(tmp_path, victi
 def test_the_bytes_moved_between_workers_are_measured_not_assumed():
     """A worker sends each successor it does not own to its owner: with more workers, a
     larger share moves (about (W-1)/W of the successors kept per chunk).  And each
-    worker's new keys of a level go to every other (W-1 copies of the level's keys,
-    8 bytes a key of one word), which number their own against them."""
+    worker tells every other the groups of its new keys of a level with how many keys
+    each holds (8 + 4 bytes a group of one-word keys), which number their own against
+    them: a group is one worker's, so a level's groups are as many for any W."""
     m = TWO_PHASE.build({"rms": 6})
+    lay = Layout(m)
     succ = {}
     for w in (2, 3, 5):
         ex = vector_bfs(m, [], depth=None, workers=w)
         assert sum(ex.shuffled_levels) == ex.shuffled
         assert len(ex.shuffled_levels) == len(ex.level_start)  # one per level expanded
-        sizes = np.diff(list(ex.level_start) + [ex.distinct])
+        bounds = list(ex.level_start) + [ex.distinct]
+        groups = [len(np.unique(lay.groups(ex.keys[a:b]))) for a, b in zip(bounds, bounds[1:])]
         # a level's new keys are those of the next level (none after the last)
-        assert ex.new_keys_levels == [int(n) * 8 * (w - 1) for n in sizes[1:]] + [0]
+        assert ex.new_keys_levels == [g * 12 * (w - 1) for g in groups[1:]] + [0]
+        assert sum(groups) < ex.distinct / 4  # fewer groups than keys: what it saves
         succ[w] = ex.shuffled - sum(ex.new_keys_levels)
     assert 0 < succ[2] < succ[3] < succ[5]
     assert succ[5] < 2 * succ[2]  # 4/5 against 1/2 of the same successors
+
+
+def test_keys_of_several_words_are_each_their_own_group():
+    """A key of several words is hashed whole for its owner: its summary is the key."""
+    m = WIRE.build({})
+    lay = Layout(m)
+    assert lay.words > 1
+    ex = vector_bfs(m, [], depth=6, workers=2)
+    sizes = np.diff(list(ex.level_start) + [ex.distinct])
+    assert ex.new_keys_levels == [int(n) * 8 * lay.words for n in sizes[1:]]
 
 
 def test_each_worker_reserves_its_share_of_a_shared_file(tmp_path):

@@ -23,7 +23,7 @@ import numpy as np
 
 from osf_check.models.errors import BadValue
 
-from .partition import Shard, WorkerLost, sent_bytes, gather
+from .partition import Shard, Summary, WorkerLost, gather, sent_bytes, summary_count
 from .shard_edges import place
 
 __all__ = ["RayShards"]
@@ -125,7 +125,7 @@ class RayShards:
         self.shuffled += sum(s.pop("shuffled") for s in stats)
         return stats
 
-    def merge(self) -> list[int]:
+    def merge(self) -> list[tuple[int, int]]:
         extra = self.parts if self.graph else 0  # the answers, final if nothing is new
         outs = [a.merge.options(num_returns=2 + extra).remote(*[self.sent[s][w] for s in
                                                                 range(self.parts)])
@@ -191,12 +191,13 @@ class _ShardActor:
     def merge(self, *incoming: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
               ) -> tuple[Any, ...]:
         new = self.shard.merge(list(incoming))
+        told = (summary_count(new), sum(a.nbytes for a in new))
         if self.shard.out is None:
-            return len(new), new
-        return (len(new), new, *(self.shard.replies or [None] * self.shard.parts))
+            return told, new
+        return (told, new, *(self.shard.replies or [None] * self.shard.parts))
 
-    def number(self, start: int, *new_keys: np.ndarray) -> Any:
-        got = self.shard.number(start, list(new_keys))
+    def number(self, start: int, *summaries: Summary) -> Any:
+        got = self.shard.number(start, list(summaries))
         if self.shard.out is None:
             return got
         assert self.shard.replies is not None

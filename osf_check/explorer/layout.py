@@ -72,13 +72,33 @@ class Layout:
         it is hashed whole."""
         with np.errstate(over="ignore"):
             if self.words == 1:
-                x = (keys[:, 0] >> np.uint64(self.used // 2)) * _MUL
+                x = self.groups(keys)[:, 0] * _MUL
             else:
                 x = keys[:, 0].copy()
                 for w in range(1, self.words):
                     x = (x ^ (x >> _32)) * _MUL ^ keys[:, w]
                 x = (x ^ (x >> _32)) * _MUL
         return ((x >> _32) * np.uint64(parts)) >> _32
+
+    def groups(self, keys: np.ndarray) -> np.ndarray:
+        """Each key's group, as rows of 64-bit words: what :meth:`owner` hashes, so that
+        a group's keys have one owner, and ordered as the keys are (a key below another
+        has a group at most the other's).  A one-word key's group is its upper half of
+        bits; a wider key is its own group.  Numbering a level over workers needs only
+        the others' groups and how many keys each holds (:mod:`.partition`).
+
+        >>> from osf_check.models.two_phase import SPEC
+        >>> lay = Layout(SPEC.build({"rms": 3}))  # keys of 16 bits: groups of the upper 8
+        >>> keys = np.array([[0x1234], [0x12FF], [0x5600]], dtype=np.uint64)
+        >>> lay.groups(keys)[:, 0].tolist()
+        [18, 18, 86]
+        >>> owner = lay.owner(keys, 7).tolist()
+        >>> owner[0] == owner[1]
+        True
+        """
+        if self.words == 1:
+            return keys[:, :1] >> np.uint64(self.used // 2)
+        return keys
 
     # packing -------------------------------------------------------------------------
     def pack(self, cols: Sequence[np.ndarray], n: int) -> np.ndarray:
