@@ -71,7 +71,8 @@ class Shard:
         self.gids: list[np.ndarray] = []  # per level: the global id of each state here
         self._gflat, self._have = np.zeros(0, dtype=np.int32), 0  # the same, by local id
         self.found: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self.runs: tuple[np.ndarray, np.ndarray] | None = None  # the found keys' groups
+        # where each group's run of the found keys starts, and its length (one-word keys)
+        self.runs: tuple[np.ndarray, np.ndarray] | None = None
         self.kept: Parts = []  # this worker's own successors, between expand and merge
         # with the graph: the edges out of this worker's states, and its answers to
         # each sender for the level just merged (final once it is numbered)
@@ -173,7 +174,7 @@ class Shard:
         """The successors each worker sent here (``incoming[s]``: sender ``s``'s chunks of
         sorted, distinct keys; this worker's own are the ones it kept): the new ones, each
         with its least (action, parent).  Returns what the others need to number the
-        level (:func:`summary`).  With the graph, the answers to each sender start here:
+        level (a :data:`Summary`).  With the graph, the answers to each sender start here:
         the ids of the keys stored before."""
         assert self.store is not None
         incoming = list(incoming)
