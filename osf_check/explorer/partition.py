@@ -71,8 +71,9 @@ class Shard:
         self.gids: list[np.ndarray] = []  # per level: the global id of each state here
         self._gflat, self._have = np.zeros(0, dtype=np.int32), 0  # the same, by local id
         self.found: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        # where each group's run of the found keys starts, and its length (one-word keys)
-        self.runs: tuple[np.ndarray, np.ndarray] | None = None
+        # the found keys' distinct groups (sortable) and how many keys each holds (None:
+        # one each), between merge and number
+        self.mine: tuple[np.ndarray, np.ndarray | None] | None = None
         self.kept: Parts = []  # this worker's own successors, between expand and merge
         # with the graph: the edges out of this worker's states, and its answers to
         # each sender for the level just merged (final once it is numbered)
@@ -212,11 +213,12 @@ class Shard:
             self.replies, self.answers = self.answers.ids, None
         groups = self.lay.groups(self.found[0])
         if self.lay.words > 1:  # a key a group
-            self.runs = None
+            self.mine = (sortable(groups), None)
             return [groups]
         heads, runs = group_runs(groups[:, 0])
-        self.runs = (heads, runs)
-        return [groups[heads], runs.astype(np.int32)]
+        told = [groups[heads], runs.astype(np.int32)]
+        self.mine = (sortable(told[0]), runs)
+        return told
 
     def resolve(self, answers: list[np.ndarray] | None) -> None:
         """The owners' answers for the level expanded last (``answers[o]``: owner ``o``'s
@@ -242,12 +244,9 @@ class Shard:
         this worker's are those of the groups below its group, so that each distinct
         group is looked up once among the others' groups (TwoPhase N=9: 276,000 groups
         for 10.3 million keys)."""
-        assert self.store is not None and self.found is not None
+        assert self.store is not None and self.found is not None and self.mine is not None
         keys, parent, via = self.found
-        self.found = None
-        mine = sortable(self.lay.groups(keys))
-        if self.runs is not None:
-            mine = mine[self.runs[0]]
+        (mine, runs), self.found, self.mine = self.mine, None, None
         below = np.zeros(len(mine), dtype=np.int64)
         for w, theirs in enumerate(summaries):
             if w != self.index and len(theirs[0]):
@@ -261,9 +260,8 @@ class Shard:
                     np.cumsum(theirs[1], out=before[1:])
                     at = before[at]
                 below += at
-        if self.runs is not None:
-            below = np.repeat(below, self.runs[1])
-        self.runs = None
+        if runs is not None:
+            below = np.repeat(below, runs)
         ids = start + np.arange(len(keys), dtype=np.int64) + below
         # the filter sized by each worker's share of every worker's states, so that
         # all of them grow theirs at the same level
