@@ -23,7 +23,7 @@ import numpy as np
 
 from osf_check.models.errors import BadValue
 
-from .partition import Shard, Summary, WorkerLost, gather, sent_bytes, summary_count
+from .partition import Shard, Summary, WorkerLost, gather, sent_bytes, summary_told
 from .shard_edges import place
 
 __all__ = ["RayShards"]
@@ -191,7 +191,7 @@ class _ShardActor:
     def merge(self, *incoming: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
               ) -> tuple[Any, ...]:
         new = self.shard.merge(list(incoming))
-        told = (summary_count(new), sum(a.nbytes for a in new))
+        told = summary_told(new)
         if self.shard.out is None:
             return told, new
         return (told, new, *(self.shard.replies or [None] * self.shard.parts))

@@ -324,6 +324,16 @@ def summary_count(s: Summary) -> int:
     return int(s[1].sum()) if len(s) > 1 else len(s[0])
 
 
+def summary_told(s: Summary) -> tuple[int, int]:
+    """What a worker reports of the :data:`Summary` it sends: how many states it stands
+    for, and its bytes (which every other worker reads).
+
+    >>> summary_told([np.array([[4], [9]], dtype=np.uint64), np.array([3, 1], dtype=np.int32)])
+    (4, 24)
+    """
+    return summary_count(s), sum(a.nbytes for a in s)
+
+
 #: up to this many workers a chunk's successors are split by a pass over their owners
 #: for each worker; with more, by one stable sort (see :func:`by_owner`)
 FEW_OWNERS = 8
@@ -680,7 +690,7 @@ class _Files:
         # every worker has numbered the level before: its views of this box are gone
         self.news[self.w].put(new)
         self._answer(level)
-        return summary_count(new), sum(a.nbytes for a in new)
+        return summary_told(new)
 
     def number(self, start: int) -> dict[str, Any]:
         level = len(self.shard.gids)
