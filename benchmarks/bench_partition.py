@@ -3,7 +3,8 @@
 Each run is ``osf-check explore --depth unbounded --json`` in a process of its own.
 Peak memory is that of the whole process tree (the driver, its workers, Ray's own
 processes): the sum of their proportional set sizes (PSS, so that pages the workers
-share after the fork, or through shared memory, count once), sampled every 0.2 s in
+share after the fork, or through shared memory, count once), with the files in shared
+memory it holds open deleted and unmapped (which no PSS counts), sampled every 0.2 s in
 one more run of each mode, whose time is not used: sampling slows the run it watches
 (see ``sample_peak``).
 Prints wall time, peak memory, states/s and the bytes moved between workers per level
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -89,9 +91,30 @@ def _pss(pid: int) -> int:
     return 0
 
 
+def _held(pid: int) -> dict[tuple[int, int], int]:
+    """Files in shared memory (``/dev/shm``) that ``pid`` holds open after they were
+    deleted, without mapping them: their bytes, by (device, inode).  No PSS counts
+    them, yet they take memory: a partitioned run's states, left by its workers in
+    such files until they are read (``partition.Slices``)."""
+    out: dict[tuple[int, int], int] = {}
+    try:
+        mapped = {int(f[4]) for f in (line.split() for line in
+                                      Path(f"/proc/{pid}/maps").read_text().splitlines())
+                  if len(f) > 4}
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            target = os.readlink(fd)
+            if target.startswith("/dev/shm/") and target.endswith(" (deleted)"):
+                st = os.stat(fd)
+                if st.st_ino not in mapped:
+                    out[(st.st_dev, st.st_ino)] = st.st_blocks * 512
+    except OSError:  # the process ended meanwhile
+        pass
+    return out
+
+
 def sample_peak(root: int, peak: list[int], done: threading.Event) -> None:
-    """The largest sum of the PSS of ``root``'s process tree, sampled every 0.2 s until
-    ``done``.
+    """The largest sum of the PSS of ``root``'s process tree and of the files it holds
+    in shared memory unmapped (:func:`_held`), sampled every 0.2 s until ``done``.
 
     Reading a process's PSS walks its page tables with its memory map locked (about
     35 ms for a process that maps the graph).  A run that has no idle core to lend
@@ -102,7 +125,9 @@ def sample_peak(root: int, peak: list[int], done: threading.Event) -> None:
     10.83 s not, one process 18.85 and 18.20 against 17.57 and 17.54.  So no timed run
     is sampled: each mode runs once more, untimed, for its peak."""
     while not done.is_set():
-        peak[0] = max(peak[0], sum(_pss(p) for p in _tree(root)))
+        pids = _tree(root)
+        held = {k: v for p in pids for k, v in _held(p).items()}
+        peak[0] = max(peak[0], sum(_pss(p) for p in pids) + sum(held.values()))
         time.sleep(0.2)
 
 

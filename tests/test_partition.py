@@ -336,6 +336,26 @@ def test_keys_of_several_words_are_each_their_own_group():
     assert ex.new_keys_levels == [int(n) * 8 * lay.words for n in sizes[1:]]
 
 
+def test_the_states_are_put_together_in_one_process_only_when_read():
+    """A run that walks no counterexample leaves each worker's states in a file of its
+    own (unlinked: nothing is left behind) and counts them without reading them; read,
+    they are one process's.  A run with a violation reads them to walk its path."""
+    m, props, _ = prepare("two-phase", params={"rms": 4})
+    one = vector_bfs(m, props, chunk=4096)
+    two = vector_bfs(m, props, workers=2, chunk=4096)
+    assert not two.violations and "_slices" in two.__dict__
+    assert two.distinct == one.distinct > 1_000 and "_slices" in two.__dict__
+    assert not list(Path(memory_dir() or tempfile.gettempdir()).glob(
+        f"osf-check-states-{os.getpid()}-*"))
+    _same(one, two)
+    assert "_slices" not in two.__dict__  # read once, kept
+    mu = next(x.name for x in catalogue.MUTANTS if x.model == "two-phase")
+    m, props, _ = prepare("two-phase", params={"rms": 4}, mutant=mu)
+    broken = vector_bfs(m, props, workers=2, chunk=4096)
+    assert broken.violations and len(broken.violations[0].path) > 1
+    _same(vector_bfs(m, props, chunk=4096), broken)
+
+
 def test_each_worker_reserves_its_share_of_a_shared_file(tmp_path):
     """Files every worker writes all over get their pages up front, a share per worker
     (see ``_Files.reserve``): the first worker's half, then all of it."""
@@ -434,14 +454,39 @@ def test_a_piece_of_edges_that_misses_its_workers_edges_is_an_internal_error():
         fill([d], off, mine, np.array([0, 0, 4, 4]), [np.array([3, 4, 5, 6])])
 
 
-def test_the_estimate_for_more_machines_counts_the_keys_each_receives():
-    """benchmarks/bench_partition.py's estimate on paper: successors scale down with the
-    machines, but each machine receives (M-1)/M of every level's new keys."""
+def _bench():
     import importlib.util
     path = Path(__file__).parent.parent / "benchmarks" / "bench_partition.py"
     spec = importlib.util.spec_from_file_location("bench_partition", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_the_peak_memory_counts_files_held_in_memory_that_no_pss_counts():
+    """A run's states left in deleted files of /dev/shm (``Slices``) take memory that no
+    process's PSS shows: the benchmark adds them while they are not mapped."""
+    import mmap
+    if not Path("/dev/shm").is_dir() or not Path(f"/proc/{os.getpid()}/fd").is_dir():
+        pytest.skip("no /dev/shm or /proc here")
+    bench = _bench()
+    p = Path(f"/dev/shm/osf-check-test-held-{os.getpid()}")
+    with open(p, "wb+") as f:
+        f.write(b"x" * (1 << 20))
+        f.flush()
+        st = os.fstat(f.fileno())
+        this = (st.st_dev, st.st_ino)  # (other tests' runs may hold files of their own)
+        assert this not in bench._held(os.getpid())  # not deleted: in the directory
+        p.unlink()
+        assert bench._held(os.getpid())[this] == 1 << 20
+        with mmap.mmap(f.fileno(), 1 << 20):  # mapped: the PSS counts it, not this
+            assert this not in bench._held(os.getpid())
+
+
+def test_the_estimate_for_more_machines_counts_the_keys_each_receives():
+    """benchmarks/bench_partition.py's estimate on paper: successors scale down with the
+    machines, but each machine receives (M-1)/M of every level's new keys."""
+    bench = _bench()
     # 8 s of work, links of 1,000 bytes/s, 4 machines: 2 s of work, successors
     # (2,000 + 1,000 bytes with two workers) 1.125 s, new keys 0.75 s, 6 barriers
     got = bench.estimate(8.0, [3_000, 1_000], [1_000, 0], 4, 8e-6, 1.0)

@@ -23,7 +23,7 @@ import numpy as np
 
 from osf_check.models.errors import BadValue
 
-from .partition import Shard, Summary, WorkerLost, gather, sent_bytes, summary_told
+from .partition import Shard, Slices, Summary, WorkerLost, gather, sent_bytes, summary_told
 from .shard_edges import place
 
 __all__ = ["RayShards"]
@@ -148,6 +148,10 @@ class RayShards:
 
     def gather(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return gather(self._get([a.dump.remote() for a in self.actors]))
+
+    def leave(self, count: int) -> Slices:
+        """The states, gathered here now (the actors go with the cluster)."""
+        return Slices(count, arrays=self.gather())
 
     def gather_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every actor's edges, placed here in one process's order."""

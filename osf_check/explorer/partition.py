@@ -40,7 +40,8 @@ from .store import LevelStore, first, first_inverse, key_rows, least, rank, sort
 from .successors import Expansion, Successors, action_dtype
 from .verdicts import Judge
 
-__all__ = ["Shard", "LocalShards", "WorkerLost", "partitioned_bfs", "gather", "walk"]
+__all__ = ["Shard", "LocalShards", "Slices", "WorkerLost", "partitioned_bfs", "gather",
+           "walk"]
 
 
 class WorkerLost(RuntimeError):
@@ -385,6 +386,35 @@ def gather(dumps: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     return keys, parent, via
 
 
+
+class Slices:
+    """The states of a partitioned search, ``count`` of them, put back together in id
+    order (:func:`gather`) only when first read: a run that reports counts and
+    verdicts and walks no counterexample never needs them in one process (TwoPhase
+    N=9: 144 MB that two workers took 0.10-0.32 s to write all over shared arrays,
+    with a page fault for each page in each worker; 2026-12-02).
+
+    Holds either the arrays themselves, or each worker's slice in a file already
+    unlinked (the space is freed when this is, or once read)."""
+
+    def __init__(self, count: int, *, files: Sequence[Any] = (),
+                 arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
+        self.count, self._files, self._arrays = count, list(files), arrays
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Keys, parents and actions in id order."""
+        if self._arrays is None:
+            dumps = []
+            for f in self._files:
+                # read through a mapping of its own (no file offset shared with a
+                # process forked meanwhile that reads them too)
+                with f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+                    dumps.append(tuple(_read(m)))
+            self._files = []
+            self._arrays = gather(dumps)  # type: ignore[arg-type]
+        return self._arrays
+
+
 # the local transport ------------------------------------------------------------------
 
 class LocalShards:
@@ -471,6 +501,18 @@ class LocalShards:
             p.unlink()
         return out  # type: ignore[return-value]
 
+    def leave(self, count: int) -> Slices:
+        """The states, ``count`` of them, left by each worker in a file of its own
+        (written in order, in parallel), to be put together if they are read."""
+        room = Path(tempfile.mkdtemp(prefix=f"osf-check-states-{os.getpid()}-",
+                                     dir=memory_dir()))
+        try:
+            self.call("dump_to", str(room))
+            files = [open(room / f"states-{w}.npy", "rb") for w in range(self.parts)]
+        finally:
+            shutil.rmtree(room, ignore_errors=True)  # the open files stay readable
+        return Slices(count, files=files)
+
     def gather_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every worker's edges in one process's order (by source, then action), as
         :func:`~.shard_edges.place` gives them: where each source's edges start, then
@@ -530,10 +572,13 @@ def _save(path: Path, arrays: Sequence[np.ndarray]) -> None:
     os.replace(tmp, path)
 
 
-def _read(path: Path) -> list[np.ndarray]:
+def _read(path: Path | Any) -> list[np.ndarray]:
+    """The arrays :func:`_save` wrote, from its file's path or the file open."""
+    if not isinstance(path, (str, Path)):
+        n = int(np.load(path))
+        return [np.load(path, allow_pickle=False) for _ in range(n)]
     with open(path, "rb") as f:
-        n = int(np.load(f))
-        return [np.load(f, allow_pickle=False) for _ in range(n)]
+        return _read(f)
 
 
 #: the array types a mailbox carries (keys, ids, actions), by their index in its header
@@ -759,6 +804,20 @@ class _Files:
                 os.close(fd)
         return True
 
+    def dump_to(self, room: str) -> bool:
+        """Write this worker's states with their ids into a file of ``room``."""
+        path = Path(room) / f"states-{self.w}.npy"
+        try:
+            _save(path, list(self.shard.dump()))
+        except OSError as e:
+            if e.errno == errno.ENOSPC:
+                raise ScratchFull(f"no room left in {room} for this worker's "
+                                  f"{self.shard.store.nbytes if self.shard.store else 0:,} "
+                                  "bytes of states (free space there, or run with fewer "
+                                  "states)") from None
+            raise
+        return True
+
     def write_into(self, paths: list[str]) -> bool:
         from numpy.lib.format import open_memmap
         outs = [open_memmap(p, mode="r+") for p in paths]
@@ -872,8 +931,7 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             last_cp = time.perf_counter()
     stored = shards.stored_bytes()
     edges = shards.gather_edges() if graph else None
-    keys, parent, via = shards.gather()
-    return {"stored": stored, "keys": keys, "parent": parent, "via": via, "edges": edges,
+    return {"stored": stored, "states": shards.leave(total), "edges": edges,
             "level_start": level_start, "generated": generated, "fired": fired,
             "frontier": (level_start[-1], total), "open": bool(frontier),
             "stopped": stopped, "level": level, "shuffled": sum(per_level),

@@ -61,7 +61,27 @@ class _VectorExploration(Exploration):
 
     @property
     def distinct(self) -> int:  # type: ignore[override]
-        return len(self.keys)
+        lazy = self.__dict__.get("_slices")
+        return lazy.count if lazy is not None else len(self.keys)
+
+    # a partitioned search's states are put together in id order when first read
+    # (:class:`~.partition.Slices`); one process's are its store's
+    def _states(self, i: int) -> np.ndarray:
+        lazy = self.__dict__.pop("_slices", None)
+        if lazy is not None:
+            self.__dict__["_kpv"] = list(lazy.arrays())
+        return self.__dict__["_kpv"][i]
+
+    def _set_state(self, i: int, value: np.ndarray) -> None:
+        self.__dict__.pop("_slices", None)
+        self.__dict__.setdefault("_kpv", [None, None, None])[i] = value
+
+    keys = property(lambda self: self._states(0),
+                    lambda self, v: self._set_state(0, v))
+    parent = property(lambda self: self._states(1),  # type: ignore[assignment]
+                      lambda self, v: self._set_state(1, v))
+    via = property(lambda self: self._states(2),  # type: ignore[assignment]
+                   lambda self, v: self._set_state(2, v))
 
     def columns(self) -> Sequence[np.ndarray]:
         """Every state's slots, one column per slot in the narrowest integer type that
@@ -365,7 +385,8 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
                               graph=keep_graph)
     finally:
         shards.close()
-    walk(judge.violations, got["parent"], got["via"])
+    if judge.violations:  # their paths: the states are read (only then)
+        walk(judge.violations, *got["states"].arrays()[1:])
     return _partitioned_result(ex, got, judge, shards.parts, stop_after_levels, t0)
 
 
@@ -386,13 +407,13 @@ def _partitioned_result(ex: "_VectorExploration", got: dict[str, Any], judge: Ju
     ex.level_start = got["level_start"]
     ex.filter_bytes = 0  # type: ignore[attr-defined]
     ex.worker_bytes = got["stored"]  # type: ignore[attr-defined]
-    ex.keys, ex.parent, ex.via = got["keys"], got["parent"], got["via"]  # type: ignore
+    ex.__dict__["_slices"] = got["states"]  # read on first use
     ex.generated, ex.fired = got["generated"], got["fired"].tolist()
     ex.violations = judge.violations
     ex.witness_seen, ex.trans_applied = judge.witness_seen, judge.trans_applied
     ex.complete = not got["open"] and ex.stopped is None and stop_after_levels is None
     lo = got["frontier"][0]
-    ex.expanded = lo if got["open"] or ex.stopped == "violation" else len(ex.keys)
+    ex.expanded = lo if got["open"] or ex.stopped == "violation" else got["states"].count
     if got["edges"] is not None:
         ex.edge_off, dst, act = got["edges"]
         ex.edges = (None, dst, act)  # type: ignore[assignment]  (sources: on first read)
