@@ -386,7 +386,6 @@ def gather(dumps: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     return keys, parent, via
 
 
-
 class Slices:
     """The states of a partitioned search, ``count`` of them, put back together in id
     order (:func:`gather`) only when first read: a run that reports counts and
