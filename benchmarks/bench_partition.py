@@ -101,14 +101,18 @@ def _held(pid: int) -> dict[tuple[int, int], int]:
         mapped = {int(f[4]) for f in (line.split() for line in
                                       Path(f"/proc/{pid}/maps").read_text().splitlines())
                   if len(f) > 4}
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:  # the process ended meanwhile
+        return out
+    for fd in fds:
+        try:
             target = os.readlink(fd)
             if target.startswith("/dev/shm/") and target.endswith(" (deleted)"):
                 st = os.stat(fd)
                 if st.st_ino not in mapped:
                     out[(st.st_dev, st.st_ino)] = st.st_blocks * 512
-    except OSError:  # the process ended meanwhile
-        pass
+        except OSError:  # this descriptor closed meanwhile; the others still count
+            continue
     return out
 
 

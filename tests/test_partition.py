@@ -483,6 +483,29 @@ def test_the_peak_memory_counts_files_held_in_memory_that_no_pss_counts():
             assert this not in bench._held(os.getpid())
 
 
+def test_a_descriptor_closed_during_the_scan_leaves_the_others_counted(monkeypatch):
+    """Descriptors close while the benchmark reads them: that one is skipped, the files
+    held by the others still count."""
+    if not Path("/dev/shm").is_dir() or not Path(f"/proc/{os.getpid()}/fd").is_dir():
+        pytest.skip("no /dev/shm or /proc here")
+    bench = _bench()
+    p = Path(f"/dev/shm/osf-check-test-closed-{os.getpid()}")
+    with open(p, "wb+") as f:
+        f.write(b"x" * (1 << 20))
+        f.flush()
+        st = os.fstat(f.fileno())
+        p.unlink()
+        ours = f"/proc/{os.getpid()}/fd/{f.fileno()}"
+        readlink = os.readlink
+
+        def closing(path, *args, **kwargs):  # every other descriptor vanishes first
+            if str(path) != ours:
+                raise FileNotFoundError(path)
+            return readlink(path, *args, **kwargs)
+        monkeypatch.setattr(os, "readlink", closing)
+        assert bench._held(os.getpid()) == {(st.st_dev, st.st_ino): 1 << 20}
+
+
 def test_the_estimate_for_more_machines_counts_the_keys_each_receives():
     """benchmarks/bench_partition.py's estimate on paper: successors scale down with the
     machines, but each machine receives (M-1)/M of every level's new keys."""
