@@ -290,12 +290,6 @@ class Shard:
         """How many states every worker holds together (ids run from 0 to it)."""
         return int(max((int(g[-1]) + 1 for g in self.gids if len(g)), default=0))
 
-    def write_into(self, keys: np.ndarray, parent: np.ndarray, via: np.ndarray) -> None:
-        """Write this worker's states at their ids into the arrays of all of them."""
-        assert self.store is not None
-        for k, p, v, g in zip(self.store.keys, self.store.parent, self.store.via, self.gids):
-            keys[g], parent[g], via[g] = k, p, v
-
     def stored_bytes(self) -> int:
         """This worker's visited set: keys, parents, actions, its filter and global ids."""
         assert self.store is not None
@@ -486,19 +480,6 @@ class LocalShards:
             return self.call("load", [lv[3] for lv in levels], edges is not None)
         finally:
             f.unlink(missing_ok=True)
-
-    def gather(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every state in id order, each worker writing its own into shared files (in
-        parallel), which are then mapped here and unlinked (the mapping stays valid)."""
-        shapes = self.call("shape")
-        total, (_, words, act) = max(s[0] for s in shapes), shapes[0]
-        paths = [self.dir / f"all-{name}.npy" for name in ("keys", "parent", "via")]
-        self.call("write_into", self._shared(zip(paths, [(total, words), (total,), (total,)],
-                                                 [np.uint64, np.int32, np.dtype(act)])))
-        out = tuple(np.asarray(np.load(p, mmap_mode="r+")) for p in paths)
-        for p in paths:
-            p.unlink()
-        return out  # type: ignore[return-value]
 
     def leave(self, count: int) -> Slices:
         """The states, ``count`` of them, left by each worker in a file of its own
@@ -817,14 +798,6 @@ class _Files:
             raise
         return True
 
-    def write_into(self, paths: list[str]) -> bool:
-        from numpy.lib.format import open_memmap
-        outs = [open_memmap(p, mode="r+") for p in paths]
-        self.shard.write_into(*outs)
-        for o in outs:
-            o.flush()
-        return True
-
     def degrees(self, path: str) -> int:
         """How many edges leave each of this worker's states, written at their ids."""
         from numpy.lib.format import open_memmap
@@ -924,7 +897,7 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             stopped = "max-states"
             break
         if save is not None and time.perf_counter() - last_cp >= checkpoint_every:
-            keys, parent, via = shards.gather()
+            keys, parent, via = shards.leave(total).arrays()
             save(keys, parent, via, level_start, generated, fired,
                  (level_start[-1], total), level, _with_sources(shards) if graph else None)
             last_cp = time.perf_counter()
