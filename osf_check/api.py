@@ -27,6 +27,7 @@ and ``prove`` mines strengthening invariants.  Results serialise as the CLI's
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import time
 import types
@@ -198,6 +199,9 @@ class Checker:
         ``progress(depth, distinct, generated, seconds)`` is called after each level,
         ``tick(done, total)`` within one (frontier states expanded), ``log`` with a line
         per phase and per reach/fair goal."""
+        if not 0 <= checkpoint_every < math.inf:  # nan would never save, unsaid
+            raise BadValue(f"checkpoint_every is a finite number of seconds, 0 or more, "
+                           f"got {checkpoint_every!r}")
         r = check(self.model, params=dict(self._params), mutant=self._mutant,
                   props=self._properties, drop=self._drop, depth=self._depth,
                   max_states=self._max_states, check_deadlock=self._deadlocks,
@@ -214,8 +218,8 @@ class Checker:
         from osf_check.explorer.prove import prove as run_prove
         if not isinstance(k, int) or k < 1:
             raise BadValue("k must be at least 1")
-        if timeout <= 0:
-            raise BadValue("timeout must be positive")
+        if not 0 < timeout < math.inf:
+            raise BadValue(f"timeout is a finite number of seconds above 0, got {timeout!r}")
         if sample_depth < 0:
             raise BadValue("sample_depth must be 0 or more")
         _, chosen, _ = prepare(self.model, params=dict(self._params), mutant=self._mutant,

@@ -11,6 +11,7 @@ error in a model file); 152 a resource bound stopped the run;
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import sys
@@ -65,6 +66,31 @@ def _internal(exc: BaseException) -> NoReturn:
     sys.exit(INTERNAL)
 
 
+#: the exit status when whoever reads stdout has gone (``| head``): as a shell
+#: reports a process ended by SIGPIPE
+READER_GONE = 141
+
+
+def _stdout_gone() -> bool:
+    """Whether the pipe our stdout writes to has lost its reader (poll says POLLERR)."""
+    import select
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & select.POLLERR for _, ev in poll.poll(0))
+    except (AttributeError, OSError, ValueError):  # not a file (a test's buffer)
+        return False
+
+
+def _reader_gone() -> NoReturn:
+    """Stop quietly, as ``cat`` and ``grep`` do: the output is unread, so it is no
+    bug and nothing to report.  What is left in stdout's buffer goes nowhere (else
+    Python's flush at exit would print a traceback of its own)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(READER_GONE)
+
+
 #: how far a long run got (the explore progress callback keeps it), for Ctrl-C
 _DONE: dict[str, Any] = {}
 
@@ -98,6 +124,18 @@ def _usable_dir(path: Path | None, opt: str) -> Path | None:
     if not os.access(anc, os.W_OK):
         raise BadInput(f"{opt} {path}: {anc} is not writable")
     return path
+
+
+class _Finite(click.FloatRange):
+    """A number in a range that is finite: ``nan`` passes every comparison of a range
+    (a ``--poll nan`` crashed the simulation; a ``--checkpoint-every nan`` never saved),
+    and ``inf`` every lower bound."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        v = super().convert(value, param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{v} is not a finite number", param, ctx)
+        return v
 
 
 def _usable_file(path: Path | None, opt: str) -> Path | None:
@@ -147,6 +185,10 @@ class _Group(click.Group):
             click.echo(f"osf-check: out of memory: {e or 'an allocation failed'}; the run "
                        "stopped before it finished and has no verdict", err=True)
             sys.exit(EXIT["incomplete"])
+        except BrokenPipeError as e:
+            if not _stdout_gone():  # another pipe (an adapter's, a worker's): a bug
+                _internal(e)
+            _reader_gone()
         except WorkerLost as e:  # no verdict, and not a bug: say where to go on from
             click.echo(f"osf-check: the partitioned search lost a worker: {e}; the run has "
                        "no verdict (resume it with --resume DIR if it wrote a --checkpoint)",
@@ -268,7 +310,8 @@ def main() -> None:
     Exit codes: 0 every checked property holds up to the bound; 11 deadlock;
     12 safety violation; 13 liveness violation; 14 vacuity warning (--strict);
     2 unknown option or command; 150 bad input (one line on stderr); 152 a resource
-    bound stopped the run; 153 internal error (a bug in osf-check); 130 interrupted.
+    bound stopped the run; 153 internal error (a bug in osf-check); 130 interrupted;
+    141 the reader of stdout went away (``| head``).
     """
     # the searches free and allocate arrays of megabytes per chunk: reused, not mapped
     # afresh (fewer page faults, and even partitioned workers; explorer/allocator.py)
@@ -388,8 +431,9 @@ def _progress(name: str, disp: Any, task: Any):
 @click.option("--engine", type=click.Choice(["auto", "explicit", "vector"]), default="auto",
               show_default=True, help="explicit: compiled Python; vector: numpy (auto: vector).")
 @click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
+              callback=lambda c, p, v: v and str(_usable_dir(Path(v), "--checkpoint")),
               help="Write the visited set and frontier here now and then (vector engine).")
-@click.option("--checkpoint-every", type=float, default=300.0, show_default=True,
+@click.option("--checkpoint-every", type=_Finite(min=0), default=300.0, show_default=True,
               help="Seconds between checkpoints.")
 @click.option("--resume", type=click.Path(file_okay=False), default=None,
               help="Continue an interrupted run from its --checkpoint directory.")
@@ -494,7 +538,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
               help="Switch on a known bug (alone, it picks the model that has it).")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Model parameter (repeatable).")
-@click.option("--timeout", type=float, default=120.0, show_default=True,
+@click.option("--timeout", type=_Finite(min=0, min_open=True), default=120.0, show_default=True,
               help="Seconds per z3 query.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Fed to z3 (smt.random_seed and sat.random_seed).")
@@ -520,8 +564,6 @@ def prove(model: str | None, model_files: list[str], props: tuple[str, ...], k: 
     """z3: bounded model checking and k-induction (proof for every depth)."""
     if k < 1:
         raise BadInput("--k must be at least 1")
-    if timeout <= 0:
-        raise BadInput("--timeout must be positive")
     if sample_depth < 0:
         raise BadInput("--sample-depth must be 0 or more")
     checker = Checker(_one_model(model, model_files, mutant)).params(**_parse_params(params)) \
@@ -601,7 +643,7 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
 
 
 def _impl_options(f: Any) -> Any:
-    f = click.option("--impl-timeout", type=click.FloatRange(0.1, 3600), default=10.0,
+    f = click.option("--impl-timeout", type=_Finite(0.1, 3600), default=10.0,
                      show_default=True, metavar="SECONDS",
                      help="How long the adapter may take to answer one request before the "
                           "run stops as a hung adapter (exit 154).")(f)
@@ -796,15 +838,15 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
               help="Simulated runs per experiment (where the experiment is per run).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the simulated randomness (recorded).")
-@click.option("--poll", type=click.FloatRange(0.1, 3600), default=20.0, show_default=True,
+@click.option("--poll", type=_Finite(0.1, 3600), default=20.0, show_default=True,
               help="Relay poll interval, seconds.")
-@click.option("--control-poll", type=click.FloatRange(0.1, 600), default=3.0, show_default=True,
+@click.option("--control-poll", type=_Finite(0.1, 600), default=3.0, show_default=True,
               help="Desktop control-poll interval while a Graph runs, seconds.")
-@click.option("--median-run", type=click.FloatRange(0.1, 86400), default=60.0, show_default=True,
+@click.option("--median-run", type=_Finite(0.1, 86400), default=60.0, show_default=True,
               help="Median Graph run time (log-normal), seconds.")
-@click.option("--min-run", type=click.FloatRange(0, 86400), default=5.0, show_default=True,
+@click.option("--min-run", type=_Finite(0, 86400), default=5.0, show_default=True,
               help="Shortest Graph run time, seconds.")
-@click.option("--loss", type=click.FloatRange(0, 0.99), default=0.30, show_default=True,
+@click.option("--loss", type=_Finite(0, 0.99), default=0.30, show_default=True,
               help="Share of run_graph_session answers lost (experiment 5).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,

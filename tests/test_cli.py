@@ -41,6 +41,18 @@ def one_line_error(res, code=150, needle=""):
     (["explore", "--depth", "-3"], "--depth must be 0 or more"),
     (["explore", "--depth", "deep"], "--depth takes"),
     (["explore", "--max-states", "0"], "--max-states must be at least 1"),
+    # a checkpoint that could not be written is found before the search, not at its
+    # first checkpoint (five minutes in, as an internal error)
+    (["explore", "--model", "two-phase", "--checkpoint", __file__ + "/cp"],
+     "is a file, not a directory"),
+    # nan passes every comparison of a range, inf every lower bound
+    (["explore", "--model", "two-phase", "--checkpoint-every", "nan"], "not a finite number"),
+    (["explore", "--model", "two-phase", "--checkpoint-every", "inf"], "not a finite number"),
+    (["explore", "--model", "two-phase", "--checkpoint-every", "-1"], "not in the range"),
+    (["prove", "--model", "two-phase", "--timeout", "nan"], "not a finite number"),
+    (["simulate", "--poll", "nan"], "not a finite number"),
+    (["simulate", "--loss", "nan"], "not a finite number"),
+    (["timing", "--set", "slot=inf"], "finite number of seconds"),
 ])
 def test_bad_input_is_one_line_and_exit_150(args, needle):
     one_line_error(run(*args), needle=needle)
@@ -192,3 +204,30 @@ def test_console_script_runs_as_a_subprocess(tmp_path):
     assert p.returncode == 150 and "Traceback" not in p.stderr
     assert p.stderr.strip() == ("osf-check: error: unknown model 'nope' "
                                 "(known: graph-relay, wire-relay, two-phase)")
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly():
+    """``osf-check list | head -1``: once the reader has gone, the command stops with
+    141, as a shell reports a process SIGPIPE ended, and says nothing (no internal
+    error: nothing went wrong in osf-check)."""
+    r, w = os.pipe()
+    os.close(r)  # the reader gone before a byte is written
+    try:
+        p = subprocess.run([sys.executable, "-m", "osf_check.cli", "list"], stdout=w,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(w)
+    assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr)
+
+
+def test_only_a_closed_stdout_counts_as_the_reader_gone(monkeypatch):
+    """A broken pipe elsewhere (an adapter's, a worker's) stays an internal error: the
+    test is whether stdout's own pipe lost its reader."""
+    import osf_check.cli as cli
+    r, w = os.pipe()
+    with os.fdopen(w, "w") as out:
+        monkeypatch.setattr(sys, "stdout", out)
+        assert not cli._stdout_gone()  # its reader still there
+        os.close(r)
+        assert cli._stdout_gone()
+        monkeypatch.undo()

@@ -142,7 +142,12 @@ def test_the_checker_validates_its_arguments_at_the_boundary():
     c = osf_check.Checker("two-phase")
     for bad in (lambda: c.depth(-1), lambda: c.engine("gpu"), lambda: c.workers(0),
                 lambda: c.max_states(0), lambda: osf_check.Checker(3.5),
-                lambda: osf_check.Checker("no-such-model")):
+                lambda: osf_check.Checker("no-such-model"),
+                # nan passes every comparison: refused by name, as inf is
+                lambda: c.explore(checkpoint_every=float("nan")),
+                lambda: c.explore(checkpoint_every=-1.0),
+                lambda: c.prove(timeout=float("nan")),
+                lambda: c.prove(timeout=float("inf"))):
         with pytest.raises(osf_check.InputError):
             bad()
     assert c.params(rms=2).params(rms=3)._params == {"rms": 3}

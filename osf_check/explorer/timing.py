@@ -24,6 +24,7 @@ deadline; its last possible answer is slot + dispatch + enqueue.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Mapping
@@ -143,8 +144,9 @@ def analyse(overrides: Mapping[str, float] | None = None, seed: int = 0) -> Timi
     for k, v in (overrides or {}).items():
         if k not in dl:
             raise BadValue(f"unknown deadline {k!r} (known: {', '.join(dl)})")
-        if not v >= 0:
-            raise BadValue(f"deadline {k} must be a non-negative number of seconds, got {v}")
+        if not 0 <= v < math.inf:  # nan fails both; inf would reach z3 as no number
+            raise BadValue(f"deadline {k} must be a finite number of seconds, 0 or more, "
+                           f"got {v}")
         dl[k] = float(v)
     w, d, e, r = z3.Real("w"), z3.Real("d"), z3.Real("e"), z3.Real("r")
     names = ("w", "d", "e", "r")
