@@ -463,47 +463,52 @@ def _bench():
     return bench
 
 
-def test_the_peak_memory_counts_files_held_in_memory_that_no_pss_counts():
-    """A run's states left in deleted files of /dev/shm (``Slices``) take memory that no
-    process's PSS shows: the benchmark adds them while they are not mapped."""
-    import mmap
+@pytest.fixture
+def megabyte():
+    """A file of 1 MiB in /dev/shm, still in its directory: the open file, its path and
+    its (device, inode), as the benchmark's ``_held`` names files."""
     if not Path("/dev/shm").is_dir() or not Path(f"/proc/{os.getpid()}/fd").is_dir():
         pytest.skip("no /dev/shm or /proc here")
-    bench = _bench()
     p = Path(f"/dev/shm/osf-check-test-held-{os.getpid()}")
     with open(p, "wb+") as f:
         f.write(b"x" * (1 << 20))
         f.flush()
         st = os.fstat(f.fileno())
-        this = (st.st_dev, st.st_ino)  # (other tests' runs may hold files of their own)
-        assert this not in bench._held(os.getpid())  # not deleted: in the directory
-        p.unlink()
-        assert bench._held(os.getpid())[this] == 1 << 20
-        with mmap.mmap(f.fileno(), 1 << 20):  # mapped: the PSS counts it, not this
-            assert this not in bench._held(os.getpid())
+        try:
+            yield f, p, (st.st_dev, st.st_ino)
+        finally:
+            p.unlink(missing_ok=True)
 
 
-def test_a_descriptor_closed_during_the_scan_leaves_the_others_counted(monkeypatch):
+def test_the_peak_memory_counts_files_held_in_memory_that_no_pss_counts(megabyte):
+    """A run's states left in deleted files of /dev/shm (``Slices``) take memory that no
+    process's PSS shows: the benchmark adds them while they are not mapped."""
+    import mmap
+    bench = _bench()
+    f, p, this = megabyte  # (other tests' runs may hold files of their own)
+    assert this not in bench._held(os.getpid())  # not deleted: in the directory
+    p.unlink()
+    assert bench._held(os.getpid())[this] == 1 << 20
+    with mmap.mmap(f.fileno(), 1 << 20):  # mapped: the PSS counts it, not this
+        assert this not in bench._held(os.getpid())
+
+
+def test_a_descriptor_closed_during_the_scan_leaves_the_others_counted(megabyte,
+                                                                       monkeypatch):
     """Descriptors close while the benchmark reads them: that one is skipped, the files
     held by the others still count."""
-    if not Path("/dev/shm").is_dir() or not Path(f"/proc/{os.getpid()}/fd").is_dir():
-        pytest.skip("no /dev/shm or /proc here")
     bench = _bench()
-    p = Path(f"/dev/shm/osf-check-test-closed-{os.getpid()}")
-    with open(p, "wb+") as f:
-        f.write(b"x" * (1 << 20))
-        f.flush()
-        st = os.fstat(f.fileno())
-        p.unlink()
-        ours = f"/proc/{os.getpid()}/fd/{f.fileno()}"
-        readlink = os.readlink
+    f, p, this = megabyte
+    p.unlink()
+    ours = f"/proc/{os.getpid()}/fd/{f.fileno()}"
+    readlink = os.readlink
 
-        def closing(path, *args, **kwargs):  # every other descriptor vanishes first
-            if str(path) != ours:
-                raise FileNotFoundError(path)
-            return readlink(path, *args, **kwargs)
-        monkeypatch.setattr(os, "readlink", closing)
-        assert bench._held(os.getpid()) == {(st.st_dev, st.st_ino): 1 << 20}
+    def closing(path, *args, **kwargs):  # every other descriptor vanishes first
+        if str(path) != ours:
+            raise FileNotFoundError(path)
+        return readlink(path, *args, **kwargs)
+    monkeypatch.setattr(os, "readlink", closing)
+    assert bench._held(os.getpid()) == {this: 1 << 20}
 
 
 def test_the_estimate_for_more_machines_counts_the_keys_each_receives():
