@@ -317,10 +317,14 @@ def test_cli_malformed_lines_are_bad_input_naming_the_line(tmp_path, text, words
      "fields={posted='p'}\n", "A8 reads the fields posted, result"),
     ("extends = 'nowhere.toml'\n", "cannot read the mapping"),
     ("model = [\n", "not valid TOML"),
+    (b"\xff\xfemodel", "is not UTF-8 text"),  # was an internal error
 ])
 def test_cli_a_wrong_mapping_is_bad_input(tmp_path, mapping, words):
     mp = tmp_path / "map.toml"
-    mp.write_text(mapping)
+    if isinstance(mapping, bytes):
+        mp.write_bytes(mapping)
+    else:
+        mp.write_text(mapping)
     p = _write(tmp_path, "")
     r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(mp), "--model",
                                   "graph-relay"])

@@ -192,6 +192,8 @@ def build(params, mutant):
     ("def broken(:\n", "line 1", "SyntaxError"),
     ("import no_such_module_here\n", "line 1", "No module named 'no_such_module_here'"),
     ("X = 1\n", "mine.py", "defines no SPEC"),
+    # else osf-check would end with the file's status, 3, said nowhere
+    ("import sys\nsys.exit(3)\n", "line 2", "SystemExit while loading the file: 3"),
 ])
 def test_a_mistake_in_a_model_file_names_its_line(tmp_path, body, where, what):
     if "def build" in body:
@@ -220,6 +222,13 @@ PROPERTIES = (Property("M1", "bad", "mine", "reads a variable that is not there"
 """)
     code, _, err = run("explore", "--model-file", p, "--depth", "2")
     assert code == 150 and "mine.py, line 12, in bad" in err and "no variable 'nope'" in err
+    exiting = p.read_text().replace("return s.nope == 1", "raise SystemExit(4)") \
+        .replace("ModelSpec('mine', 'mine'", "ModelSpec('exiting', 'exiting'") \
+        .replace('"bad", "mine"', '"bad", "exiting"')
+    p2 = Path(p).with_name("exiting.py")
+    p2.write_text(exiting)
+    code, _, err = run("explore", "--model-file", str(p2), "--depth", "2")
+    assert code == 150 and "exiting.py, line 12, in bad" in err and "SystemExit" in err, err
 
 
 def test_a_model_file_that_does_not_exist_or_is_not_python(tmp_path):

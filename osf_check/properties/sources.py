@@ -77,7 +77,8 @@ def _located(fn: Callable[..., Any], path: Path, doing: str) -> Callable[..., An
             return fn(*args, **kwargs)
         except UserModelError:
             raise
-        except Exception as exc:  # the user's code: any exception is bad input
+        except (Exception, SystemExit) as exc:  # the user's code: any exception (and
+            # sys.exit, which would end osf-check with the user's status) is bad input
             raise UserModelError.located(exc, path, doing) from exc
     call.__name__ = getattr(fn, "__name__", "call")
     call.__doc__ = fn.__doc__
@@ -184,7 +185,7 @@ def load_file(path: str | Path) -> list[str]:
     sys.modules[name] = module  # worker processes and dataclasses look modules up by name
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit too: no silent exit status of its own
         del sys.modules[name]
         raise UserModelError.located(exc, p, "while loading the file") from exc
     return register_module(module, source=source, path=p)

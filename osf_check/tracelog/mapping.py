@@ -183,6 +183,9 @@ def read_document(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise MappingError(f"cannot read the mapping {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise MappingError(f"the mapping {path} is not UTF-8 text ({e.reason} at byte "
+                           f"{e.start})") from None
     try:
         doc = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as e:
