@@ -150,6 +150,26 @@ def test_a_failing_adapter_is_reported_as_such(how, kind, words):
     assert _rooms() - before == set(), "the adapter's scratch room outlived it"
 
 
+def test_an_adapter_that_floods_its_output_is_closed_without_a_traceback(monkeypatch):
+    """``yes`` as the adapter: its first line is no reply (malformed), and closing it
+    while its reader thread still reads the flood ends that thread quietly (it printed
+    a ValueError's traceback after the one-line report)."""
+    import shutil
+    import threading
+    from osf_check.driver.external import Adapter
+    if shutil.which("yes") is None:
+        pytest.skip("no `yes` here")
+    caught: list = []
+    monkeypatch.setattr(threading, "excepthook", caught.append)
+    for _ in range(5):  # the thread is mid-read most times: five tries make it certain
+        a = Adapter(["yes"], timeout=2)
+        with pytest.raises(AdapterError, match="not JSON: y"):
+            a.greet(model_for("wire-relay", None, {}), 0)
+        a.close()
+        assert not a._reader.is_alive()
+    assert caught == [], [c.exc_value for c in caught]
+
+
 def _rooms() -> set[str]:
     import tempfile
     from pathlib import Path

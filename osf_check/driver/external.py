@@ -65,7 +65,8 @@ class Adapter:
             raise BadValue(f"cannot start the adapter {self.command!r}: {e.strerror or e}") \
                 from None
         self._lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         self._next = 0
         self.capabilities: frozenset[str] = frozenset()
         self.implementation = ""
@@ -74,8 +75,11 @@ class Adapter:
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._lines.put(line)
+        try:
+            for line in self.proc.stdout:
+                self._lines.put(line)
+        except (OSError, ValueError):  # closed by close() while it read: the end too
+            pass                       # (an adapter killed mid-flood, say)
         self._lines.put(None)
 
     def request(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -146,6 +150,7 @@ class Adapter:
                     f.close()
                 except OSError:  # pragma: no cover
                     pass
+        self._reader.join(timeout=5)
         try:  # after bye it exits; its room goes once it has
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
