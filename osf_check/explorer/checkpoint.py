@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -24,7 +25,7 @@ from osf_check.properties.base import Property
 
 from .store import STORE_VERSION
 
-__all__ = ["run_identity", "save", "load"]
+__all__ = ["run_identity", "save", "load", "damaged"]
 
 
 def run_identity(model: Model, props: Sequence[Property], *, keep_graph: bool,
@@ -74,9 +75,9 @@ def load(d: Path, ident: dict[str, Any]) -> dict[str, Any]:
         with np.load(p) as z:
             st = {k: z[k] for k in z.files}
         meta = json.loads(str(st["meta"]))
-    except (OSError, ValueError, KeyError, EOFError) as e:
-        raise BadValue(f"--resume {d}: not a checkpoint of this osf-check "
-                       f"({type(e).__name__})") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        raise BadValue(f"--resume {d}: not a checkpoint of this osf-check, or one cut "
+                       f"short ({type(e).__name__})") from None
     if int(st.get("store_version", 0)) != STORE_VERSION:
         raise BadValue(f"--resume {d}: the checkpoint was written by an older osf-check "
                        "(another layout of the visited set): start the run again")
@@ -85,5 +86,53 @@ def load(d: Path, ident: dict[str, Any]) -> dict[str, Any]:
         if theirs.get(k) != mine:
             raise BadValue(f"--resume {d}: the checkpoint belongs to another run: {k} is "
                            f"{theirs.get(k)!r} there and {mine!r} here")
+    why = damaged(st, graph=bool(ident.get("graph")))
+    if why is not None:
+        raise BadValue(f"--resume {d}: the checkpoint is damaged ({why}): resume an intact "
+                       "copy, or start the run again")
     st["meta"] = meta
     return st
+
+
+def damaged(st: dict[str, Any], *, graph: bool) -> str | None:
+    """What makes the arrays of a checkpoint disagree with each other, if anything: a
+    save writes them together, so only a file changed since can (read further, they
+    would fail deep inside a search as a bug of osf-check's).
+
+    >>> ok = {"keys": np.zeros((3, 1)), "parent": np.array([-1, 0, 0]),
+    ...       "via": np.array([-1, 0, 1]), "level_start": np.array([0, 1]),
+    ...       "frontier": np.array([1, 3]), "generated": np.array(5),
+    ...       "fired": np.array([2, 2]), "level": np.array(1), "seconds": np.array(0.1)}
+    >>> damaged(ok, graph=False) is None
+    True
+    >>> damaged({**ok, "parent": np.array([-1, 0])}, graph=False)
+    'keys has 3 rows and parent 2'
+    """
+    need = ["keys", "parent", "via", "level_start", "frontier", "generated", "fired",
+            "level", "seconds"] + (["src_e", "dst_e", "act_e"] if graph else [])
+    missing = [k for k in need if k not in st]
+    if missing:
+        return f"no {', '.join(missing)}"
+    keys, n = st["keys"], len(st["keys"])
+    if keys.ndim != 2:
+        return "keys is not a table"
+    for k in ("parent", "via"):
+        if st[k].shape != (n,):
+            return f"keys has {n} rows and {k} {len(st[k])}"
+    starts, (lo, hi) = st["level_start"], (st["frontier"].tolist() + [-1, -1])[:2]
+    if starts.ndim != 1 or not len(starts) or starts[0] != 0 or \
+            (np.diff(starts) < 0).any() or starts[-1] > n:
+        return f"the levels' starts {starts.tolist()[:6]} do not fit {n} states"
+    if st["frontier"].shape != (2,) or not 0 <= lo <= hi <= n:
+        return f"the frontier {st['frontier'].tolist()} does not fit {n} states"
+    if n and not ((st["parent"] >= -1) & (st["parent"] < n)).all():
+        return "a parent link points outside the states"
+    if int(st["generated"]) < n:
+        return f"{int(st['generated'])} states generated, fewer than the {n} stored"
+    if graph:
+        src, dst = st["src_e"], st["dst_e"]
+        if not src.shape == dst.shape == st["act_e"].shape:
+            return "the edges' sources, targets and actions differ in number"
+        if len(src) and not (min(src.min(), dst.min()) >= 0 and max(src.max(), dst.max()) < n):
+            return "an edge points outside the states"
+    return None
