@@ -88,11 +88,22 @@ def test_trace_loads_and_itf_export(trace_file):
     (lambda t: json.dumps({"format": "something-else"}), "not an osf-check trace"),
     (lambda t: t.replace('"version": 1', '"version": 7'), "not an osf-check trace"),
     (lambda t: t.replace('"loop_start": null', '"loop_start": 99'), "past the last step"),
+    # states the pictures could not read (a KeyError, a TypeError: internal errors)
+    (lambda t: _second_state(t, lambda st: {"nope": 1}), "missing call"),
+    (lambda t: _second_state(t, lambda st: {**st, "call": {"x": None}}),
+     "call holds {\"x\": null}, not a value of a state"),
 ])
-def test_malformed_trace_files(trace_file, tmp_path, mangle, needle):
+@pytest.mark.parametrize("fmt", ["text", "itf"])
+def test_malformed_trace_files(trace_file, tmp_path, mangle, needle, fmt):
     bad = tmp_path / "bad.json"
     bad.write_text(mangle(trace_file.read_text()))
-    one_line_error(run("render", str(bad)), needle=needle)
+    one_line_error(run("render", str(bad), "--format", fmt), needle=needle)
+
+
+def _second_state(text: str, change) -> str:
+    tr = json.loads(text)
+    tr["steps"][1]["state"] = change(tr["steps"][1]["state"])
+    return json.dumps(tr)
 
 
 def test_missing_trace_file(tmp_path):

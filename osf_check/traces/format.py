@@ -109,7 +109,30 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise TraceError(f"{p}: not an osf-check trace ({where}: {e.message})") from None
     if data["loop_start"] is not None and data["loop_start"] >= len(data["steps"]):
         raise TraceError(f"{p}: loop_start {data['loop_start']} is past the last step")
+    names = [v["name"] for v in data["variables"]]
+    for k, step in enumerate(data["steps"]):
+        # the pictures read every variable of every state (a missing one was a KeyError)
+        if sorted(step["state"]) != sorted(names):
+            gone = [n for n in names if n not in step["state"]]
+            more = [n for n in step["state"] if n not in names]
+            raise TraceError(f"{p}: step {k}'s state does not hold the trace's variables ("
+                             + "; ".join(x for x in (
+                                 f"missing {', '.join(gone)}" if gone else "",
+                                 f"not declared: {', '.join(more)}" if more else "") if x)
+                             + ")")
+        bad = next((n for n, v in step["state"].items() if not _plain(v)), None)
+        if bad is not None:
+            raise TraceError(f"{p}: step {k}: {bad} holds {json.dumps(step['state'][bad])[:60]}"
+                             ", not a value of a state (numbers, booleans, strings and "
+                             "arrays of them)")
     return data
+
+
+def _plain(x: Any) -> bool:
+    """Whether ``x`` is a value a state holds: what :func:`to_itf` and the pictures read."""
+    if isinstance(x, list):
+        return all(_plain(y) for y in x)
+    return isinstance(x, (bool, int, str))
 
 
 def to_itf(trace: Mapping[str, Any]) -> dict[str, Any]:
