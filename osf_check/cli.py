@@ -979,7 +979,11 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
     code = {"explained": 0, "refused": EXIT["safety"], "unknown": EXIT["incomplete"]}[res.verdict]
     if not res.explained and str(events) != "-":
         res.trace = tl.failure_trace(str(events), m, mp, res, open_log)
-    result = report.check_log_json(res, str(events), str(mapping_file), dict(m.params), code)
+    warnings = [] if res.events else [
+        "the log holds no event the mapping reads (every line ignored, or none at all): "
+        "nothing was checked; is it the right log, and the right mapping?"]
+    result = report.check_log_json(res, str(events), str(mapping_file), dict(m.params), code,
+                                   warnings)
     if out is not None and res.trace is not None:
         report.write_outputs(out, res.trace, f"{name}-log", report.err)
     _record(result, out, "check-log.json", as_json, code)
@@ -992,6 +996,8 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
                    f"{res.peak_possible:,} on the way)")
         click.echo("properties the logged run exercised: " + (", ".join(res.exercised) or
                                                                 "none"))
+        for w in warnings:
+            click.echo(f"warning: {w}")
     else:
         fail = res.failing
         assert fail is not None

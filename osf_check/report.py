@@ -326,7 +326,7 @@ def fuzz_json(runs: list[dict[str, Any]], seed: int, profile: str, db: str | Non
 
 
 def check_log_json(res: Any, log: str, mapping: str, params: dict[str, Any],
-                   code: int) -> dict[str, Any]:
+                   code: int, warnings: Sequence[str] = ()) -> dict[str, Any]:
     """``check-log --json``: whether the log is explained, where not, and the throughput."""
     return {"schema_version": SCHEMA_VERSION, "command": "check-log", "exit_code": code,
             "model": res.model, "params": params, "log": log, "mapping": mapping,
@@ -336,7 +336,7 @@ def check_log_json(res: Any, log: str, mapping: str, params: dict[str, Any],
             "events_per_second": round(res.events_per_second),
             "hidden_depth": res.hidden_depth, "possible_at_end": res.possible,
             "peak_possible": res.peak_possible, "exercised": res.exercised,
-            "failing": res.failing, "trace": res.trace}
+            "failing": res.failing, "trace": res.trace, "warnings": list(warnings)}
 
 
 def simulate_json(tables: list[Any], seed: int, runs: int, seconds: float) -> dict[str, Any]:

@@ -255,6 +255,7 @@ def test_cli_explains_a_log_and_reports_throughput_and_properties(tmp_path, corr
     doc = json.loads(r.output[r.output.index("{"):])
     assert doc["explained"] and doc["events"] == len(correct_logs[0].splitlines())
     assert doc["events_per_second"] > 0 and doc["exercised"] and doc["failing"] is None
+    assert doc["warnings"] == []
     from jsonschema import Draft202012Validator
     schema = json.loads((Path(__file__).parent.parent / "osf_check" / "schema" /
                          "result.schema.json").read_text())
@@ -278,6 +279,28 @@ def test_cli_refuses_a_log_with_the_line_its_reasons_and_a_picture(tmp_path):
     assert (out / "graph-relay-log.sequence.svg").exists()
     html = (out / "report.html").read_text()
     assert "first unexplained line" in html and "leaves outbox[0] = true" in html
+
+
+@pytest.mark.parametrize("ignore", [False, True])
+def test_cli_a_log_with_nothing_to_check_is_explained_with_a_warning(tmp_path, ignore):
+    """An empty log, or one whose every event the mapping ignores, is explained (the
+    empty behaviour explains it) and says that nothing was checked: a wrong file
+    passes no other way unnoticed."""
+    mp = MAPPING
+    text = ""
+    if ignore:
+        mp = tmp_path / "map.toml"
+        mp.write_text(f"extends = {str(MAPPING)!r}\nignore = ['desktop.heartbeat']\n")
+        text = '{"time": 0, "station": "desktop", "event": "desktop.heartbeat", ' \
+               '"fields": {}}\n'
+    p = _write(tmp_path, text)
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(mp), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output[r.output.index("{"):])
+    assert doc["explained"] and doc["events"] == 0 and doc["ignored"] == int(ignore)
+    assert len(doc["warnings"]) == 1 and "nothing was checked" in doc["warnings"][0]
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(mp)])
+    assert "warning: the log holds no event the mapping reads" in r.stdout, r.output
 
 
 @pytest.mark.parametrize("text,words", [
