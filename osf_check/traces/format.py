@@ -111,21 +111,27 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise TraceError(f"{p}: loop_start {data['loop_start']} is past the last step")
     names = [v["name"] for v in data["variables"]]
     for k, step in enumerate(data["steps"]):
-        # the pictures read every variable of every state (a missing one was a KeyError)
-        if sorted(step["state"]) != sorted(names):
-            gone = [n for n in names if n not in step["state"]]
-            more = [n for n in step["state"] if n not in names]
-            raise TraceError(f"{p}: step {k}'s state does not hold the trace's variables ("
-                             + "; ".join(x for x in (
-                                 f"missing {', '.join(gone)}" if gone else "",
-                                 f"not declared: {', '.join(more)}" if more else "") if x)
-                             + ")")
-        bad = next((n for n, v in step["state"].items() if not _plain(v)), None)
-        if bad is not None:
-            raise TraceError(f"{p}: step {k}: {bad} holds {json.dumps(step['state'][bad])[:60]}"
-                             ", not a value of a state (numbers, booleans, strings and "
-                             "arrays of them)")
+        why = _unreadable(step["state"], names)
+        if why is not None:
+            raise TraceError(f"{p}: step {k}: {why}")
     return data
+
+
+def _unreadable(state: dict[str, Any], names: list[str]) -> str | None:
+    """Why the pictures and the ITF export could not read ``state`` (a KeyError or a
+    TypeError inside them), if they could not: every declared variable, no other, each
+    holding numbers, booleans, strings or arrays of them."""
+    gone = [n for n in names if n not in state]
+    more = [n for n in state if n not in names]
+    if gone or more:
+        return "the state does not hold the trace's variables (" + "; ".join(
+            ([f"missing {', '.join(gone)}"] if gone else []) +
+            ([f"not declared: {', '.join(more)}"] if more else [])) + ")"
+    bad = next((n for n, v in state.items() if not _plain(v)), None)
+    if bad is not None:
+        return (f"{bad} holds {json.dumps(state[bad])[:60]}, not a value of a state "
+                "(numbers, booleans, strings and arrays of them)")
+    return None
 
 
 def _plain(x: Any) -> bool:
