@@ -119,12 +119,12 @@ def damaged(st: dict[str, Any], *, graph: bool) -> str | None:
     for k in ("parent", "via"):
         if st[k].shape != (n,):
             return f"keys has {n} rows and {k} {len(st[k])}"
-    starts, (lo, hi) = st["level_start"], (st["frontier"].tolist() + [-1, -1])[:2]
+    starts, fr = st["level_start"], st["frontier"]
     if starts.ndim != 1 or not len(starts) or starts[0] != 0 or \
             (np.diff(starts) < 0).any() or starts[-1] > n:
         return f"the levels' starts {starts.tolist()[:6]} do not fit {n} states"
-    if st["frontier"].shape != (2,) or not 0 <= lo <= hi <= n:
-        return f"the frontier {st['frontier'].tolist()} does not fit {n} states"
+    if fr.shape != (2,) or not 0 <= fr[0] <= fr[1] <= n:
+        return f"the frontier {fr.tolist()} does not fit {n} states"
     if n and not ((st["parent"] >= -1) & (st["parent"] < n)).all():
         return "a parent link points outside the states"
     if int(st["generated"]) < n:

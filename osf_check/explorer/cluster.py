@@ -146,12 +146,9 @@ class RayShards:
         self.new_keys = []
         return got
 
-    def gather(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return gather(self._get([a.dump.remote() for a in self.actors]))
-
     def leave(self, count: int) -> Slices:
         """The states, gathered here now (the actors go with the cluster)."""
-        return Slices(count, arrays=self.gather())
+        return Slices(count, arrays=gather(self._get([a.dump.remote() for a in self.actors])))
 
     def gather_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every actor's edges, placed here in one process's order."""
