@@ -170,6 +170,27 @@ def test_an_adapter_that_floods_its_output_is_closed_without_a_traceback(monkeyp
     assert caught == [], [c.exc_value for c in caught]
 
 
+def test_an_adapter_gone_before_its_first_request_is_quoted_not_just_its_exit():
+    """``echo garbage`` as the adapter: it has written its line and exited by the time
+    hello is sent, so the write fails; the report quotes the line (it said only
+    "stopped answering at hello (exit status 0)")."""
+    import time
+    from osf_check.driver.external import Adapter
+    a = Adapter([sys.executable, "-c", "print('garbage')"], timeout=2)
+    a.proc.wait(timeout=10)
+    time.sleep(0.2)  # its stdin is closed for certain: the write fails
+    with pytest.raises(AdapterError, match="not JSON: garbage") as e:
+        a.greet(model_for("wire-relay", None, {}), 0)
+    assert e.value.kind == "malformed"
+    a.close()
+    # gone without a word: still the exit status, as before
+    a = Adapter([sys.executable, "-c", "raise SystemExit(4)"], timeout=2)
+    a.proc.wait(timeout=10)
+    with pytest.raises(AdapterError, match=r"stopped answering at hello \(exit status 4\)"):
+        a.greet(model_for("wire-relay", None, {}), 0)
+    a.close()
+
+
 def _rooms() -> set[str]:
     import tempfile
     from pathlib import Path

@@ -102,6 +102,10 @@ class Adapter:
             self.proc.stdin.write(json.dumps(msg, ensure_ascii=False) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
+            # what it wrote before it went says more than its exit status ('echo garbage')
+            line = self._left_behind()
+            if line is not None:
+                parse_reply(line, msg)  # raises, quoting the line, unless it reads as a reply
             raise self._crashed(what) from None
         self.sent += 1
         try:
@@ -112,6 +116,14 @@ class Adapter:
         if line is None:
             raise self._crashed(what)
         return parse_reply(line, msg)
+
+    def _left_behind(self) -> str | None:
+        """The first line a gone adapter wrote that nobody read, if any."""
+        self._reader.join(timeout=2)
+        try:
+            return self._lines.get_nowait()
+        except queue.Empty:
+            return None
 
     def _crashed(self, what: str) -> AdapterError:
         try:
