@@ -12,6 +12,7 @@ protocol; 130 interrupted; 141 the reader of stdout went away.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -34,7 +35,8 @@ from osf_check.progress import Display
 from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
-from osf_check.traces.format import atomic_write, dumps, load_trace, to_itf
+from osf_check.output import OutputFailed, atomic_write
+from osf_check.traces.format import dumps, load_trace, to_itf
 
 from . import report
 
@@ -84,13 +86,34 @@ def _stdout_gone() -> bool:
         return False
 
 
-def _reader_gone() -> NoReturn:
-    """Stop quietly, as ``cat`` and ``grep`` do: the output is unread, so it is no
-    bug and nothing to report.  What is left in stdout's buffer goes nowhere (else
-    Python's flush at exit would print a traceback of its own)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    sys.exit(READER_GONE)
+def _drop_stdout() -> None:
+    """What is left in stdout's buffer goes nowhere (else Python's flush at exit would
+    fail once more and print a traceback of its own)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's buffer)
+        return
+    os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+
+
+#: what an OSError says when the machine has no room for what we write
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def _os_error(e: OSError) -> NoReturn:
+    """An OSError that reached the command line: whoever read stdout went away (quiet,
+    as ``cat`` and ``grep`` stop: 141), no room for an output (one line, 152), or a
+    bug in osf-check (153)."""
+    if isinstance(e, BrokenPipeError) and _stdout_gone():
+        _drop_stdout()
+        sys.exit(READER_GONE)
+    if isinstance(e, OutputFailed) or e.errno in _NO_ROOM:
+        what = e.strerror if isinstance(e, OutputFailed) else \
+            f"cannot write {e.filename or 'the output'}: {e.strerror}"
+        _drop_stdout()
+        click.echo(f"osf-check: {what}; the run's results were not all saved", err=True)
+        sys.exit(EXIT["incomplete"])
+    _internal(e)
 
 
 #: how far a long run got (the explore progress callback keeps it), for Ctrl-C
@@ -165,6 +188,12 @@ class _Group(click.Group):
     that crashed, hung or broke the driver protocol 154, anything else is a bug in
     osf-check (153)."""
 
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:  # --help and --version write while the arguments are read
+            return super().make_context(*args, **kwargs)
+        except OSError as e:
+            _os_error(e)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -187,10 +216,8 @@ class _Group(click.Group):
             click.echo(f"osf-check: out of memory: {e or 'an allocation failed'}; the run "
                        "stopped before it finished and has no verdict", err=True)
             sys.exit(EXIT["incomplete"])
-        except BrokenPipeError as e:
-            if not _stdout_gone():  # another pipe (an adapter's, a worker's): a bug
-                _internal(e)
-            _reader_gone()
+        except OSError as e:  # a full disk, a stdout nobody reads, or a bug
+            _os_error(e)
         except WorkerLost as e:  # no verdict, and not a bug: say where to go on from
             click.echo(f"osf-check: the partitioned search lost a worker: {e}; the run has "
                        "no verdict (resume it with --resume DIR if it wrote a --checkpoint)",

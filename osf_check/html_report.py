@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from osf_check.traces import render, story
-from osf_check.traces.format import atomic_write
+from osf_check.output import atomic_write
 
 __all__ = ["build", "write", "traces_in"]
 

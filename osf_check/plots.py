@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from osf_check.traces.format import atomic_write  # noqa: E402
+from osf_check.output import atomic_write  # noqa: E402
 
 __all__ = ["timeline", "poll_tradeoff", "pickup_cdf", "depth_histogram", "fuzz_coverage",
            "save", "to_bytes"]

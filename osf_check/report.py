@@ -12,7 +12,8 @@ from osf_check.explorer.check import EXIT, ModelResult
 from osf_check.explorer.explicit import Violation
 from osf_check.properties.base import reads
 from osf_check.traces import render
-from osf_check.traces.format import atomic_write, dumps, make_trace, to_itf
+from osf_check.output import atomic_write
+from osf_check.traces.format import dumps, make_trace, to_itf
 
 SCHEMA_VERSION = 1
 

@@ -246,6 +246,33 @@ def test_a_reader_that_goes_away_ends_the_command_quietly():
     assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr)
 
 
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["explore", "--help"]])
+def test_a_reader_gone_before_the_arguments_are_read_is_141_too(args):
+    """``--help`` and ``--version`` write while click reads the arguments, outside any
+    command: click's own exit 1 (a broken pipe) and a traceback (a full disk) before."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([sys.executable, "-m", "osf_check.cli", *args], stdout=w,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(w)
+    assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr)
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [["list"], ["--version"], ["list", "--json"]])
+def test_a_full_stdout_is_152_in_one_line(args):
+    """``osf-check list > file`` on a full disk: the machine's doing, not a bug (it was
+    an internal error, 153, or a traceback)."""
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "osf_check.cli", *args], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 152, (p.returncode, p.stderr)
+    assert p.stderr == ("osf-check: cannot write the output: No space left on device; the "
+                        "run's results were not all saved\n"), p.stderr
+
+
 def test_only_a_closed_stdout_counts_as_the_reader_gone(monkeypatch):
     """A broken pipe elsewhere (an adapter's, a worker's) stays an internal error: the
     test is whether stdout's own pipe lost its reader."""

@@ -21,6 +21,7 @@ import numpy as np
 
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
+from osf_check.output import OutputFailed
 from osf_check.properties.base import Property
 
 from .store import STORE_VERSION
@@ -61,8 +62,11 @@ def save(d: Path, meta: dict[str, Any], **arrays: object) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, d / "state.npz")
-    except BaseException:  # interrupted mid-write: the last whole checkpoint stays
+    except BaseException as e:  # interrupted mid-write: the last whole checkpoint stays
         tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):  # a full disk: said as such, not as a bug
+            raise OutputFailed(e.errno, f"cannot write the checkpoint {d / 'state.npz'}: "
+                                        f"{e.strerror or e}") from None
         raise
 
 

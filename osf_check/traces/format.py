@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -23,7 +22,7 @@ from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
 __all__ = ["TraceError", "FORMAT", "VERSION", "make_trace", "load_trace", "to_itf", "from_itf",
-           "atomic_write", "dumps"]
+           "dumps"]
 
 FORMAT = "osf-check-trace"
 VERSION = 1
@@ -237,24 +236,3 @@ def from_itf(itf: Mapping[str, Any]) -> dict[str, Any]:
 
 def dumps(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write to a temporary file next to ``path``, fsync it, then rename: never a
-    half-written file; the file gets mode 0644 like any other the user writes."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
