@@ -102,8 +102,8 @@ _NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 def _os_error(e: OSError) -> NoReturn:
     """An OSError that reached the command line: whoever read stdout went away (quiet,
-    as ``cat`` and ``grep`` stop: 141), no room for an output (one line, 152), or a
-    bug in osf-check (153)."""
+    as ``cat`` and ``grep`` stop: 141), no room for an output (one line, 152), an
+    output path that turned out unusable (150), or a bug in osf-check (153)."""
     if isinstance(e, BrokenPipeError) and _stdout_gone():
         _drop_stdout()
         sys.exit(READER_GONE)
@@ -112,7 +112,8 @@ def _os_error(e: OSError) -> NoReturn:
             f"cannot write {e.filename or 'the output'}: {e.strerror}"
         _drop_stdout()
         click.echo(f"osf-check: {what}; the run's results were not all saved", err=True)
-        sys.exit(EXIT["incomplete"])
+        # no room is a resource bound; a path that could not take its file, the user's
+        sys.exit(EXIT["incomplete"] if e.errno in _NO_ROOM else BAD_INPUT)
     _internal(e)
 
 
@@ -1110,6 +1111,12 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
               help="Write here (default: stdout; for svg/png next to the trace).")
 def render(trace_file: Path, fmt: str, view: str, output: Path | None) -> None:
     """Draw a trace (from explore, prove or fuzz)."""
+    if output is None and fmt in ("svg", "png"):  # next to the trace: checked first
+        if trace_file.exists() and not trace_file.is_file():
+            raise BadInput(f"{trace_file} is not a file (a pipe?), so a picture cannot go "
+                           f"next to it: name one with -o FILE")
+        base = trace_file.name.removesuffix(".json").removesuffix(".trace")
+        output = _usable_file(trace_file.with_name(f"{base}.{view}.{fmt}"), "the picture")
     tr = load_trace(trace_file)
     if fmt == "text":
         data: str | bytes = rnd.text(tr)
@@ -1134,9 +1141,6 @@ def render(trace_file: Path, fmt: str, view: str, output: Path | None) -> None:
             except rnd.RenderError as e:
                 click.echo(f"osf-check: {e}", err=True)
                 sys.exit(BAD_INPUT)
-            if output is None:
-                base = trace_file.name.removesuffix(".json").removesuffix(".trace")
-                output = trace_file.with_name(f"{base}.{view}.{fmt}")
     if output is None:
         click.echo(data, nl=False)
         return

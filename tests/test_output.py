@@ -110,3 +110,29 @@ def test_a_checkpoint_that_cannot_be_written_is_152_and_keeps_the_last_one(tmp_p
         in lines[0], res.stderr
     assert (cp / "state.npz").read_bytes() == before
     assert sorted(p.name for p in cp.iterdir()) == ["state.npz"]
+
+
+def test_a_picture_of_a_piped_trace_needs_a_name_first(tmp_path, trace):
+    """``render <(cat t.json) --format svg``: the picture's default place, next to the
+    trace, is /dev/fd/…; said before drawing (150), where the write failed after."""
+    fifo = tmp_path / "t.json"
+    os.mkfifo(fifo)
+    res = CliRunner().invoke(main, ["render", str(fifo), "--format", "svg"])
+    assert res.exit_code == 150, res.output
+    assert "is not a file (a pipe?), so a picture cannot go next to it: name one with -o" \
+        in res.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
+
+
+def test_an_output_refused_for_another_reason_than_room_is_the_paths_150(tmp_path, trace,
+                                                                       monkeypatch):
+    import osf_check.output as output
+
+    def refused(*a: object) -> None:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    monkeypatch.setattr(output.os, "replace", refused)
+    res = CliRunner().invoke(main, ["render", str(trace), "-o", str(tmp_path / "t.txt")])
+    assert res.exit_code == 150, res.output
+    assert res.stderr.strip() == (f"osf-check: cannot write {tmp_path / 't.txt'}: Permission "
+                                  "denied; the run's results were not all saved")
+    assert list(tmp_path.iterdir()) == []
