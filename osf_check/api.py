@@ -45,6 +45,10 @@ __all__ = ["Checker", "ExploreResult", "ProveResult", "load", "models"]
 
 ENGINES = ("auto", "explicit", "vector")
 
+#: the largest seed: z3 takes an unsigned 32-bit one (anything else it ignores, with a
+#: warning printed on stdout), and every engine takes the same seeds
+MAX_SEED = 2**32 - 1
+
 
 def models() -> dict[str, str]:
     """Every model the catalogue holds, with where it came from."""
@@ -168,8 +172,11 @@ class Checker:
         return self._with(_max_states=n)
 
     def seed(self, n: int) -> "Checker":
-        """Recorded in results and traces (and fed to z3 by :meth:`prove`)."""
-        return self._with(_seed=int(n))
+        """Recorded in results and traces (and fed to z3 by :meth:`prove`): an integer
+        from 0 to :data:`MAX_SEED`."""
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_SEED:
+            raise BadValue(f"seed is an integer from 0 to {MAX_SEED}, got {n!r}")
+        return self._with(_seed=n)
 
     def keep_going(self, on: bool = True) -> "Checker":
         """Keep exploring after a violation, to find the other properties' too."""

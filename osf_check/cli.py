@@ -29,7 +29,7 @@ from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
 from osf_check.explorer.partition import WorkerLost
 from osf_check.models.dsl import ModelError
 from osf_check.models.errors import InputError
-from osf_check.api import Checker, ExploreResult
+from osf_check.api import MAX_SEED, Checker, ExploreResult
 from osf_check.driver.protocol import AdapterError
 from osf_check.progress import Display
 from osf_check.scratch import ScratchFull
@@ -116,6 +116,9 @@ def _os_error(e: OSError) -> NoReturn:
         sys.exit(EXIT["incomplete"] if e.errno in _NO_ROOM else BAD_INPUT)
     _internal(e)
 
+
+#: every command's --seed: what z3 and every engine take
+SEEDS = click.IntRange(0, MAX_SEED)
 
 #: how far a long run got (the explore progress callback keeps it), for Ctrl-C
 _DONE: dict[str, Any] = {}
@@ -448,7 +451,7 @@ def _progress(name: str, disp: Any, task: Any):
 @click.option("--mutant", default=None, metavar="NAME", help="Switch on a known bug.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Model parameter.")
 @click.option("--max-states", type=int, default=None, help="Stop (exit 152) past this many states.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Recorded for reproducibility.")
+@click.option("--seed", type=SEEDS, default=0, show_default=True, help="Recorded for reproducibility.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               callback=lambda c, p, v: _usable_dir(v, "--out"),
@@ -571,7 +574,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
               help="Model parameter (repeatable).")
 @click.option("--timeout", type=_Finite(min=0, min_open=True), default=120.0, show_default=True,
               help="Seconds per z3 query.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEEDS, default=0, show_default=True,
               help="Fed to z3 (smt.random_seed and sat.random_seed).")
 @click.option("--mine/--no-mine", default=True, show_default=True,
               help="When induction fails, mine strengthening invariants from reachable states "
@@ -625,7 +628,7 @@ def prove(model: str | None, model_files: list[str], props: tuple[str, ...], k: 
 @click.option("--set", "sets", multiple=True, metavar="NAME=SECONDS",
               help="Change a deadline (see --list-deadlines).")
 @click.option("--list-deadlines", is_flag=True, help="Print the deadlines and their values.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEEDS, default=0, show_default=True,
               help="z3's random seed (recorded in the JSON).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -737,7 +740,7 @@ class _ExternalRun:
               help="Hypothesis examples per system (default: the profile's).")
 @click.option("--steps", type=click.IntRange(1, 10**4), default=40, show_default=True,
               help="Steps per Hypothesis example.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEEDS, default=0, show_default=True,
               help="Seed of the implementation's randomness and of Hypothesis (recorded).")
 @click.option("--profile", type=click.Choice(["ci", "dev", "nightly"]), default=None,
               help="Hypothesis profile (CI=true selects ci).")
@@ -867,7 +870,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
 @main.command()
 @click.option("--runs", type=click.IntRange(10, 1_000_000), default=2_000, show_default=True,
               help="Simulated runs per experiment (where the experiment is per run).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEEDS, default=0, show_default=True,
               help="Seed of the simulated randomness (recorded).")
 @click.option("--poll", type=_Finite(0.1, 3600), default=20.0, show_default=True,
               help="Relay poll interval, seconds.")

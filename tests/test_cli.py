@@ -53,9 +53,43 @@ def one_line_error(res, code=150, needle=""):
     (["simulate", "--poll", "nan"], "not a finite number"),
     (["simulate", "--loss", "nan"], "not a finite number"),
     (["timing", "--set", "slot=inf"], "finite number of seconds"),
+    # seeds: z3 takes an unsigned 32-bit one (timing printed z3's warning on stdout and
+    # ran unseeded; simulate failed inside numpy on -1, an internal error)
+    (["simulate", "--seed", "-1"], "-1 is not in the range 0<=x<=4294967295"),
+    (["timing", "--seed", "-1"], "-1 is not in the range 0<=x<=4294967295"),
+    (["prove", "--seed", "4294967296"], "4294967296 is not in the range"),
+    (["explore", "--seed", "-5"], "-5 is not in the range"),
+    (["fuzz", "--seed", str(2**70)], "is not in the range"),
 ])
 def test_bad_input_is_one_line_and_exit_150(args, needle):
     one_line_error(run(*args), needle=needle)
+
+
+def test_every_seed_is_one_z3_takes_in_the_library_and_every_schema_too():
+    from osf_check.api import MAX_SEED, Checker
+    from osf_check.models.errors import BadValue
+    assert Checker("two-phase").seed(MAX_SEED)._seed == MAX_SEED
+    for bad in (-1, MAX_SEED + 1, 1.5, True, "3"):
+        with pytest.raises(BadValue, match="seed is an integer from 0 to 4294967295"):
+            Checker("two-phase").seed(bad)
+    root = Path(__file__).parent.parent / "osf_check"
+    for name in ("schema/result.schema.json", "schema/driver.schema.json",
+                 "traces/trace.schema.json"):
+        text = (root / name).read_text(encoding="utf-8")
+        seeds = [v for k, v in _walk(json.loads(text)) if k == "seed"]
+        assert seeds and all((v.get("minimum"), v.get("maximum")) == (0, MAX_SEED)
+                             for v in seeds), (name, seeds)
+
+
+def _walk(node):
+    """Every (key, value) pair of a JSON document, at any depth."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield k, v
+            yield from _walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _walk(v)
 
 
 def test_unknown_option_is_click_usage_error():
