@@ -2,7 +2,7 @@
 
 Every file osf-check writes for the user (traces, pictures, reports, checkpoints) goes
 through :func:`atomic_write` or raises :class:`OutputFailed` as it does, so that a
-full disk is said as such (exit 152), not as a bug.
+full disk is said as such (exit 152), not as a bug (153).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ __all__ = ["atomic_write", "OutputFailed"]
 
 
 class OutputFailed(OSError):
-    """An output file could not be written (no room left, a read-only disk): the
-    machine's doing, never the input's nor a bug; ``strerror`` says which file and why."""
+    """An output file could not be written: no room left (a resource bound, exit 152)
+    or a path that would not take it (a read-only disk: the user's path, 150); never a
+    bug.  ``strerror`` says which file and why."""
 
 
 def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
