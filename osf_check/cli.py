@@ -12,15 +12,18 @@ protocol; 130 interrupted; 141 the reader of stdout went away.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
 import shlex
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, Iterator, NoReturn, Sequence
 
 import click
 
@@ -57,7 +60,6 @@ def _fail(msg: str) -> NoReturn:
 
 def _internal(exc: BaseException) -> NoReturn:
     """A bug in osf-check: one line, and the traceback in a file whose path is printed."""
-    import tempfile
     import traceback
     fd, path = tempfile.mkstemp(prefix="osf-check-crash-", suffix=".txt")
     with os.fdopen(fd, "w") as f:
@@ -961,6 +963,21 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
                f"{len(steps)} steps")
 
 
+@contextlib.contextmanager
+def _rereadable(events: Path) -> Iterator[str]:
+    """A path to the log that can be read twice (the failure trace reads it again): the
+    file itself, or a copy of stdin (``-``) or of a pipe (``<(kubectl logs ...)``)."""
+    if str(events) != "-" and events.is_file():
+        yield str(events)
+        return
+    with tempfile.NamedTemporaryFile(prefix="osf-check-log-", suffix=".jsonl") as copy:
+        with open(sys.stdin.fileno() if str(events) == "-" else events, "rb",
+                  closefd=str(events) != "-") as src:
+            shutil.copyfileobj(src, copy)
+        copy.flush()
+        yield copy.name
+
+
 @main.command("check-log")
 @click.argument("events", metavar="EVENTS.jsonl", type=click.Path(path_type=Path))
 @click.option("--mapping", "mapping_file", required=True, metavar="FILE",
@@ -985,8 +1002,10 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
     only within the --hidden-depth bound."""
     from osf_check.tracelog import check as tl
     from osf_check.tracelog.mapping import compile_mapping, read_document
-    if str(events) != "-" and not events.is_file():
+    if str(events) != "-" and not events.exists():
         raise BadInput(f"no log file {events}")
+    if events.is_dir():
+        raise BadInput(f"{events} is a directory, not a log")
     doc = read_document(mapping_file)
     name = model or doc.get("model")
     if not isinstance(name, str):
@@ -996,23 +1015,22 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
     m, _, _ = prepare(name, params=merged)
     mp = compile_mapping(m, doc, str(mapping_file))
 
-    def open_log(p: str) -> Any:
-        return open(p, encoding="utf-8", errors="strict") if p != "-" else \
-            open(sys.stdin.fileno(), encoding="utf-8", closefd=False)
+    def open_log(p: str) -> Any:  # a byte-order mark (Windows' editors) is no event
+        return open(p, encoding="utf-8-sig", errors="strict")
 
     disp = Display(live=False if as_json else None)
-    with disp, open_log(str(events)) as f:
+    with disp, _rereadable(events) as path, open_log(path) as f:
         task = disp.phase(f"{name}: reading {events}")
         try:
             res = tl.check_log(f, m, mp, hidden_depth=hidden_depth,
                                tick=lambda n: disp.update(task, completed=n))
+            if not res.explained:  # the log read once more, up to the line
+                res.trace = tl.failure_trace(path, m, mp, res, open_log)
         except UnicodeDecodeError as e:
             raise BadInput(f"{events} is not UTF-8 text ({e.reason} at byte {e.start})") \
                 from None
         disp.finish(task)
     code = {"explained": 0, "refused": EXIT["safety"], "unknown": EXIT["incomplete"]}[res.verdict]
-    if not res.explained and str(events) != "-":
-        res.trace = tl.failure_trace(str(events), m, mp, res, open_log)
     warnings = [] if res.events else [
         "the log holds no event the mapping reads (every line ignored, or none at all): "
         "nothing was checked; is it the right log, and the right mapping?"]

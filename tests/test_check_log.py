@@ -281,6 +281,40 @@ def test_cli_refuses_a_log_with_the_line_its_reasons_and_a_picture(tmp_path):
     assert "first unexplained line" in html and "leaves outbox[0] = true" in html
 
 
+@pytest.mark.parametrize("how", ["pipe", "stdin"])
+def test_cli_a_log_from_a_pipe_or_stdin_is_read_and_pictured_as_a_file(tmp_path, how):
+    """``check-log <(kubectl logs ...)`` was "no log file /dev/fd/63", and a log on stdin
+    (``-``) got no failure trace (the trace reads the log twice); a byte-order mark
+    at its start, as Windows' editors write, was "not JSON"."""
+    import os
+    import subprocess
+    import sys
+    import threading
+    m = model_for("graph-relay", "outbox-off")
+    data = ("\ufeff" + walk(m, "outbox-off", seed=1, steps=60).log).encode("utf-8")
+    out = tmp_path / "out"
+    args = ["check-log", "-", "--mapping", str(MAPPING), "--out", str(out)]
+    if how == "stdin":
+        p = subprocess.run([sys.executable, "-m", "osf_check.cli", *args], input=data,
+                           capture_output=True, timeout=300)
+        code, text = p.returncode, p.stdout.decode()
+    else:
+        fifo = tmp_path / "log"
+        os.mkfifo(fifo)
+
+        def feed() -> None:
+            with open(fifo, "wb") as f:
+                f.write(data)
+        threading.Thread(target=feed, daemon=True).start()
+        args[1] = str(fifo)
+        r = CliRunner().invoke(main, args)
+        code, text = r.exit_code, r.output
+    assert code == 12, text
+    assert "NOT EXPLAINED: line 20 is the first event" in text
+    tr = json.loads((out / "graph-relay-log.trace.json").read_text())
+    assert tr["steps"][-1]["label"] == "graph_finish(r=0, o=failed)"
+
+
 @pytest.mark.parametrize("ignore", [False, True])
 def test_cli_a_log_with_nothing_to_check_is_explained_with_a_warning(tmp_path, ignore):
     """An empty log, or one whose every event the mapping ignores, is explained (the

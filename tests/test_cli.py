@@ -155,6 +155,19 @@ def _second_state(text: str, change) -> str:
     return json.dumps(tr)
 
 
+def test_a_byte_order_mark_is_no_content(trace_file, tmp_path):
+    """A trace or a mapping saved by an editor that starts it with a BOM: read as
+    without one (both were "not JSON"/"not valid TOML")."""
+    from osf_check.tracelog.mapping import read_document
+    bom = tmp_path / "bom.trace.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + trace_file.read_bytes())
+    assert load_trace(bom) == load_trace(trace_file)
+    mapping = Path(__file__).parent.parent / "examples" / "graph-relay.logmap.toml"
+    toml = tmp_path / "map.toml"
+    toml.write_bytes(b"\xef\xbb\xbf" + mapping.read_bytes())
+    assert read_document(toml) == read_document(mapping)
+
+
 def test_missing_trace_file(tmp_path):
     one_line_error(run("render", str(tmp_path / "none.json")), needle="no such file")
 

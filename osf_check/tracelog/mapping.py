@@ -180,7 +180,7 @@ def _rule(model: Model, d: Any, k: int) -> Rule:
 
 def read_document(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is no content
     except OSError as e:
         raise MappingError(f"cannot read the mapping {path}: {e.strerror or e}") from None
     except UnicodeDecodeError as e:

@@ -81,7 +81,7 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a trace file; :class:`TraceError` says what is wrong."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark is no content
     except FileNotFoundError:
         raise TraceError(f"{p}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
