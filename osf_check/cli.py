@@ -18,12 +18,11 @@ import json
 import math
 import os
 import shlex
-import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterator, NoReturn, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, NoReturn, Sequence
 
 import click
 
@@ -963,19 +962,34 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
                f"{len(steps)} steps")
 
 
+def _open_log(path: str) -> IO[str]:  # a byte-order mark (Windows' editors) is no event
+    return open(path, encoding="utf-8-sig", errors="strict")
+
+
 @contextlib.contextmanager
-def _rereadable(events: Path) -> Iterator[str]:
-    """A path to the log that can be read twice (the failure trace reads it again): the
-    file itself, or a copy of stdin (``-``) or of a pipe (``<(kubectl logs ...)``)."""
+def _log_source(events: Path) -> Iterator[tuple[Iterable[str], Callable[[], str]]]:
+    """The log's lines, and how to get a path that reads them again (the failure trace
+    reads the log up to its line once more): the file itself, or, for stdin (``-``) or a
+    pipe (``<(kubectl logs ...)``), a copy of the lines read so far, written as they
+    stream by (a live log is checked as it comes, not once it ends)."""
     if str(events) != "-" and events.is_file():
-        yield str(events)
+        with _open_log(str(events)) as f:
+            yield f, lambda: str(events)
         return
-    with tempfile.NamedTemporaryFile(prefix="osf-check-log-", suffix=".jsonl") as copy:
-        with open(sys.stdin.fileno() if str(events) == "-" else events, "rb",
-                  closefd=str(events) != "-") as src:
-            shutil.copyfileobj(src, copy)
-        copy.flush()
-        yield copy.name
+    stdin = str(events) == "-"
+    with open(sys.stdin.fileno() if stdin else events, encoding="utf-8-sig",
+              closefd=not stdin) as f, \
+            tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="osf-check-log-",
+                                        suffix=".jsonl") as copy:
+        def tee() -> Iterator[str]:
+            for line in f:
+                copy.write(line)
+                yield line
+
+        def again() -> str:
+            copy.flush()
+            return copy.name
+        yield tee(), again
 
 
 @main.command("check-log")
@@ -1015,17 +1029,14 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
     m, _, _ = prepare(name, params=merged)
     mp = compile_mapping(m, doc, str(mapping_file))
 
-    def open_log(p: str) -> Any:  # a byte-order mark (Windows' editors) is no event
-        return open(p, encoding="utf-8-sig", errors="strict")
-
     disp = Display(live=False if as_json else None)
-    with disp, _rereadable(events) as path, open_log(path) as f:
+    with disp, _log_source(events) as (lines, again):
         task = disp.phase(f"{name}: reading {events}")
         try:
-            res = tl.check_log(f, m, mp, hidden_depth=hidden_depth,
+            res = tl.check_log(lines, m, mp, hidden_depth=hidden_depth,
                                tick=lambda n: disp.update(task, completed=n))
             if not res.explained:  # the log read once more, up to the line
-                res.trace = tl.failure_trace(path, m, mp, res, open_log)
+                res.trace = tl.failure_trace(again(), m, mp, res, _open_log)
         except UnicodeDecodeError as e:
             raise BadInput(f"{events} is not UTF-8 text ({e.reason} at byte {e.start})") \
                 from None

@@ -315,6 +315,28 @@ def test_cli_a_log_from_a_pipe_or_stdin_is_read_and_pictured_as_a_file(tmp_path,
     assert tr["steps"][-1]["label"] == "graph_finish(r=0, o=failed)"
 
 
+def test_cli_a_live_log_is_refused_at_its_line_before_it_ends(tmp_path):
+    """``kubectl logs -f relay | osf-check check-log -``: the unexplained line is
+    reported as it arrives, the stream still open (the log is copied as it is read,
+    not first)."""
+    import subprocess
+    import sys
+    m = model_for("graph-relay", "outbox-off")
+    data = walk(m, "outbox-off", seed=1, steps=60).log.encode("utf-8")
+    p = subprocess.Popen([sys.executable, "-m", "osf_check.cli", "check-log", "-",
+                          "--mapping", str(MAPPING)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert p.stdin is not None
+        p.stdin.write(data)
+        p.stdin.flush()  # and left open: more of the log may come
+        assert p.wait(timeout=120) == 12
+        assert p.stdout is not None and b"NOT EXPLAINED: line 20" in p.stdout.read()
+    finally:
+        p.kill()
+        p.communicate()
+
+
 @pytest.mark.parametrize("ignore", [False, True])
 def test_cli_a_log_with_nothing_to_check_is_explained_with_a_warning(tmp_path, ignore):
     """An empty log, or one whose every event the mapping ignores, is explained (the

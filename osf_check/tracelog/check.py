@@ -18,7 +18,7 @@ import json
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator
 
 from osf_check.explorer.pycompile import compile_steps
 from osf_check.models.dsl import Model
@@ -77,7 +77,7 @@ class LogResult:
         return "unknown" if self.failing and self.failing["bounded"] else "refused"
 
 
-def _lines(f: IO[str]) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
+def _lines(f: Iterable[str]) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
     for n, line in enumerate(f, 1):
         if not line.strip():
             yield n, None, line
@@ -288,7 +288,7 @@ class LogChecker:
                        f"(the rules' when: {', '.join(json.dumps(r.when) for r in rules)})")
 
 
-def check_log(f: IO[str], model: Model, mapping: Mapping, *, hidden_depth: int = 4,
+def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth: int = 4,
               tick: Callable[[int], None] | None = None) -> LogResult:
     """Stream the log ``f`` through the model; a failure comes back with the line, the
     states possible before it, why none fits, and the explanation so far as a trace."""
