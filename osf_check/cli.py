@@ -276,15 +276,18 @@ def _record(doc: dict[str, Any], out: Path | None, name: str, as_json: bool, cod
         sys.exit(code)
 
 
-def _parse_params(items: Sequence[str]) -> dict[str, str]:
+def _parse_params(items: Sequence[str], opt: str = "--param", what: str = "value"
+                  ) -> dict[str, str]:
+    """``name=value`` pairs; a name given twice is refused, not the last one taken."""
     out: dict[str, str] = {}
     for it in items:
-        if "=" not in it:
-            raise BadInput(f"--param takes name=value, got {it!r}")
-        k, v = it.split("=", 1)
+        k, eq, v = it.partition("=")
         k = k.strip()
-        if not k:
-            raise BadInput(f"--param takes name=value, got {it!r}")
+        if not eq or not k:
+            raise BadInput(f"{opt} takes name={what}, got {it!r}")
+        if k in out:
+            raise BadInput(f"{opt} {k} is given twice ({out[k]!r} and {v.strip()!r}): "
+                           f"give it once")
         out[k] = v.strip()
     return out
 
@@ -645,12 +648,9 @@ def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool
             click.echo(f"{k}={v:g}")
         return
     overrides: dict[str, float] = {}
-    for it in sets:
-        if "=" not in it:
-            raise BadInput(f"--set takes name=seconds, got {it!r}")
-        k, v = it.split("=", 1)
+    for k, v in _parse_params(sets, "--set", "seconds").items():
         try:
-            overrides[k.strip()] = float(v)
+            overrides[k] = float(v)
         except ValueError:
             raise BadInput(f"--set {k}: {v!r} is not a number of seconds") from None
     rep = tm.analyse(overrides, seed=seed)

@@ -60,6 +60,11 @@ def one_line_error(res, code=150, needle=""):
     (["prove", "--seed", "4294967296"], "4294967296 is not in the range"),
     (["explore", "--seed", "-5"], "-5 is not in the range"),
     (["fuzz", "--seed", str(2**70)], "is not in the range"),
+    # a name given twice: the last one was taken without a word
+    (["explore", "--model", "two-phase", "--param", "rms=3", "--param", "rms=4"],
+     "--param rms is given twice ('3' and '4'): give it once"),
+    (["timing", "--set", "slot=1", "--set", "slot=2"], "--set slot is given twice"),
+    (["timing", "--set", "=2"], "--set takes name=seconds, got '=2'"),
 ])
 def test_bad_input_is_one_line_and_exit_150(args, needle):
     one_line_error(run(*args), needle=needle)
