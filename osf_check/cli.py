@@ -37,7 +37,8 @@ from osf_check.progress import Display
 from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
-from osf_check.output import OutputFailed, atomic_write
+from osf_check import output
+from osf_check.output import OutputFailed, atomic_write, sweep
 from osf_check.traces.format import dumps, load_trace, to_itf
 
 from . import report
@@ -200,6 +201,7 @@ class _Group(click.Group):
             _os_error(e)
 
     def invoke(self, ctx: click.Context) -> Any:
+        output.forget()  # a command's own files are the ones it writes (CliRunner: many)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
@@ -260,8 +262,12 @@ def _repro() -> str:
 
 
 def _html(doc: dict[str, Any], out: Path, plots: Sequence[Path] = ()) -> Path:
+    """The report, the last file a command writes in ``out``: then what an earlier run
+    of the command left there and this one did not write again goes."""
     from osf_check import html_report
-    return html_report.write(out, doc, repro=_repro(), version=_version(), plots=plots)
+    page = html_report.write(out, doc, repro=_repro(), version=_version(), plots=plots)
+    sweep(out, click.get_current_context().info_name or "osf-check")
+    return page
 
 
 def _record(doc: dict[str, Any], out: Path | None, name: str, as_json: bool, code: int,

@@ -11,7 +11,11 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write", "OutputFailed"]
+__all__ = ["atomic_write", "OutputFailed", "forget", "sweep"]
+
+#: every file this process wrote through :func:`atomic_write` (absolute paths), so that
+#: a run can tell its own files in an output directory from an earlier run's
+_written: set[Path] = set()
 
 
 class OutputFailed(OSError):
@@ -39,6 +43,42 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
         _replace(Path(os.path.realpath(p)) if p.is_symlink() else p, payload)
     except OSError as e:
         raise OutputFailed(e.errno, f"cannot write {p}: {e.strerror or e}") from None
+    _written.add(Path(os.path.abspath(p)))
+
+
+def forget() -> None:
+    """Start a new run: the files written so far are an earlier run's."""
+    _written.clear()
+
+
+def sweep(d: Path, command: str) -> list[str]:
+    """Remove the files an earlier run of ``command`` wrote in ``d`` that this run did
+    not write again, and list this run's in ``d/.osf-check-<command>.files`` for the
+    next: a counterexample of an earlier run does not lie next to a result that no
+    longer has it.  Only files a manifest names go, never another command's or the
+    user's.  Returns the names removed.
+    """
+    manifest = d / f".osf-check-{command}.files"
+    here = Path(os.path.abspath(d))
+    now = sorted(p.name for p in _written if p.parent == here and p.name != manifest.name)
+    try:
+        before = manifest.read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, UnicodeDecodeError):
+        before = []
+    except OSError as e:
+        raise OutputFailed(e.errno, f"cannot read {manifest}: {e.strerror or e}") from None
+    gone = []
+    for name in before:
+        old = d / name
+        if name in now or name != old.name or old.is_symlink() or not old.is_file():
+            continue  # written again, or not a plain name of a plain file here
+        try:
+            old.unlink()
+        except OSError as e:
+            raise OutputFailed(e.errno, f"cannot remove {old}: {e.strerror or e}") from None
+        gone.append(name)
+    atomic_write(manifest, "".join(n + "\n" for n in now))
+    return gone
 
 
 def _replace(p: Path, payload: bytes) -> None:

@@ -136,3 +136,40 @@ def test_an_output_refused_for_another_reason_than_room_is_the_paths_150(tmp_pat
     assert res.stderr.strip() == (f"osf-check: cannot write {tmp_path / 't.txt'}: Permission "
                                   "denied; the run's results were not all saved")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_rerun_removes_its_earlier_runs_files_and_nothing_else(tmp_path):
+    """A counterexample of an earlier run lay next to a result that no longer had it
+    (``explore --mutant ... --out d`` then ``explore --out d``)."""
+    out = tmp_path / "out"
+    cli = CliRunner()
+    assert cli.invoke(main, ["explore", "--mutant", "leaky-not-found", "--out", str(out)]
+                      ).exit_code == 12
+    stale = sorted(p.name for p in out.glob("graph-relay-leaky-not-found-*"))
+    assert len(stale) >= 8
+    assert cli.invoke(main, ["timing", "--out", str(out)]).exit_code == 0
+    (out / "notes.txt").write_text("mine")
+    assert cli.invoke(main, ["explore", "--out", str(out)]).exit_code == 0
+    assert list(out.glob("graph-relay-leaky-not-found-*")) == []
+    assert (out / "notes.txt").read_text() == "mine" and (out / "timing.json").is_file()
+    assert {"result.json", "report.html"} <= set(
+        (out / ".osf-check-explore.files").read_text().split())
+
+
+def test_a_manifest_removes_only_plain_files_named_in_its_directory(tmp_path):
+    from osf_check import output
+    d = tmp_path / "d"
+    d.mkdir()
+    (tmp_path / "outside.txt").write_text("x")
+    (d / "sub").mkdir()
+    (d / "real.txt").write_text("x")
+    (d / "link.txt").symlink_to(d / "real.txt")
+    (d / "old.json").write_text("x")
+    (d / ".osf-check-explore.files").write_text(
+        "../outside.txt\n" + str(tmp_path / "outside.txt") + "\nsub\nlink.txt\n..\n\nold.json\n")
+    output.forget()
+    atomic_write(d / "new.json", "{}")
+    assert output.sweep(d, "explore") == ["old.json"]
+    assert (tmp_path / "outside.txt").exists() and (d / "sub").is_dir()
+    assert (d / "link.txt").is_symlink() and (d / "real.txt").exists()
+    assert (d / ".osf-check-explore.files").read_text() == "new.json\n"
