@@ -1148,11 +1148,11 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
               callback=lambda c, p, v: _usable_file(v, "-o"),
               help="Write here (default: stdout; for svg/png next to the trace).")
 def render(trace_file: Path, fmt: str, view: str, output: Path | None) -> None:
-    """Draw a trace (from explore, prove or fuzz)."""
+    """Draw a trace (from explore, prove or fuzz; ``-`` reads it from stdin)."""
     if output is None and fmt in ("svg", "png"):  # next to the trace: checked first
-        if trace_file.exists() and not trace_file.is_file():
-            raise BadInput(f"{trace_file} is not a file (a pipe?), so a picture cannot go "
-                           f"next to it: name one with -o FILE")
+        if str(trace_file) == "-" or (trace_file.exists() and not trace_file.is_file()):
+            raise BadInput(f"{trace_file} is not a file (stdin, a pipe), so a picture cannot "
+                           f"go next to it: name one with -o FILE")
         base = trace_file.name.removesuffix(".json").removesuffix(".trace")
         output = _usable_file(trace_file.with_name(f"{base}.{view}.{fmt}"), "the picture")
     tr = load_trace(trace_file)

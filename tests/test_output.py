@@ -119,8 +119,8 @@ def test_a_picture_of_a_piped_trace_needs_a_name_first(tmp_path, trace):
     os.mkfifo(fifo)
     res = CliRunner().invoke(main, ["render", str(fifo), "--format", "svg"])
     assert res.exit_code == 150, res.output
-    assert "is not a file (a pipe?), so a picture cannot go next to it: name one with -o" \
-        in res.stderr
+    assert "is not a file (stdin, a pipe), so a picture cannot go next to it: name one " \
+        "with -o" in res.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
 
 
@@ -173,3 +173,15 @@ def test_a_manifest_removes_only_plain_files_named_in_its_directory(tmp_path):
     assert (tmp_path / "outside.txt").exists() and (d / "sub").is_dir()
     assert (d / "link.txt").is_symlink() and (d / "real.txt").exists()
     assert (d / ".osf-check-explore.files").read_text() == "new.json\n"
+
+
+def test_a_trace_on_stdin_is_read_as_from_a_file(trace):
+    """``osf-check render -`` (and replay): it was "-: no such file"."""
+    data = b"\xef\xbb\xbf" + trace.read_bytes()
+    got = CliRunner().invoke(main, ["render", "-", "--format", "mermaid"], input=data)
+    want = CliRunner().invoke(main, ["render", str(trace), "--format", "mermaid"])
+    assert got.exit_code == 0 and got.output == want.output, got.output
+    res = CliRunner().invoke(main, ["render", "-", "--format", "svg"], input=data)
+    assert res.exit_code == 150 and "- is not a file (stdin, a pipe)" in res.stderr
+    res = CliRunner().invoke(main, ["replay", "-"], input=data)
+    assert res.exit_code == 12 and "does not follow the trace at step 2" in res.output

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -78,10 +79,12 @@ def _schema() -> dict[str, Any]:
 
 
 def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a trace file; :class:`TraceError` says what is wrong."""
+    """Read and validate a trace file (``-``: stdin); :class:`TraceError` says what is
+    wrong."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark is no content
+    try:  # a byte-order mark is no content
+        text = sys.stdin.buffer.read().decode("utf-8-sig") if str(path) == "-" else \
+            p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise TraceError(f"{p}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
