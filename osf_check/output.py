@@ -1,8 +1,9 @@
 """Writing the user's files: whole or not at all, and never over a device.
 
 Every file osf-check writes for the user (traces, pictures, reports, checkpoints) goes
-through :func:`atomic_write` or raises :class:`OutputFailed` as it does, so that a
-full disk is said as such (exit 152), not as a bug (153).
+through :func:`atomic_write` or :func:`write_whole`, which raise :class:`OutputFailed`
+when the machine refuses, so that a full disk is said as such (exit 152), not as a bug
+(153).
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import BinaryIO, Callable
 
-__all__ = ["atomic_write", "OutputFailed", "forget", "sweep"]
+__all__ = ["atomic_write", "write_whole", "OutputFailed", "forget", "sweep"]
 
 #: every file this process wrote through :func:`atomic_write` (absolute paths), so that
 #: a run can tell its own files in an output directory from an earlier run's
@@ -25,25 +27,50 @@ class OutputFailed(OSError):
 
 
 def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write to a temporary file next to ``path``, fsync it, then rename: never a
-    half-written file; the file gets mode 0644 like any other the user writes.
+    """Write ``data`` whole (:func:`write_whole`) and note the file as this run's.
 
     A ``path`` that is a device, a pipe or a terminal (``-o /dev/stdout``) is written in
     place: a rename would put a regular file where it was.  A symbolic link keeps
-    pointing at the file it names, which is the one replaced.  Raises
-    :class:`OutputFailed` when the machine refuses the write.
+    pointing at the file it names, which is the one replaced.
     """
     p = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        if p.exists() and not p.is_file():
+    if p.exists() and not p.is_file():
+        try:
             with open(p, "wb") as f:
                 f.write(payload)
-            return
-        _replace(Path(os.path.realpath(p)) if p.is_symlink() else p, payload)
-    except OSError as e:
-        raise OutputFailed(e.errno, f"cannot write {p}: {e.strerror or e}") from None
+        except OSError as e:
+            raise OutputFailed(e.errno, f"cannot write {p}: {e.strerror or e}") from None
+    else:
+        write_whole(Path(os.path.realpath(p)) if p.is_symlink() else p,
+                    lambda f: f.write(payload))
     _written.add(Path(os.path.abspath(p)))
+
+
+def write_whole(path: Path, fill: Callable[[BinaryIO], object], *, what: str = "") -> None:
+    """``fill`` a temporary file next to ``path``, fsync it, then rename it to ``path``:
+    never a half-written file (an interrupted write leaves the old one whole); the file
+    gets mode 0644 like any other the user writes.  Raises :class:`OutputFailed`
+    (``cannot write <what><path>: ...``) when the machine refuses."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                fill(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as e:
+        raise OutputFailed(e.errno, f"cannot write {what}{path}: "
+                                    f"{e.strerror or e}") from None
 
 
 def forget() -> None:
@@ -79,21 +106,3 @@ def sweep(d: Path, command: str) -> list[str]:
         gone.append(name)
     atomic_write(manifest, "".join(n + "\n" for n in now))
     return gone
-
-
-def _replace(p: Path, payload: bytes) -> None:
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

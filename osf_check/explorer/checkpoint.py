@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import zipfile
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,7 +20,7 @@ import numpy as np
 
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
-from osf_check.output import OutputFailed
+from osf_check.output import write_whole
 from osf_check.properties.base import Property
 
 from .store import STORE_VERSION
@@ -52,22 +51,11 @@ def run_identity(model: Model, props: Sequence[Property], *, keep_graph: bool,
 
 
 def save(d: Path, meta: dict[str, Any], **arrays: object) -> None:
-    """Write the search state atomically: a new file, then a rename."""
-    d.mkdir(parents=True, exist_ok=True)
-    tmp = d / ".state.npz.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            np.savez(f, store_version=STORE_VERSION, meta=np.array(json.dumps(meta)),
-                     **{k: np.asarray(v) for k, v in arrays.items()})
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, d / "state.npz")
-    except BaseException as e:  # interrupted mid-write: the last whole checkpoint stays
-        tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError):  # a full disk: said as such, not as a bug
-            raise OutputFailed(e.errno, f"cannot write the checkpoint {d / 'state.npz'}: "
-                                        f"{e.strerror or e}") from None
-        raise
+    """Write the search state whole (interrupted, the last whole checkpoint stays; a
+    full disk is said as such, not as a bug)."""
+    write_whole(d / "state.npz", lambda f: np.savez(
+        f, store_version=STORE_VERSION, meta=np.array(json.dumps(meta)),
+        **{k: np.asarray(v) for k, v in arrays.items()}), what="the checkpoint ")
 
 
 def load(d: Path, ident: dict[str, Any]) -> dict[str, Any]:
