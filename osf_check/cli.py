@@ -897,10 +897,12 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
 def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run: float,
              min_run: float, loss: float, as_json: bool, out: Path | None) -> None:
     """Timed statistics of the Graph-run relay implementation on a simulated clock."""
-    from osf_check.simulate.experiments import Facts, run_all, to_json
+    from osf_check.simulate.experiments import EXPERIMENTS, Facts, run_all, to_json
     f = Facts(poll=poll, control=control_poll, median_run=median_run, floor=min_run, loss=loss)
     t0 = time.perf_counter()
-    tables = run_all(runs, seed, f)
+    with Display(live=False if as_json else None) as disp:
+        tables = run_all(runs, seed, f, starting=lambda i, name: disp.phase(
+            f"simulate: experiment {i} of {len(EXPERIMENTS)}, {name}"))
     secs = time.perf_counter() - t0
     if out is not None:
         atomic_write(out / "simulate.json", to_json(tables))

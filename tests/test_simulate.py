@@ -9,7 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from osf_check.cli import main
-from osf_check.simulate.experiments import Facts, idempotency, lost_post, pickup_wait, result_limits, run_all
+import numpy as np
+
+from osf_check.simulate.experiments import STRATEGIES, Facts, Relay, _polls, idempotency, lost_post, \
+    pickup_wait, result_limits, run_all
 
 N = 2_000
 
@@ -39,6 +42,26 @@ def test_same_seed_same_numbers_other_seed_other_numbers():
     b = [t.as_dict() for t in run_all(300, 7)]
     c = [t.as_dict() for t in run_all(300, 8)]
     assert a == b and a != c
+
+
+def test_runs_of_a_day_and_more_are_simulated_to_their_end():
+    """--min-run 86400 was an internal error (the backoff's 2 ** i overflowed a float),
+    a run past 10**6 s one too (its end was never reached), and a run over an hour made
+    the outbox look as if it lost the completion (still running after an hour)."""
+    backoff = STRATEGIES["backoff 2,4,8… ≤30"]
+    # by hand: 2, 6, 14, 30, then 30 s apart: 86,400 s at the 4 + 2,879th call
+    calls, late = _polls(backoff, np.array([86_400.0, 3.0]))
+    assert backoff(5_000) == 30.0 and calls.tolist() == [2_883, 2] and late.tolist() == [0.0, 3.0]
+    f = Facts(control=100_000.0)  # few control polls: the test stays quick
+    r = Relay(f, 0.0, [1.5e6])
+    cid = r.submit("a-long-run")
+    r.settle()
+    assert r.ended[cid] >= 1.5e6
+    t = lost_post(1, 0, Facts(floor=5_000.0))
+    rows = {row[0]: row for row in t.rows}
+    assert rows["on"][1] == "completed" and rows["off"][1] == "running"
+    assert t.columns[1] == "final status (after 10,046 s)"  # 2 × (5,000 + 20 + 3)
+    assert lost_post(1, 0, Facts()).columns[1] == "final status (after 1 h)"
 
 
 def test_same_key_queues_each_run_once_and_fresh_keys_do_not():
@@ -78,6 +101,9 @@ def test_cli_writes_tables_and_the_plot(tmp_path):
         assert (tmp_path / f"{name}.svg").read_text().startswith("<?xml")
         assert (tmp_path / f"{name}.png").read_bytes().startswith(b"\x89PNG")
     assert (tmp_path / "simulate.json").exists()
+    # progress on stderr, one line an experiment (nothing was said before the tables)
+    started = [ln for ln in res.stderr.splitlines() if "simulate: experiment" in ln]
+    assert len(started) == 8 and started[2].endswith("experiment 3 of 8, poll strategies")
 
 
 @pytest.mark.parametrize("args", [["--runs", "1"], ["--loss", "1.5"], ["--poll", "0"]])

@@ -142,6 +142,17 @@ class Relay:
             r.status != "queued" for r in self.server.runs) and not self.desktop.outbox.entries()
         return (not pending or stuck) and not self.desktop.outbox.entries()
 
+    def settle(self, on_time: Callable[[float], None] | None = None) -> None:
+        """Rounds until nothing is left to happen.  The bound is only a guard against a
+        relay that never settles (a bug): every run's time, a tick and a control poll
+        each, twice over, past the outage, and at least the 10**6 s the experiments
+        once stopped at (a run of a day, ``--median-run 86400``, outlived those)."""
+        bound = self.offline_until + 2 * sum(t + self.f.poll + self.f.control
+                                             for t in self.run_times)
+        self.run_until(max(10 ** 6, bound), on_time)
+        if not self.idle():
+            raise RuntimeError(f"the simulated relay did not settle by {bound:.0f} s")
+
     def run_until(self, t_end: float, on_time: Callable[[float], None] | None = None) -> None:
         """Rounds from the next tick until ``t_end``, or until nothing is left to happen.
         Ticks are counted in integers (tick k at phase + k·poll): no drift, no float loop."""
@@ -225,7 +236,7 @@ def queued_together(n: int, seed: int, f: Facts) -> Table:
         for k in range(reps):
             r = Relay(f, rng.uniform(0, f.poll), f.run_times(rng, batch).tolist())
             cids = [r.submit(f"batch-{batch}-{k}-{j}") for j in range(batch)]
-            r.run_until(10 ** 6)
+            r.settle()
             ends = [r.ended[c] for c in cids]
             first[k], last[k] = min(ends), max(ends)
         rows.append([batch, float(np.median(first)), float(np.percentile(first, 95)),
@@ -240,7 +251,8 @@ def queued_together(n: int, seed: int, f: Facts) -> Table:
 STRATEGIES: dict[str, Callable[[int], float]] = {
     "every 2 s": lambda i: 2.0, "every 5 s": lambda i: 5.0, "every 15 s": lambda i: 15.0,
     "every 30 s": lambda i: 30.0,
-    "backoff 2,4,8… ≤30": lambda i: min(30.0, 2.0 * 2 ** i),
+    # (2.0 ** i overflows a float from i = 1024: a run of a day polled from 2 s)
+    "backoff 2,4,8… ≤30": lambda i: min(30.0, 2.0 * 2 ** min(i, 5)),
     "20 s, then every 10 s": lambda i: 20.0 if i == 0 else 10.0,
 }
 
@@ -253,7 +265,7 @@ def _done_times(n: int, rng: np.random.Generator, f: Facts) -> np.ndarray:
     for k in range(n):
         r = Relay(f, phases[k], [float(times[k])])
         cid = r.submit(f"poll-run-{k:05d}")
-        r.run_until(10 ** 6)
+        r.settle()
         done[k] = r.ended[cid]
     return done
 
@@ -264,20 +276,34 @@ POLL_000 = {"every 2 s": (47.1, 118, 1.0, 1.9), "every 5 s": (19.1, 48, 2.5, 4.8
             "backoff 2,4,8… ≤30": (6.6, 11, 14.8, 28.4), "20 s, then every 10 s": (8.8, 23, 5.0, 9.6)}
 
 
+def _polls(gap: Callable[[int], float], done: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For runs that became terminal at ``done``, polled at the running sums of
+    ``gap(0), gap(1), ...``: how many calls each took to see its status, and how late
+    the last one came.  The call times are summed once for every run, one gap at a time
+    as each run's loop over its calls summed them (the same floats).
+
+    >>> calls, late = _polls(lambda i: 2.0 ** i, np.array([1.0, 2.5, 7.0]))
+    >>> calls.tolist(), late.tolist()
+    ([1, 2, 3], [0.0, 0.5, 0.0])
+    """
+    times: list[float] = []
+    t, i, last = 0.0, 0, float(done.max(initial=0.0))
+    while True:
+        t += gap(i)
+        times.append(t)
+        i += 1
+        if t >= last:
+            break
+    at = np.searchsorted(np.array(times), done, side="left")  # the first call at or after
+    return at + 1, np.array(times)[at] - done
+
+
 def poll_strategies(n: int, seed: int, f: Facts) -> Table:
     rows, points = [], []
     for row, (name, gap) in enumerate(STRATEGIES.items()):
         # each row its own n runs, as 000 reports it ("2,000 run per riga")
         done = _done_times(n, np.random.default_rng([seed, row]), f)
-        calls, delay = np.empty(n), np.empty(n)
-        for k in range(n):
-            t, i = 0.0, 0
-            while True:
-                t += gap(i)
-                i += 1
-                if t >= done[k]:  # get_graph_run sees the terminal status
-                    break
-            calls[k], delay[k] = i, t - done[k]
+        calls, delay = _polls(gap, done)
         rows.append([name, float(calls.mean()), float(np.percentile(calls, 95)),
                      float(delay.mean()), float(np.percentile(delay, 95))])
         points.append((name, float(calls.mean()), float(delay.mean())))
@@ -308,7 +334,7 @@ def cancellation(n: int, seed: int, f: Facts) -> Table:
             maybe_cancel(at)
             groups["still queued"].append(0.0)
             continue
-        r.run_until(10 ** 6, on_time=maybe_cancel)
+        r.settle(on_time=maybe_cancel)
         if not fired["done"]:  # the Graph had ended before the cancel: not counted
             continue
         if r.cancelled_queued:
@@ -361,7 +387,7 @@ def offline(n: int, seed: int, f: Facts, outage: float = 600.0, runs: int = 5) -
     cids = [r.submit(f"offline-{k}") for k in range(runs)]
     r.run_until(outage - 1)
     during = sorted({run.status for run in r.server.runs})
-    r.run_until(10 ** 6)
+    r.settle()
     first = min(r.started[c] for c in cids) - outage
     last = max(r.ended[c] for c in cids) - outage
     return Table(f"6. {runs} runs queued while the desktop is offline for {outage:.0f} s",
@@ -377,19 +403,22 @@ def offline(n: int, seed: int, f: Facts, outage: float = 600.0, runs: int = 5) -
 def lost_post(n: int, seed: int, f: Facts) -> Table:
     rng = np.random.default_rng(seed)
     rows = []
-    for outbox in (True, False):
-        phase = rng.uniform(0, f.poll)
-        rt = f.run_times(rng, 1).tolist()
+    drawn = [(rng.uniform(0, f.poll), f.run_times(rng, 1).tolist()) for _ in range(2)]
+    # an hour, or longer if a run takes more (--min-run 5000: the outbox's run was still
+    # "running" after an hour, as if the outbox lost it)
+    horizon = max(3_600.0, *(2 * (rt[0] + f.poll + f.control) for _, rt in drawn))
+    for outbox, (phase, rt) in zip((True, False), drawn):
         r = Relay(f, phase, rt, outbox=outbox)
         cid = r.submit("lost-post")
         r.lose_next_post = True
-        r.run_until(3_600)
+        r.run_until(horizon)
         run = r.server.runs[0]
         # measured from the run's start, as 000 reports it ("delivered 40 s after start")
         delay = r.ended[cid] - r.started[cid] if cid in r.ended else float("inf")
         rows.append(["on" if outbox else "off", run.status, round(rt[0], 2),
                      "never" if math.isinf(delay) else round(delay, 2)])
-    return Table("7. one completion POST lost", ["outbox", "final status (after 1 h)",
+    after = "1 h" if horizon == 3_600 else f"{horizon:,.0f} s"
+    return Table("7. one completion POST lost", ["outbox", f"final status (after {after})",
                                                  "run time s", "delivered after start s"],
                  rows, seed, 1,
                  "without the outbox the run stays running forever: the stuck-running failure "
@@ -425,9 +454,17 @@ EXPERIMENTS = (pickup_wait, queued_together, poll_strategies, cancellation, idem
                lost_post, result_limits)
 
 
-def run_all(n: int = 2_000, seed: int = 0, facts: Facts | None = None) -> list[Table]:
+def run_all(n: int = 2_000, seed: int = 0, facts: Facts | None = None,
+            starting: Callable[[int, str], None] | None = None) -> list[Table]:
+    """Every experiment's table; ``starting(i, name)`` is told as experiment ``i`` (from
+    1) starts (runs of a day, ``--median-run 86400``, take minutes an experiment)."""
     f = facts or Facts()
-    return [e(n, seed, f) for e in EXPERIMENTS]
+    out = []
+    for i, e in enumerate(EXPERIMENTS, 1):
+        if starting is not None:
+            starting(i, e.__name__.replace("_", " "))
+        out.append(e(n, seed, f))
+    return out
 
 
 def to_json(tables: list[Table]) -> str:
