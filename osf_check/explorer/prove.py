@@ -19,6 +19,7 @@ For each invariant or transition property:
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -135,6 +136,20 @@ class _Sample:
         return cls(ex, covered, first)
 
 
+def z3_ms(timeout: float | None) -> int | None:
+    """z3's timeout (whole milliseconds, an unsigned 32-bit number) for ``timeout``
+    seconds; None for no timeout.  A timeout under a millisecond is one, not none (0 ms
+    is what z3 takes for "no timeout": ``--timeout 0.0004`` ran without one), and one
+    above z3's largest its largest (it wraps: 2**32 ms would be 0).
+
+    >>> z3_ms(0.0004), z3_ms(1.5), z3_ms(None), z3_ms(1e10)
+    (1, 1500, None, 4294967295)
+    """
+    if not timeout:
+        return None
+    return min(max(1, math.ceil(timeout * 1000)), 2**32 - 1)
+
+
 def prove(model_name: str, *, params: dict | None = None, mutant: str | None = None,
           props: Sequence[str] = (), k: int = 4, timeout: float | None = 120.0, seed: int = 0,
           mine: bool = True, assume: Sequence[str] = (), sample_depth: int = 12,
@@ -178,7 +193,7 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
         raise BadValue(f"--assume {circular[0]}: {circular[0]} is one of the properties being "
                          f"proved, and a property cannot be assumed to prove itself (name the "
                          f"others with --property)")
-    tms = int(timeout * 1000) if timeout else None
+    tms = z3_ms(timeout)
     say = log or (lambda s: None)
     helpers_of = {p.id: [h for h in dict.fromkeys(list(p.strengthen) + assumed_ids) if h != p.id]
                   for p in chosen}
