@@ -188,11 +188,66 @@ def _version() -> str:
         return "(not installed)"
 
 
+def given_twice(cmd: click.Command, args: Sequence[str]) -> str | None:
+    """What is wrong when ``args`` give a single-valued option of ``cmd`` twice with
+    different values (click keeps the last without a word: ``--mutant a --mutant b``
+    checked b alone, ``prove --model a --model b`` proved b); None if nothing is.  The
+    same value twice, and flags, are harmless.
+
+    >>> @click.command()
+    ... @click.option("--mutant")
+    ... @click.option("--json", is_flag=True)
+    ... def cmd(mutant, json): pass
+    >>> given_twice(cmd, ["--mutant", "a", "--json", "--mutant=b"])
+    "--mutant is given twice ('a' and 'b'): give it once"
+    >>> given_twice(cmd, ["--mutant", "a", "--json", "--json", "--mutant", "a"]) is None
+    True
+    """
+    single = {o: p for p in cmd.params if isinstance(p, click.Option) and not p.multiple
+              and not p.count for o in p.opts + p.secondary_opts}
+    seen: dict[str, tuple[str, str]] = {}  # an option's name: the form and value given
+    i = 0
+    while i < _end(args):
+        form, eq, value = args[i].partition("=") if args[i].startswith("--") \
+            else (args[i], "", "")
+        p = single.get(form)
+        i += 1
+        if p is None:
+            continue
+        if p.is_flag:
+            value = form
+        elif not eq and i < len(args):
+            value, i = args[i], i + 1
+        name = p.name or form
+        if name in seen and seen[name][1] != value:
+            return (f"{seen[name][0]} is given twice ({seen[name][1]!r} and {value!r}): "
+                    "give it once")
+        seen[name] = (form, value)
+    return None
+
+
+def _end(args: Sequence[str]) -> int:
+    """Where the options end: at ``--``, or the end."""
+    return args.index("--") if "--" in args else len(args)
+
+
+class _Command(click.Command):
+    """A command that refuses a single-valued option given twice (:func:`given_twice`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        asks_help = any(a in ctx.help_option_names for a in args[:_end(args)])
+        if not asks_help and (why := given_twice(self, args)) is not None:
+            raise BadInput(why)
+        return super().parse_args(ctx, args)
+
+
 class _Group(click.Group):
     """Every command's errors, sorted once: bad input exits 150, a model that is
     inconsistent is bad input too (the model is the user's), an implementation's adapter
     that crashed, hung or broke the driver protocol 154, anything else is a bug in
     osf-check (153)."""
+
+    command_class = _Command
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:  # --help and --version write while the arguments are read
@@ -505,7 +560,8 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
     overrides = _parse_params(params)
     if max_states is not None and max_states < 1:
         raise BadInput("--max-states must be at least 1")
-    names = list(models) or model_files or catalogue.default_models()
+    # a model named twice is checked once, as a property named twice is
+    names = list(dict.fromkeys(models)) or model_files or catalogue.default_models()
     for n in names:
         catalogue.spec(n)
     if mutant is not None and not models:
@@ -798,6 +854,9 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
     from osf_check.fuzz.profiles import FUZZ_EXAMPLES, current
     prof = profile or current()
     n_ex = examples if examples is not None else FUZZ_EXAMPLES[prof]
+    if n_ex == 0 and tour_depth == 0:  # a run that drove nothing would pass
+        raise BadInput("--examples 0 and --tour-depth 0 leave nothing to run: give one of "
+                       "them a positive value")
     runs: list[dict[str, Any]] = []
     pictures: list[Path] = []
     code = 0

@@ -65,6 +65,17 @@ def one_line_error(res, code=150, needle=""):
      "--param rms is given twice ('3' and '4'): give it once"),
     (["timing", "--set", "slot=1", "--set", "slot=2"], "--set slot is given twice"),
     (["timing", "--set", "=2"], "--set takes name=seconds, got '=2'"),
+    # a single-valued option given twice: click kept the last without a word, so that
+    # two mutants checked the second alone and prove's two models proved the second
+    (["explore", "--model", "graph-relay", "--mutant", "leaky-not-found", "--mutant",
+      "fresh-key-on-retry"],
+     "--mutant is given twice ('leaky-not-found' and 'fresh-key-on-retry'): give it once"),
+    (["prove", "--model", "two-phase", "--model=graph-relay"], "--model is given twice"),
+    (["explore", "--depth", "3", "--depth", "4"], "--depth is given twice ('3' and '4')"),
+    (["replay", "--mutant", "none", "--mutant", "slot-leak", "t.json"], "--mutant is given"),
+    # a fuzz run that drove the implementation through nothing passed (exit 0)
+    (["fuzz", "--model", "graph-relay", "--examples", "0", "--tour-depth", "0"],
+     "--examples 0 and --tour-depth 0 leave nothing to run"),
 ])
 def test_bad_input_is_one_line_and_exit_150(args, needle):
     one_line_error(run(*args), needle=needle)
@@ -95,6 +106,20 @@ def _walk(node):
     elif isinstance(node, list):
         for v in node:
             yield from _walk(v)
+
+
+def test_an_option_given_twice_alike_is_taken_once():
+    """The same value twice is harmless, flags too, and so is a model named twice (it
+    ran twice, and --param then took the two names for two models), and help still
+    answers."""
+    r = run("explore", "--model", "two-phase", "--model", "two-phase", "--param", "rms=2",
+            "--mutant", "commit-without-all-prepared", "--mutant=commit-without-all-prepared",
+            "--depth", "6", "--json", "--json")
+    assert r.exit_code == 12, r.output
+    [m] = json.loads(r.stdout)["models"]
+    assert (m["model"], m["mutant"], m["params"]) == \
+        ("two-phase", "commit-without-all-prepared", {"rms": 2})
+    assert run("explore", "--depth", "1", "--depth", "2", "--help").exit_code == 0
 
 
 def test_unknown_option_is_click_usage_error():
