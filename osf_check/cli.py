@@ -1210,6 +1210,9 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
               help="Write here (default: stdout; for svg/png next to the trace).")
 def render(trace_file: Path, fmt: str, view: str, output: Path | None) -> None:
     """Draw a trace (from explore, prove or fuzz; ``-`` reads it from stdin)."""
+    if view == "graph" and fmt in ("text", "itf", "json", "html"):  # it was ignored
+        raise BadInput(f"--view graph is a picture (dot, mermaid, svg, png); --format {fmt} "
+                       "has one form, the trace step by step")
     if output is None and fmt in ("svg", "png"):  # next to the trace: checked first
         if str(trace_file) == "-" or (trace_file.exists() and not trace_file.is_file()):
             raise BadInput(f"{trace_file} is not a file (stdin, a pipe), so a picture cannot "

@@ -215,6 +215,13 @@ def test_render_text_formats(trace_file, fmt, view, needle):
     assert res.exit_code == 0 and needle in res.stdout
 
 
+@pytest.mark.parametrize("fmt", ["text", "itf", "json", "html"])
+def test_render_refuses_a_graph_view_it_cannot_draw(trace_file, fmt):
+    """--view graph with a format of one form was ignored without a word."""
+    one_line_error(run("render", str(trace_file), "--format", fmt, "--view", "graph"),
+                   needle=f"--view graph is a picture (dot, mermaid, svg, png); --format {fmt}")
+
+
 def test_render_svg_with_the_bundled_renderer(trace_file, tmp_path):
     from osf_check.traces.render import find_renderer
     if find_renderer() is None:  # pragma: no cover - the graphviz-pure wheel is a dependency
