@@ -414,3 +414,32 @@ def test_mapping_errors_are_bad_values():
     m = model_for("graph-relay", None)
     with pytest.raises(MappingError, match="unknown key"):
         compile_mapping(m, {"event": [{"name": "x", "action": "tick", "colour": 1}]})
+
+
+def _record(*args: str, stdout=None):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "osf_check.tracelog.record", *args],
+                          stdout=stdout or subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--steps", "0"], "--steps must be at least 1"),
+    (["--seed", "-1"], "'-1' is not a seed from 0 to 4294967295"),
+    (["--seed", "4294967296"], "is not a seed from 0"),
+    (["--mutant", "nosuch"], "graph-relay has no mutant 'nosuch'"),
+])
+def test_the_recorder_takes_bad_input_as_the_command_line_does(args, needle):
+    """argparse printed its usage and exited 2; a negative seed was taken."""
+    r = _record(*args)
+    assert r.returncode == 150 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full here")
+def test_the_recorder_on_a_full_disk_says_so_in_a_line():
+    """It was a traceback."""
+    with open("/dev/full", "w") as full:  # a device: written to, never replaced
+        r = _record("--steps", "50", stdout=full)
+    assert r.returncode == 152 and "No space left on device" in r.stderr
+    assert "Traceback" not in r.stderr

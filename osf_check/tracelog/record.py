@@ -115,14 +115,31 @@ def _judge(chk: Any, h: Any, ai: int, before: tuple, outs: dict[str, Any]) -> No
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m osf_check.tracelog.record``: a log of a random run of the reference
-    implementation on stdout (what ``osf-check check-log`` reads)."""
+    implementation on stdout (what ``osf-check check-log`` reads).
+
+    Its exits are the command line's: bad input one line and 150, no room for the log
+    152, a reader of stdout gone 141."""
     import argparse
     import sys
+    from osf_check.api import MAX_SEED
+    from osf_check.cli import BAD_INPUT, _os_error
     from osf_check.fuzz.driver import IMPL_MUTANTS, model_for
-    ap = argparse.ArgumentParser(prog="python -m osf_check.tracelog.record",
-                                 description=main.__doc__.splitlines()[0] if main.__doc__ else "")
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> Any:  # argparse's usage and exit 2: one line, 150
+            print(f"{self.prog}: error: {message}", file=sys.stderr)
+            raise SystemExit(BAD_INPUT)
+
+    def seed(text: str) -> int:
+        if not text.isdigit() or int(text) > MAX_SEED:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a seed from 0 to {MAX_SEED}")
+        return int(text)
+
+    ap = Parser(prog="python -m osf_check.tracelog.record",
+                description="A log of a random run of the reference implementation on "
+                "stdout, as its stations would record it (what osf-check check-log reads).")
     ap.add_argument("--steps", type=int, default=1000, help="model steps to run (default 1000)")
-    ap.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
+    ap.add_argument("--seed", type=seed, default=0, help="the run's seed (default 0)")
     ap.add_argument("--model", default="graph-relay", choices=sorted(STATIONS),
                     help="the system (default graph-relay)")
     ap.add_argument("--mutant", default=None, metavar="NAME",
@@ -135,7 +152,11 @@ def main(argv: list[str] | None = None) -> int:
                  f"{', '.join(IMPL_MUTANTS[a.model])})")
     w = walk(model_for(a.model, a.mutant), a.mutant, seed=a.seed, steps=a.steps,
              judge=False)
-    sys.stdout.write(w.log)
+    try:
+        sys.stdout.write(w.log)
+        sys.stdout.flush()
+    except OSError as e:  # a full disk, or | head
+        _os_error(e)
     return 0
 
 
