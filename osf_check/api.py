@@ -50,6 +50,34 @@ ENGINES = ("auto", "explicit", "vector")
 MAX_SEED = 2**32 - 1
 
 
+def _integer(name: str, n: Any, lo: int, hi: int | None = None, *, none: bool = False) -> Any:
+    """``n`` if it is an integer from ``lo`` to ``hi`` (or None where ``none``); a bool is
+    not one (``depth(True)`` explored to depth 1), nor is 2.5 (``prove(k=2.5)`` was told
+    k must be at least 1).
+
+    >>> _integer("depth", True, 0)
+    Traceback (most recent call last):
+    osf_check.models.errors.BadValue: depth is an integer of 0 or more, got True
+    """
+    if n is None and none:
+        return n
+    if isinstance(n, bool) or not isinstance(n, int) or n < lo or (hi is not None and n > hi):
+        span = f"from {lo} to {hi}" if hi is not None else f"of {lo} or more"
+        raise BadValue(f"{name} is an integer {span}{' (or None)' if none else ''}, got {n!r}")
+    return n
+
+
+def _seconds(name: str, v: Any, *, zero: bool) -> float:
+    """``v`` if it is a finite number of seconds, above 0 (or 0 too where ``zero``): nan
+    passes every comparison, and a string failed one with a TypeError."""
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and \
+        (v >= 0 if zero else v > 0)
+    if not ok:
+        raise BadValue(f"{name} is a finite number of seconds, {'0 or more' if zero else 'above 0'}"
+                       f", got {v!r}")
+    return float(v)
+
+
 def models() -> dict[str, str]:
     """Every model the catalogue holds, with where it came from."""
     return dict(catalogue.SOURCES)
@@ -141,9 +169,7 @@ class Checker:
     # how -------------------------------------------------------------------------------------
     def depth(self, n: int | None) -> "Checker":
         """Explore paths of up to ``n`` steps; ``None``: every reachable state."""
-        if n is not None and (not isinstance(n, int) or n < 0):
-            raise BadValue(f"depth is a non-negative integer or None, got {n!r}")
-        return self._with(_depth=n)
+        return self._with(_depth=_integer("depth", n, 0, none=True))
 
     def engine(self, name: str) -> "Checker":
         """``explicit`` (compiled Python), ``vector`` (numpy) or ``auto`` (vector)."""
@@ -154,9 +180,7 @@ class Checker:
     def workers(self, n: int) -> "Checker":
         """Processes sharing the search, each owning the states a hash names (the vector
         engine; the same counts, verdicts and counterexamples as one)."""
-        if not isinstance(n, int) or not 1 <= n <= 64:
-            raise BadValue(f"workers is an integer in 1..64, got {n!r}")
-        return self._with(_workers=n)
+        return self._with(_workers=_integer("workers", n, 1, 64))
 
     def cluster(self, address: str | None) -> "Checker":
         """Partition the search over the actors of a Ray cluster: its address, ``"local"``
@@ -167,16 +191,12 @@ class Checker:
 
     def max_states(self, n: int | None) -> "Checker":
         """Stop (verdict ``incomplete``) past this many distinct states."""
-        if n is not None and (not isinstance(n, int) or n < 1):
-            raise BadValue(f"max_states is a positive integer or None, got {n!r}")
-        return self._with(_max_states=n)
+        return self._with(_max_states=_integer("max_states", n, 1, none=True))
 
     def seed(self, n: int) -> "Checker":
         """Recorded in results and traces (and fed to z3 by :meth:`prove`): an integer
         from 0 to :data:`MAX_SEED`."""
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_SEED:
-            raise BadValue(f"seed is an integer from 0 to {MAX_SEED}, got {n!r}")
-        return self._with(_seed=n)
+        return self._with(_seed=_integer("seed", n, 0, MAX_SEED))
 
     def keep_going(self, on: bool = True) -> "Checker":
         """Keep exploring after a violation, to find the other properties' too."""
@@ -206,9 +226,7 @@ class Checker:
         ``progress(depth, distinct, generated, seconds)`` is called after each level,
         ``tick(done, total)`` within one (frontier states expanded), ``log`` with a line
         per phase and per reach/fair goal."""
-        if not 0 <= checkpoint_every < math.inf:  # nan would never save, unsaid
-            raise BadValue(f"checkpoint_every is a finite number of seconds, 0 or more, "
-                           f"got {checkpoint_every!r}")
+        _seconds("checkpoint_every", checkpoint_every, zero=True)  # nan never saved
         r = check(self.model, params=dict(self._params), mutant=self._mutant,
                   props=self._properties, drop=self._drop, depth=self._depth,
                   max_states=self._max_states, check_deadlock=self._deadlocks,
@@ -223,12 +241,9 @@ class Checker:
               log: Callable[[str], None] | None = None) -> "ProveResult":
         """z3: bounded model checking to ``k`` and k-induction (a proof for every depth)."""
         from osf_check.explorer.prove import prove as run_prove
-        if not isinstance(k, int) or k < 1:
-            raise BadValue("k must be at least 1")
-        if not 0 < timeout < math.inf:
-            raise BadValue(f"timeout is a finite number of seconds above 0, got {timeout!r}")
-        if sample_depth < 0:
-            raise BadValue("sample_depth must be 0 or more")
+        _integer("k", k, 1)
+        _seconds("timeout", timeout, zero=False)
+        _integer("sample_depth", sample_depth, 0)
         _, chosen, _ = prepare(self.model, params=dict(self._params), mutant=self._mutant,
                                props=self._properties)
         if not [p for p in chosen if any(c.kind in ("inv", "trans") for c in p.checks)]:

@@ -368,3 +368,22 @@ def test_only_a_closed_stdout_counts_as_the_reader_gone(monkeypatch):
         os.close(r)
         assert cli._stdout_gone()
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda c: c.depth(True), "depth is an integer of 0 or more (or None), got True"),
+    (lambda c: c.workers(True), "workers is an integer from 1 to 64, got True"),
+    (lambda c: c.max_states(2.0), "max_states is an integer of 1 or more (or None), got 2.0"),
+    (lambda c: c.prove(k=2.5), "k is an integer of 1 or more, got 2.5"),
+    (lambda c: c.prove(sample_depth="3"), "sample_depth is an integer of 0 or more, got '3'"),
+    (lambda c: c.prove(timeout="60"), "timeout is a finite number of seconds, above 0, got '60'"),
+    (lambda c: c.explore(checkpoint_every=None), "checkpoint_every is a finite number"),
+])
+def test_the_library_refuses_what_is_not_a_count_or_a_time(call, needle):
+    """depth(True) explored to depth 1; prove(k=2.5) said k must be at least 1; a string
+    for sample_depth, timeout or checkpoint_every failed inside with a TypeError."""
+    from osf_check.api import Checker
+    from osf_check.models.errors import BadValue
+    with pytest.raises(BadValue) as e:
+        call(Checker("two-phase").params(rms=2))
+    assert needle in str(e.value)
