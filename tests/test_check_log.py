@@ -397,6 +397,12 @@ def test_cli_malformed_lines_are_bad_input_naming_the_line(tmp_path, text, words
     ("extends = 'nowhere.toml'\n", "cannot read the mapping"),
     ("model = [\n", "not valid TOML"),
     (b"\xff\xfemodel", "is not UTF-8 text"),  # was an internal error
+    # a monitor that is not a list of tables, a property that is not a name: internal
+    # errors (TypeError) before
+    ("monitor = 0\n[[event]]\nname='x'\naction='tick'\n",
+     "monitor must be a list of [[monitor]] tables"),
+    ("[[event]]\nname='x'\naction='tick'\n[[monitor]]\nevent='x'\nproperty=[1]\n",
+     "no monitor for property [1]"),
 ])
 def test_cli_a_wrong_mapping_is_bad_input(tmp_path, mapping, words):
     mp = tmp_path / "map.toml"

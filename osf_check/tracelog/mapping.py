@@ -224,6 +224,8 @@ def compile_mapping(model: Model, doc: dict[str, Any], source: str = "") -> Mapp
     if not isinstance(ignore, list) or not all(isinstance(x, str) for x in ignore):
         raise MappingError("ignore must be a list of event names")
     monitors: dict[str, list[Monitor]] = {}
+    if not isinstance(doc.get("monitor", []), list):  # (monitor = 0 was a TypeError)
+        raise MappingError("monitor must be a list of [[monitor]] tables")
     for k, d in enumerate(doc.get("monitor", [])):
         mo = _monitor(d, k)
         monitors.setdefault(mo.event, []).append(mo)
@@ -236,7 +238,7 @@ def _monitor(d: Any, k: int) -> Monitor:
     where = f"[[monitor]] number {k + 1}"
     if not isinstance(d, dict) or set(d) - {"event", "property", "fields"}:
         raise MappingError(f"{where}: a monitor has event, property and fields")
-    if d.get("property") not in MONITORS:
+    if not isinstance(d.get("property"), str) or d["property"] not in MONITORS:
         raise MappingError(f"{where}: no monitor for property {d.get('property')!r} (there are "
                            f"{', '.join(sorted(MONITORS))})")
     need = MONITORS[d["property"]].fields
