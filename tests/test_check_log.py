@@ -416,6 +416,19 @@ def test_cli_a_wrong_mapping_is_bad_input(tmp_path, mapping, words):
     assert r.exit_code == 150 and words in r.output, r.output
 
 
+@pytest.mark.parametrize("value", [{"a": 1}, [1]])
+def test_a_field_holding_an_object_or_a_list_is_a_value_the_model_does_not_take(tmp_path,
+                                                                                 value):
+    """It was an internal error (the memo of a line's meaning hashed the value); it is
+    judged as a wrong string is, the model's reading of it said."""
+    line = {"time": 1, "station": "desktop", "event": "desktop.project_toggled",
+            "fields": {"project_id": "proj_1", "enabled": value}}
+    p = _write(tmp_path, json.dumps(line) + "\n")
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING)])
+    assert r.exit_code == 12, r.output
+    assert f"enabled: expected true/false, got {value!r}" in r.stdout
+
+
 def test_mapping_errors_are_bad_values():
     m = model_for("graph-relay", None)
     with pytest.raises(MappingError, match="unknown key"):

@@ -174,7 +174,10 @@ class LogChecker:
                        self._value(s, fields, n, rule)) for _, i, s in rule.state),
                 tuple(self._value(s, fields, n, rule) for s in rule.outputs.values()))
         key = (id(rule), vals)
-        got = self._bound.get(key)
+        try:
+            got = self._bound.get(key)
+        except TypeError:  # a field read as it is holds a list or an object: not memoised
+            return self._bind(rule, *vals)
         if got is None:
             got = self._bind(rule, *vals)
             if len(self._bound) > MEMO_LIMIT:
