@@ -150,6 +150,22 @@ def test_a_failing_adapter_is_reported_as_such(how, kind, words):
     assert _rooms() - before == set(), "the adapter's scratch room outlived it"
 
 
+def test_an_adapter_that_leaves_out_the_completions_it_posted_is_not_judged_as_holding():
+    """A8 is judged on the payload a graph_finish posts, which the adapter reports in
+    ``sent``: an adapter that left it out had A8 hold unjudged, whatever it posted."""
+    with External(faulty("no-post", 1), timeout=10) as ext:
+        with pytest.raises(AdapterError) as e:
+            tour("graph-relay", depth=6, harness=ext)
+    assert e.value.kind == "malformed"
+    assert "reports no completion in sent" in str(e.value) and "graph_finish(" in str(e.value)
+    # each message sent is an object, and a completion's payload one too
+    seen = {"type": "observed", "id": 0, "state": {}, "offers": []}
+    assert problem(seen | {"sent": [{"post": {"status": "completed"}}, {"frame": 1}]},
+                   "observed") is None
+    assert "sent[0]" in problem(seen | {"sent": [None]}, "observed")
+    assert "sent[0].post" in problem(seen | {"sent": [{"post": "x"}]}, "observed")
+
+
 def test_an_adapter_that_floods_its_output_is_closed_without_a_traceback(monkeypatch):
     """``yes`` as the adapter: its first line is no reply (malformed), and closing it
     while its reader thread still reads the flood ends that thread quietly (it printed

@@ -202,7 +202,14 @@ class ExternalHarness:
             msg["data"] = {"result": self.result_for(inst.args["r"]), **FINISH}
         reply = self._step(msg)
         if inst.name == "graph_finish":  # A8, judged here on the payload the adapter sent
-            self.violations.extend(posted_bounded(reply.get("sent", []), msg["data"]["result"],
+            sent = reply.get("sent", [])
+            if "state" in reply and not any("post" in m for m in sent):
+                # the model posts the completion in this step: without its payload A8
+                # would hold unjudged, for any adapter that leaves `sent` out
+                raise AdapterError("malformed", f"the adapter's answer to {inst.label} reports "
+                                   "no completion in sent (a {\"post\": payload}), so A8 "
+                                   "cannot be judged on what the implementation posted")
+            self.violations.extend(posted_bounded(sent, msg["data"]["result"],
                                                   FINISH["tokens"], FINISH["cost"]))
         return dict(reply.get("outputs", {}))
 

@@ -1,7 +1,10 @@
 """A test adapter: the Python reference implementation behind the driver protocol, made
 to misbehave at its N-th step request in one chosen way.
 
-    python tests/adapters/faulty.py crash|hang|garbage|bad-schema|wrong-type|bad-state|refuse N
+    python tests/adapters/faulty.py crash|hang|garbage|bad-schema|wrong-type|bad-state|refuse|no-post N
+
+(no-post: from the N-th step on, the completions the implementation posts are left out of
+``sent``.)
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ def main() -> int:
             out = super().observe()
             if how == "bad-state" and count["steps"] >= at:
                 out["state"] = dict(out["state"], call=["flying"] * len(out["state"]["call"]))
+            if how == "no-post" and count["steps"] >= at:
+                out["sent"] = []
             return out
 
     return serve(lambda m, p, s: Faulty(m, p, s, None), name=f"faulty ({how} at {at})")
