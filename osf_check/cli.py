@@ -29,6 +29,7 @@ import click
 from osf_check.explorer.allocator import keep_freed_memory
 from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
 from osf_check.explorer.partition import WorkerLost
+from osf_check.explorer.store import IdsExhausted
 from osf_check.models.dsl import ModelError
 from osf_check.models.errors import InputError
 from osf_check.api import MAX_SEED, Checker, ExploreResult
@@ -274,6 +275,10 @@ class _Group(click.Group):
             click.echo(f"osf-check: the implementation's adapter failed ({e.kind}): {e}",
                        err=True)
             sys.exit(EXIT["adapter"])
+        except IdsExhausted as e:  # a resource bound too
+            click.echo(f"osf-check: {e}; the run stopped before it finished and has no verdict "
+                       "(bound it with --max-states, or shrink the model's parameters)", err=True)
+            sys.exit(EXIT["incomplete"])
         except (ScratchFull, MemoryError) as e:  # a resource bound, said as such
             click.echo(f"osf-check: out of memory: {e or 'an allocation failed'}; the run "
                        "stopped before it finished and has no verdict", err=True)

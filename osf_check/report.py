@@ -151,6 +151,9 @@ def explore_text(r: ModelResult, depth: int | None, seed: int) -> str:
         comp = "stopped at the first violation's depth"
     elif ex.stopped == "max-states":
         comp = f"INCOMPLETE: --max-states reached, {human(ex.unexpanded)} states unexpanded"
+    elif ex.stopped == "state-ids":
+        comp = (f"INCOMPLETE: the next level would have passed the vector engine's 32-bit state "
+                f"ids, {human(ex.unexpanded)} states unexpanded")
     else:
         comp = f"bounded: {human(ex.unexpanded)} states at the bound left unexpanded"
     lines.append(f"  {human(ex.distinct)} distinct states, {human(ex.generated)} generated, depth "

@@ -143,3 +143,27 @@ def test_columns_come_narrow_and_exact_at_every_domains_edges():
     assert [c.dtype.name for c in cols] == ["int8", "int8", "int8", "int32", "int64", "int8"]
     for c, v in zip(cols, vals):
         assert c.tolist() == v.tolist()
+
+
+@pytest.mark.parametrize("workers, graph", [(1, False), (2, False), (1, True), (2, True)])
+def test_a_search_past_32_bit_state_ids_stops_with_no_verdict(monkeypatch, workers, graph):
+    """Ids and parent links are int32: past 2**31 - 1 states they wrapped, and parent
+    links with them (counterexamples through the wrong states).  The search now stops
+    before a level that would not fit (incomplete, exit 152), a level whose edges were
+    logged half way makes it an error said as a resource bound, and a violation found
+    before stays reported.  (The limit lowered to 200 states: TwoPhase N=3 has 288.)"""
+    from osf_check.explorer import store
+    from osf_check.explorer.check import check
+    monkeypatch.setattr(store, "MAX_IDS", 200)
+    kw = dict(depth=None, engine="vector", workers=workers)
+    if graph:  # a reach or fair property keeps the graph
+        with pytest.raises(store.IdsExhausted, match="more than the vector engine's 32-bit"):
+            check("graph-relay", **kw)
+        return
+    r = check("two-phase", **kw)
+    ex = r.exploration
+    assert (r.verdict, ex.stopped, ex.complete) == ("incomplete", "state-ids", False)
+    assert ex.distinct == 171 == sum(ex.histogram())  # depths 0-5 (220 to depth 6)
+    bad = check("two-phase", mutant="commit-without-all-prepared", stop_on_violation=False,
+                **kw)
+    assert bad.verdict == "safety" and bad.exploration.stopped == "state-ids"

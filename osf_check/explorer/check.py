@@ -129,7 +129,7 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         verdict = "liveness"
     elif "deadlock" in kinds:
         verdict = "deadlock"
-    elif ex.stopped == "max-states" or "inconclusive" in status.values():
+    elif ex.stopped in ("max-states", "state-ids") or "inconclusive" in status.values():
         verdict = "incomplete"
     elif strict and warnings:
         verdict = "vacuous"

@@ -36,6 +36,7 @@ from osf_check.scratch import ScratchFull, memory_dir
 from .explicit import Progress, Violation
 from .layout import Layout
 from .shard_edges import Answers, OutEdges, fill, runs, sources
+from . import store
 from .store import LevelStore, first, first_inverse, key_rows, least, rank, sortable
 from .successors import Expansion, Successors, action_dtype
 from .verdicts import Judge
@@ -886,6 +887,12 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
         frontier = sum(n for n, _ in merged)
         keys_sent.append(sum(b for _, b in merged) * (shards.parts - 1))
         per_level.append(shards.shuffled - before + keys_sent[-1])
+        if total + frontier > store.MAX_IDS:  # the level is not numbered: no verdict
+            if graph:  # its edges are half answered: no graph to check
+                store.check_ids(total + frontier)
+            frontier = total - level_start[-1]
+            stopped = "state-ids"
+            break
         level += 1
         if frontier:
             level_start.append(total)

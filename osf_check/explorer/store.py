@@ -29,7 +29,8 @@ import numpy as np
 
 from .allocator import huge_zeros
 
-__all__ = ["LevelStore", "sortable", "least", "first", "first_inverse", "rank", "key_rows"]
+__all__ = ["LevelStore", "sortable", "least", "first", "first_inverse", "rank", "key_rows",
+           "IdsExhausted", "check_ids", "MAX_IDS"]
 
 #: written into checkpoints: a checkpoint of another layout is refused, not misread
 #: (3: parents are the least (action, parent), not the first found in a chunk)
@@ -104,6 +105,25 @@ def least(sk: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r = order[o]
     best = np.minimum.reduceat(r, starts) if len(starts) else r[:0]
     return so[starts], o[r == best[np.cumsum(head) - 1]]
+
+
+#: state ids and parent links are 32-bit numbers (int32): 4 bytes a state where 8 would
+#: cost a quarter more memory on a one-word model
+MAX_IDS = 2**31 - 1
+
+
+class IdsExhausted(RuntimeError):
+    """A search would number more states than 32-bit ids hold: it stops with no verdict
+    (a resource bound), where the ids would have wrapped and the parent links with them."""
+
+
+def check_ids(total: int) -> None:
+    """Refuse to number states past :data:`MAX_IDS` (``total``: how many there would be).
+    The searches stop before a level that would not fit (``stopped: "state-ids"``); this
+    is the store's own guard."""
+    if total > MAX_IDS:
+        raise IdsExhausted(f"the search would reach {total:,} states, more than the vector "
+                           f"engine's 32-bit state ids number ({MAX_IDS:,})")
 
 
 #: a full filter is rebuilt for this many times the keys it holds
@@ -280,6 +300,7 @@ class LevelStore:
         """Append a level (its keys sorted, distinct and new); returns its first id.
         ``expect``: as for :meth:`Bloom.add`."""
         start = self.total
+        check_ids(start + len(keys))
         self.keys.append(np.ascontiguousarray(keys))
         self.parent.append(parent.astype(np.int32))
         self.via.append(via.astype(self.act_dtype))

@@ -40,7 +40,7 @@ from .edges import EdgeLog
 from .explicit import Exploration, Progress
 from .layout import Layout
 from .shard_edges import sources
-from .store import LevelStore
+from .store import IdsExhausted, LevelStore
 from .successors import Expansion, Successors, expand_range
 from .verdicts import Judge
 
@@ -222,7 +222,13 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         lo, hi = run.frontier
         found = expand_range(succ, store, lo, hi, lo, hi, chunk=chunk, failed=judge.failed,
                              for_graph=keep_graph, tick=tick)
-        start = _merge_level([found], store, run, judge, edges)
+        try:
+            start = _merge_level([found], store, run, judge, edges)
+        except IdsExhausted:
+            if edges is not None:  # half a level's edges logged: no graph to check
+                raise
+            ex.stopped = "state-ids"  # the level is not stored: no verdict
+            break
         if edges is not None:
             edges.end_level(store, start)
         run.level += 1
