@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import os
 import time
 import types
@@ -61,16 +62,17 @@ def _integer(name: str, n: Any, lo: int, hi: int | None = None, *, none: bool = 
     """
     if n is None and none:
         return n
-    if isinstance(n, bool) or not isinstance(n, int) or n < lo or (hi is not None and n > hi):
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < lo or \
+            (hi is not None and n > hi):
         span = f"from {lo} to {hi}" if hi is not None else f"of {lo} or more"
         raise BadValue(f"{name} is an integer {span}{' (or None)' if none else ''}, got {n!r}")
-    return n
+    return int(n)
 
 
 def _seconds(name: str, v: Any, *, zero: bool) -> float:
     """``v`` if it is a finite number of seconds, above 0 (or 0 too where ``zero``): nan
     passes every comparison, and a string failed one with a TypeError."""
-    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and \
+    ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and \
         (v >= 0 if zero else v > 0)
     if not ok:
         raise BadValue(f"{name} is a finite number of seconds, {'0 or more' if zero else 'above 0'}"
@@ -226,7 +228,7 @@ class Checker:
         ``progress(depth, distinct, generated, seconds)`` is called after each level,
         ``tick(done, total)`` within one (frontier states expanded), ``log`` with a line
         per phase and per reach/fair goal."""
-        _seconds("checkpoint_every", checkpoint_every, zero=True)  # nan never saved
+        checkpoint_every = _seconds("checkpoint_every", checkpoint_every, zero=True)  # nan
         r = check(self.model, params=dict(self._params), mutant=self._mutant,
                   props=self._properties, drop=self._drop, depth=self._depth,
                   max_states=self._max_states, check_deadlock=self._deadlocks,
@@ -241,9 +243,8 @@ class Checker:
               log: Callable[[str], None] | None = None) -> "ProveResult":
         """z3: bounded model checking to ``k`` and k-induction (a proof for every depth)."""
         from osf_check.explorer.prove import prove as run_prove
-        _integer("k", k, 1)
-        _seconds("timeout", timeout, zero=False)
-        _integer("sample_depth", sample_depth, 0)
+        k, sample_depth = _integer("k", k, 1), _integer("sample_depth", sample_depth, 0)
+        timeout = _seconds("timeout", timeout, zero=False)
         _, chosen, _ = prepare(self.model, params=dict(self._params), mutant=self._mutant,
                                props=self._properties)
         if not [p for p in chosen if any(c.kind in ("inv", "trans") for c in p.checks)]:

@@ -888,7 +888,7 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
         keys_sent.append(sum(b for _, b in merged) * (shards.parts - 1))
         per_level.append(shards.shuffled - before + keys_sent[-1])
         if total + frontier > store.MAX_IDS:  # the level is not numbered: no verdict
-            if graph:  # its edges are half answered: no graph to check
+            if graph:  # its edges are half answered: no graph to check (this raises)
                 store.check_ids(total + frontier)
             frontier = total - level_start[-1]
             stopped = "state-ids"

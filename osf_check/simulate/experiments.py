@@ -147,11 +147,11 @@ class Relay:
         relay that never settles (a bug): every run's time, a tick and a control poll
         each, twice over, past the outage, and at least the 10**6 s the experiments
         once stopped at (a run of a day, ``--median-run 86400``, outlived those)."""
-        bound = self.offline_until + 2 * sum(t + self.f.poll + self.f.control
-                                             for t in self.run_times)
-        self.run_until(max(10 ** 6, bound), on_time)
+        bound = max(10 ** 6, self.offline_until + 2 * sum(t + self.f.poll + self.f.control
+                                                         for t in self.run_times))
+        self.run_until(bound, on_time)
         if not self.idle():
-            raise RuntimeError(f"the simulated relay did not settle by {bound:.0f} s")
+            raise RuntimeError(f"the simulated relay did not settle by {bound:,.0f} s")
 
     def run_until(self, t_end: float, on_time: Callable[[float], None] | None = None) -> None:
         """Rounds from the next tick until ``t_end``, or until nothing is left to happen.
@@ -294,8 +294,9 @@ def _polls(gap: Callable[[int], float], done: np.ndarray) -> tuple[np.ndarray, n
         i += 1
         if t >= last:
             break
-    at = np.searchsorted(np.array(times), done, side="left")  # the first call at or after
-    return at + 1, np.array(times)[at] - done
+    calls = np.array(times)
+    at = np.searchsorted(calls, done, side="left")  # the first call at or after
+    return at + 1, calls[at] - done
 
 
 def poll_strategies(n: int, seed: int, f: Facts) -> Table:
