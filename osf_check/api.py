@@ -228,7 +228,8 @@ class Checker:
         ``progress(depth, distinct, generated, seconds)`` is called after each level,
         ``tick(done, total)`` within one (frontier states expanded), ``log`` with a line
         per phase and per reach/fair goal."""
-        checkpoint_every = _seconds("checkpoint_every", checkpoint_every, zero=True)  # nan
+        # (a nan never saved a checkpoint, and said nothing)
+        checkpoint_every = _seconds("checkpoint_every", checkpoint_every, zero=True)
         r = check(self.model, params=dict(self._params), mutant=self._mutant,
                   props=self._properties, drop=self._drop, depth=self._depth,
                   max_states=self._max_states, check_deadlock=self._deadlocks,
