@@ -157,3 +157,12 @@ def test_tour_coverage_drops_when_the_harness_skips_transitions():
     assert cut.states_covered < cut.states_total and cut.unreached > 0
 
 
+
+
+@pytest.mark.parametrize("value, profile", [("true", "ci"), ("1", "ci"), ("yes", "ci"),
+                                            ("false", "dev"), ("0", "dev"), ("", "dev")])
+def test_the_ci_variable_picks_the_profile_as_ci_services_set_it(monkeypatch, value, profile):
+    """CI=false picked the ci profile (any value did)."""
+    from osf_check.fuzz.profiles import current
+    monkeypatch.setenv("CI", value)
+    assert current() == profile

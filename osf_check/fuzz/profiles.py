@@ -36,6 +36,8 @@ PROFILES = tuple(FUZZ_EXAMPLES)
 
 
 def current() -> str:
-    """The profile a run uses when none is named: ``ci`` under CI=true, else ``dev``."""
+    """The profile a run uses when none is named: ``ci`` when the CI variable says so (as
+    CI services set it: true, 1, yes), else ``dev`` (``CI=false`` picked ``ci``)."""
     import os
-    return "ci" if os.environ.get("CI") else "dev"
+    ci = os.environ.get("CI", "").strip().lower()
+    return "dev" if ci in ("", "0", "false", "no", "off") else "ci"
