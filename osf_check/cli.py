@@ -207,8 +207,8 @@ def given_twice(cmd: click.Command, args: Sequence[str]) -> str | None:
     single = {o: p for p in cmd.params if isinstance(p, click.Option) and not p.multiple
               and not p.count for o in p.opts + p.secondary_opts}
     seen: dict[str, tuple[str, str]] = {}  # an option's name: the form and value given
-    i = 0
-    while i < _end(args):
+    i, end = 0, _end(args)
+    while i < end:
         form, eq, value = args[i].partition("=") if args[i].startswith("--") \
             else (args[i], "", "")
         p = single.get(form)
