@@ -337,9 +337,9 @@ def test_keys_of_several_words_are_each_their_own_group():
 
 
 def test_the_states_are_put_together_in_one_process_only_when_read():
-    """A run that walks no counterexample leaves each worker's states in a file of its
-    own (unlinked: nothing is left behind) and counts them without reading them; read,
-    they are one process's.  A run with a violation reads them to walk its path."""
+    """A run that walks no counterexample leaves the states with its workers and counts
+    them without reading them (no file is written); read, they are one process's.  A
+    run with a violation reads them to walk its path."""
     m, props, _ = prepare("two-phase", params={"rms": 4})
     one = vector_bfs(m, props, chunk=4096)
     two = vector_bfs(m, props, workers=2, chunk=4096)
@@ -354,6 +354,61 @@ def test_the_states_are_put_together_in_one_process_only_when_read():
     broken = vector_bfs(m, props, workers=2, chunk=4096)
     assert broken.violations and len(broken.violations[0].path) > 1
     _same(vector_bfs(m, props, chunk=4096), broken)
+
+
+def _held_by_workers(ex):
+    lazy = ex.__dict__["_slices"]
+    assert lazy.held
+    return lazy, list(lazy._source.procs), lazy._source.dir
+
+
+def test_the_workers_keep_their_states_until_read_then_stop():
+    """Without the graph, the workers outlive their search with the states, which they
+    write only when read; then they stop and their files go."""
+    m, props, _ = prepare("two-phase", params={"rms": 4})
+    two = vector_bfs(m, props, workers=2, chunk=4096)
+    lazy, procs, room = _held_by_workers(two)
+    assert all(p.is_alive() for p in procs) and room.is_dir()
+    _same(vector_bfs(m, props, chunk=4096), two)  # reads them
+    assert not lazy.held and not any(p.is_alive() for p in procs) and not room.exists()
+
+
+def test_unread_states_stop_their_workers_when_dropped_or_released():
+    """Dropping an exploration whose states were never read stops its workers; once
+    released, the states cannot be read (a clear error, not empty arrays)."""
+    import gc
+    m, props, _ = prepare("two-phase", params={"rms": 4})
+    two = vector_bfs(m, props, workers=2, chunk=4096)
+    _, procs, room = _held_by_workers(two)
+    del two, _
+    gc.collect()
+    for p in procs:
+        p.join(timeout=10)
+    assert not any(p.is_alive() for p in procs) and not room.exists()
+    three = vector_bfs(m, props, workers=2, chunk=4096)
+    lazy, procs, room = _held_by_workers(three)
+    lazy.release()
+    assert not any(p.is_alive() for p in procs) and not room.exists()
+    with pytest.raises(RuntimeError, match="released"):
+        three.keys
+
+
+def test_a_forked_process_leaving_does_not_stop_its_parents_workers():
+    """A process forked while the workers hold the states runs the Slices' finalizer
+    when it exits (weakref.finalize at exit): only the process that started the
+    workers may stop them."""
+    m, props, _ = prepare("two-phase", params={"rms": 4})
+    two = vector_bfs(m, props, workers=2, chunk=4096)
+    lazy, procs, room = _held_by_workers(two)
+    pid = os.fork()
+    if pid == 0:  # the child: what its exit would run, then leave at once
+        try:
+            lazy._stop()
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert lazy.held and all(p.is_alive() for p in procs) and room.is_dir()
+    _same(vector_bfs(m, props, chunk=4096), two)
 
 
 def test_each_worker_reserves_its_share_of_a_shared_file(tmp_path):

@@ -381,6 +381,7 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
                         seconds=time.perf_counter() - t0, **more)
 
     shards = _transport(make, workers, cluster, keep_graph)
+    got: dict[str, Any] = {}
     try:
         got = partitioned_bfs(model, props, shards, judge=judge, starts=init, depth=depth,
                               max_states=max_states, stop_on_violation=stop_on_violation,
@@ -390,7 +391,8 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
                               stop_after_levels=stop_after_levels, t0=t0,
                               graph=keep_graph)
     finally:
-        shards.close()
+        if not (got and got["states"].held):  # else the states own the workers
+            shards.close()
     if judge.violations:  # their paths: the states are read (only then)
         walk(judge.violations, *got["states"].arrays()[1:])
     return _partitioned_result(ex, got, judge, shards.parts, stop_after_levels, t0)
