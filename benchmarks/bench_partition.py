@@ -262,7 +262,13 @@ def main() -> int:
                  "peak_mb": peaks[mode]}
             base = r["wall_s"] if mode == "1 worker" else base
             # side by side, the figure is the ceiling: two searches' work in that time
-            r["speedup"] = (2 if mode in PAIRED else 1) * base / r["wall_s"] if base else None
+            k = 2 if mode in PAIRED else 1
+            r["speedup"] = k * base / r["wall_s"] if base else None
+            # each round's own ratio too (against that round's one process): the
+            # machine's speed drifts between rounds, which a ratio of medians mixes in
+            r["rounds_s"] = [x["wall_s"] for x in got]
+            ones = [x["wall_s"] for x in runs.get("1 worker", [])]
+            r["round_speedups"] = [k * a / b for a, b in zip(ones, r["rounds_s"])]
             rows.append(r)
             if not args.json:
                 sp = f"{r['speedup']:.2f}x" if r["speedup"] else "  -  "
@@ -272,6 +278,13 @@ def main() -> int:
                       f"{r['states_per_s']:>10,.0f} states/s  partitions {r['partitions']}  "
                       f"moved {r['shuffled'] / 2**20:8,.1f} MiB  {r['verdict']}"
                       + (f"  ({r['why']})" if r["why"] else ""), flush=True)
+                if args.repeat > 1:
+                    each = "" if mode == "1 worker" or not r["round_speedups"] else \
+                        ("; each round's ratio " + " ".join(
+                            f"{x:.2f}" for x in r["round_speedups"]) + ", median "
+                         f"{statistics.median(r['round_speedups']):.2f}")
+                    print(f"{'':<20} {'':<16} rounds " + " ".join(
+                        f"{t:.2f}" for t in r["rounds_s"]) + f" s{each}", flush=True)
         two = next((r for r in rows if r["case"] == name and r["mode"] == "2 workers"), None)
         one = next((r for r in rows if r["case"] == name and r["mode"] == "1 worker"), None)
         if two and one and two["partitions"] == 2 and not args.json:

@@ -365,3 +365,137 @@ SPEC = ModelSpec('mine', 'mine', (), {}, build)
     assert code == 150, err
     assert "action go{} assigns slot 0 twice (action go at " in err
     assert f"{p}:7)" in err  # the decorator's line: where the action starts
+
+
+WIDE = """\
+from osf_check import Check, Int, ModelBuilder, ModelSpec, Property
+
+def build(params, mutant):
+    b = ModelBuilder("wide", params, mutant, actors=("a",))
+    b.var("x", Int(0, 3), actor="a")
+
+    @b.action("a")
+    def jump(s):
+        return s.x < 3, {s.x: UPDATE}
+    b.init(x=0)
+    return b.build()
+
+SPEC = ModelSpec("wide", "wide", (), {}, build)
+PROPERTIES = (Property("W1", "small", "wide", "x stays small",
+                       (Check("inv", lambda s, m: INVARIANT),), ()),)
+"""
+
+
+@pytest.mark.parametrize("update, invariant, what", [
+    # (x + 1) * 2**64 + x + 1 is out of x's domain; numpy wrapped it around to x + 1,
+    # so the vector engine explored 4 states where the explicit engine stopped
+    ("(s.x + 1) * 2**62 * 4 + s.x + 1", "s.x < 4", "its update of x: a product of "
+     "values in 1..4 and 4611686018427387904..4611686018427387904 may reach "
+     "18446744073709551616"),
+    # and x * 2**64 == 0 held in every state, where it holds in one
+    ("s.x + 1", "(s.x * 2**62 * 4 == 0)", "property W1's invariant: a product"),
+    ("s.x + 1", "s.x < 2**64", "property W1's invariant: a constant may reach "
+     "18446744073709551616"),
+])
+def test_arithmetic_past_64_bits_is_refused_not_wrapped(tmp_path, update, invariant, what):
+    """numpy computes in 64 bits and wraps around without a word, Python and z3 do not:
+    an expression that could leave 64 bits over its variables' domains is a mistake in
+    the model (150, naming it), on every engine, not a silent difference between them."""
+    p = _file(tmp_path, WIDE.replace("UPDATE", update).replace("INVARIANT", invariant))
+    for engine in ("vector", "explicit"):
+        code, out, err = run("explore", "--model-file", p, "--depth", "unbounded",
+                             "--engine", engine)
+        assert code == 150, (engine, out, err)
+        [line] = err.strip().splitlines()[-1:]
+        assert what in line and "narrow the domains or the constants" in line, line
+    code, _, err = run("prove", "--model-file", p)
+    assert code == 150 and what in err, err
+    if "jump" not in what:
+        return
+    assert "(action jump at " in err
+
+
+def test_the_shipped_models_fit_64_bits_at_each_parameters_largest():
+    """The bounds refuse nothing the shipped models and properties compute, with any one
+    parameter at its largest (building them checks every expression)."""
+    from osf_check.properties.base import CheckList
+    for name in ("two-phase", "graph-relay", "wire-relay"):
+        spec, props = catalogue.MODELS[name], catalogue.properties_of(name)
+        for p in spec.params:
+            m = spec.build({p.name: p.hi})
+            CheckList.of(m, props)
+            for c in (c for q in props for c in q.checks if c.kind in ("reach", "fair")):
+                c.goals(m)
+
+
+ARRAY = """\
+from osf_check import Bool, Check, Implies, Int, ModelBuilder, ModelSpec, Or, Property
+
+def build(params, mutant):
+    b = ModelBuilder("arr", params, mutant, actors=("a",))
+    b.var("x", Int(-1, 2), actor="a")
+    b.array("f", Bool(), 2, actor="a")
+
+    @b.action("a")
+    def step(s):
+        return s.x < 2, {s.x: s.x + 1}
+
+    @b.action("a")
+    def mark(s):  # f[x] is read only where x is one of its indices
+        return (s.x >= 0) & (s.x < 2) & ~s.f[s.x], {s.f[s.x]: True}
+    b.init(x=-1, f=[False, False])
+    b.quiescent(lambda s: s.x == 2)
+    return b.build()
+
+SPEC = ModelSpec("arr", "arr", (), {}, build)
+PROPERTIES = (Property("R1", "read", "arr", "reads f at x",
+                       (Check("inv", lambda s, m: READ),), ()),)
+"""
+
+
+def test_an_array_read_outside_the_array_is_a_model_error_on_every_engine(tmp_path):
+    """f[x] with x = -1 read the last element in the explicit engine (Python's f[-1]),
+    crashed the vector engine (numpy's choose) and read the last element in z3: a read
+    that a state reaches outside the array is the model's mistake, 150 on both engines;
+    one that an If, And, Or or Implies keeps from such states is fine."""
+    p = _file(tmp_path, ARRAY.replace("READ", "s.f[s.x] == False"))
+    for engine in ("vector", "explicit"):
+        code, out, err = run("explore", "--model-file", p, "--depth", "unbounded",
+                             "--engine", engine)
+        assert code == 150, (engine, out, err)
+        assert "an array read or Select at index -1, outside 0..1" in err, err
+    guarded = ARRAY.replace("READ", "Implies((s.x >= 0) & (s.x < 2), Or(s.f[s.x], s.x < 2))")
+    p = tmp_path / "guarded.py"  # (another file and name: the first stays loaded)
+    p.write_text(guarded.replace('"arr"', '"guarded"'))
+    got = []
+    for engine in ("vector", "explicit"):
+        code, out, err = run("explore", "--model-file", p, "--depth", "unbounded",
+                             "--engine", engine, "--json")
+        assert code == 0, (engine, err)
+        [m] = json.loads(out)["models"]
+        got.append((m["distinct_states"], m["generated_states"], m["verdict"]))
+    # hand count: x = -1 and 0 with f unmarked, f[0] marked at 0 and on, f[1] at 1 and
+    # on: 1 + 2 + 4 + 4 = 11
+    assert got[0] == got[1] and got[0][0] == 11, got
+
+
+def test_z3_does_not_judge_an_array_read_it_cannot_tell_is_inside(tmp_path):
+    """z3 reads the last element outside an array: where the domains let an index leave
+    it, prove says unknown (after the BFS sample, whose refutations stand); where they
+    keep it inside, z3 proves as before."""
+    read = "Implies((s.x >= 0) & (s.x < 2), Or(s.f[s.x], s.x < 2))"
+    p = _file(tmp_path, ARRAY.replace("READ", read))
+    code, out, err = run("prove", "--model-file", p, "--json")
+    assert code == 152, err  # unknown
+    [r] = json.loads(out)["properties"]
+    assert r["status"] == "unknown" and "array read or Select at index x, which may " \
+        "range over -1..2, outside 0..1" in r["note"], r
+    inside = ARRAY.replace("READ", read).replace("Int(-1, 2)", "Int(0, 1)") \
+        .replace("s.x < 2, {s.x: s.x + 1}", "s.x < 1, {s.x: s.x + 1}").replace("x=-1", "x=0") \
+        .replace("s.x == 2", "s.x == 1")
+    p = tmp_path / "inside.py"
+    p.write_text(inside.replace('"arr"', '"inside"'))
+    code, out, err = run("prove", "--model-file", p, "--json")
+    assert code == 0, err
+    [r] = json.loads(out)["properties"]
+    assert r["status"] == "proved", r

@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from osf_check.models.dsl import Model
+from osf_check.models.dsl import Model, ModelError
 from osf_check.models.expr import Expr, fold
 
 __all__ = ["np_eval", "unpack_columns", "pack_columns", "packed_array"]
@@ -29,10 +29,32 @@ __all__ = ["np_eval", "unpack_columns", "pack_columns", "packed_array"]
 def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | None = None,
             n: int | None = None) -> np.ndarray:
     """Evaluate ``e`` row by row; truth values come back as bool arrays (constants may come
-    back as numpy scalars: broadcast with ``np.broadcast_to(result, (n,))``)."""
+    back as numpy scalars: broadcast with ``np.broadcast_to(result, (n,))``).
+
+    A Select (an array read at a computed index) whose index is outside its options in a
+    row that reaches it is a :class:`ModelError`, as in the explicit engine; a row
+    reaches it unless an ``If`` takes the other branch, or an ``And``, ``Or`` or
+    ``Implies`` is decided before it (numpy computes every branch: those rows'
+    indices are ignored).
+
+    >>> from osf_check.models.expr import If, Select, Slot
+    >>> x = [np.array([0, 1, 2])]
+    >>> np_eval(If(Slot(0) < 2, Select(Slot(0), [10, 20]), 0), x).tolist()
+    [10, 20, 0]
+    >>> np_eval(Select(Slot(0), [10, 20]), x)
+    Traceback (most recent call last):
+    ...
+    osf_check.models.dsl.ModelError: an array read or Select at index 2, outside 0..1 (in 1 of 3 states)
+    """
     if n is None:
         n = len(cols[0]) if len(cols) else 0
+    if e.selects:
+        return _checked(e, cols, nxt, n)
+    return _eval(e, cols, nxt, n)
 
+
+def _eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | None,
+          n: int) -> np.ndarray:
     def leaf(x: Expr) -> np.ndarray:
         if x.op == "const":
             return np.int64(x.value)  # a scalar: numpy broadcasts it
@@ -41,32 +63,105 @@ def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | Non
         i, which = x.value
         return (nxt if which else cols)[i]  # type: ignore[index]
 
-    def node(op: str, a: list[np.ndarray]) -> np.ndarray:
-        # truth values are usually bool already: no copy then (copy=False)
-        if op in ("and", "or"):
-            r = a[0].astype(bool, copy=False)
-            for y in a[1:]:
-                r = (r & y.astype(bool, copy=False)) if op == "and" else \
-                    (r | y.astype(bool, copy=False))
-            return r
-        if op == "not":
-            return ~a[0].astype(bool, copy=False)
-        if op == "implies":
-            return ~a[0].astype(bool, copy=False) | a[1].astype(bool, copy=False)
-        if op == "ite":
-            return np.where(a[0].astype(bool, copy=False), a[1], a[2])
-        if op == "select":
-            return np.choose(np.broadcast_to(a[0], (n,)).astype(np.int64),
-                             [np.broadcast_to(y, (n,)) for y in a[1:]])
-        # truth values take part in arithmetic as 0/1; arithmetic is done in 64 bits, so
-        # that columns stored narrow (int8, int16) never wrap around
-        x0 = a[0].astype(np.int64) if a[0].dtype == bool else a[0]
-        x1 = a[1].astype(np.int64) if a[1].dtype == bool else a[1]
-        if op in _ARITH:
-            return _BIN[op](x0, x1, dtype=np.int64)
-        return _BIN[op](x0, x1)
+    return fold(e, leaf, lambda op, a: _apply(op, a, n))
 
-    return fold(e, leaf, node)
+
+def _apply(op: str, a: list[np.ndarray], n: int) -> np.ndarray:
+    """Operator ``op`` over its operands' values, row by row."""
+    # truth values are usually bool already: no copy then (copy=False)
+    if op in ("and", "or"):
+        r = a[0].astype(bool, copy=False)
+        for y in a[1:]:
+            r = (r & y.astype(bool, copy=False)) if op == "and" else \
+                (r | y.astype(bool, copy=False))
+        return r
+    if op == "not":
+        return ~a[0].astype(bool, copy=False)
+    if op == "implies":
+        return ~a[0].astype(bool, copy=False) | a[1].astype(bool, copy=False)
+    if op == "ite":
+        return np.where(a[0].astype(bool, copy=False), a[1], a[2])
+    if op == "select":  # an index out of range picks the last (see _checked)
+        at = np.clip(np.broadcast_to(a[0], (n,)).astype(np.int64), 0, len(a) - 2)
+        return np.choose(at, [np.broadcast_to(y, (n,)) for y in a[1:]])
+    # truth values take part in arithmetic as 0/1; arithmetic is done in 64 bits, so
+    # that columns stored narrow (int8, int16) never wrap around
+    x0 = a[0].astype(np.int64) if a[0].dtype == bool else a[0]
+    x1 = a[1].astype(np.int64) if a[1].dtype == bool else a[1]
+    if op in _ARITH:
+        return _BIN[op](x0, x1, dtype=np.int64)
+    return _BIN[op](x0, x1)
+
+
+def _checked(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | None,
+             n: int) -> np.ndarray:
+    """``e``'s value, with each reached Select's index checked: each node gives its value
+    and the rows where an out-of-range index reaches it (``None``: none), which ``If``,
+    ``And``, ``Or`` and ``Implies`` pass on only from the operands a row evaluates."""
+    memo: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
+    first: list[tuple[int, int, np.ndarray]] = []  # (index, options, rows) per bad Select
+
+    def go(x: Expr) -> tuple[np.ndarray, np.ndarray | None]:
+        got = memo.get(id(x))
+        if got is not None:
+            return got
+        if not x.selects:
+            r: tuple[np.ndarray, np.ndarray | None] = (_eval(x, cols, nxt, n), None)
+        else:
+            args = [go(y) for y in x.args]
+            vals = [a[0] for a in args]
+            r = (_apply(x.op, vals, n), _reached(x, vals, [a[1] for a in args], n, first))
+        memo[id(x)] = r
+        return r
+
+    value, bad = go(e)
+    if bad is not None and bad.any():
+        row = int(np.argmax(bad))
+        idx, m = next((int(i[row]), k) for i, k, rows in first if rows[row])
+        raise ModelError(f"an array read or Select at index {idx}, outside 0..{m - 1} (in "
+                         f"{int(bad.sum()):,} of {n:,} states)")
+    return value
+
+
+def _reached(x: Expr, vals: list[np.ndarray], bads: list[np.ndarray | None], n: int,
+             first: list[tuple[int, int, np.ndarray]]) -> np.ndarray | None:
+    """The rows where an out-of-range index reaches ``x``: from the operands each row
+    evaluates (Python's order: an ``If`` one branch, ``And``/``Or``/``Implies`` until
+    decided), and for a Select its own index too."""
+    def rows(v: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(np.asarray(v).astype(bool, copy=False), (n,))
+    op, out = x.op, None
+
+    def add(b: np.ndarray | None, where: np.ndarray | None = None) -> None:
+        nonlocal out
+        if b is not None:
+            b = b if where is None else b & where
+            out = b if out is None else out | b
+    if op == "ite":
+        add(bads[0])
+        c = rows(vals[0])
+        add(bads[1], c)
+        add(bads[2], ~c)
+    elif op in ("and", "or", "implies"):
+        live = np.ones(n, dtype=bool)  # rows not decided yet
+        for i, (v, b) in enumerate(zip(vals, bads)):
+            add(b, live)
+            t = rows(v)
+            live = live & (t if op == "and" or (op == "implies" and i == 0) else ~t)
+    elif op == "select":
+        add(bads[0])
+        idx = np.broadcast_to(np.asarray(vals[0]).astype(np.int64), (n,))
+        m = len(vals) - 1
+        oob = (idx < 0) | (idx >= m)
+        if oob.any():
+            first.append((idx, m, oob))
+            add(oob)
+        for j, b in enumerate(bads[1:]):
+            add(b, idx == j)
+    else:
+        for b in bads:
+            add(b)
+    return out
 
 
 _ARITH = frozenset({"add", "sub", "mul", "div", "mod"})

@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from osf_check.models.dsl import Model
-from osf_check.models.expr import Expr, Implies, Or, Slot
+from osf_check.models.expr import Expr, Implies, Or, Slot, bounds
 from osf_check.properties import catalogue
 from osf_check.properties.base import Property
 
@@ -136,6 +136,35 @@ class _Sample:
         return cls(ex, covered, first)
 
 
+def unchecked_index(model: Model, exprs: Sequence[Expr]) -> str | None:
+    """Why z3 cannot judge ``exprs``, if one reads an array (a Select) at an index that
+    its variables' domains let leave the array: the explicit and vector engines stop
+    with a model error in a state that reaches such a read, but z3 reads the last
+    element there, so its proofs and counterexamples could be of another model."""
+    doms = model.slot_domains
+
+    def slot_range(i: int) -> tuple[int, int]:
+        return doms[i].lo, doms[i].hi
+    seen: set[int] = set()
+    todo = [e for e in exprs if e.selects]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen or not x.selects:
+            continue
+        seen.add(id(x))
+        if x.op == "select":
+            lo, hi = bounds(x.args[0], slot_range)
+            if lo < 0 or hi > len(x.args) - 2:
+                at = x.args[0]
+                at_s = model.slot_names[at.value[0]] if at.op == "slot" else "computed"
+                return (f"z3 cannot judge it: an array read or Select at index {at_s}, "
+                        f"which may range over {lo}..{hi}, outside 0..{len(x.args) - 2}, "
+                        "where the model errs and z3 would read the last element "
+                        "(explore checks every state it reaches)")
+        todo.extend(x.args)
+    return None
+
+
 def z3_ms(timeout: float | None) -> int | None:
     """z3's timeout (whole milliseconds, an unsigned 32-bit number) for ``timeout``
     seconds; None for no timeout.  A timeout under a millisecond is one, not none (0 ms
@@ -200,6 +229,8 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
     checked = list(chosen) + [all_props[h] for h in dict.fromkeys(
         h for hs in helpers_of.values() for h in hs) if all_props[h] not in chosen]
     sample = _Sample.take(model, checked, sample_depth, sample_states, say)
+    outside = unchecked_index(model, [e for i in model.instances
+                                      for e in (i.guard, *i.updates.values())])
     mined_cache: list[Expr] | None = None
     results = []
     for p in chosen:
@@ -218,6 +249,10 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
             res.status, res.k = "refuted", len(res.trace[1])
             res.note = "found by the BFS over every state to depth " \
                 f"{min(sample.covered, sample_depth)}"
+            continue
+        blind = outside or unchecked_index(model, checks.invs + [e for _, e in checks.trans])
+        if blind:  # no BMC or induction: z3 would read the last option there
+            res.note = blind
             continue
         t0 = time.perf_counter()
         b = bmc(model, checks, k, timeout_ms=tms)

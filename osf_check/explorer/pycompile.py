@@ -58,8 +58,14 @@ def py_source(e: Expr, names: dict[int, str] | None = None) -> str:
             return f"((not {go(a[0])}) or {go(a[1])})"
         if op == "ite":
             return f"({go(a[1])} if {go(a[0])} else {go(a[2])})"
-        if op == "select":
-            return f"({', '.join(go(y) for y in a[1:])},)[{go(a[0])}]"
+        if op == "select":  # only the option picked is computed, after its index's check
+            opts = [go(y) for y in a[1:]]
+            chain = f"({opts[-1]})"
+            for j in range(len(opts) - 2, 0, -1):
+                chain = f"(({opts[j]}) if _i == {j} else {chain})"
+            if len(opts) == 1:
+                return f"(_ix({go(a[0])}, 1), {opts[0]})[1]"
+            return f"(({opts[0]}) if (_i := _ix({go(a[0])}, {len(opts)})) == 0 else {chain})"
         raise ModelError(f"unknown operator {op}")
 
     return go(e)
@@ -82,11 +88,20 @@ def _shared(exprs: Sequence[Expr]) -> list[Expr]:
 
     for e in exprs:
         walk(e)
-    return [x for x in order if count[id(x)] > 1]
+    # (a node that reads an array at a computed index is left where it is: computed
+    # ahead, it would check an index in states where no branch reads it)
+    return [x for x in order if count[id(x)] > 1 and not x.selects]
+
+
+def _ix(i: int, m: int) -> int:
+    """A Select's index, checked (an array read at a computed index is one)."""
+    if 0 <= i < m:
+        return i
+    raise ModelError(f"an array read or Select at index {i}, outside 0..{m - 1}")
 
 
 def _exec(src: str, name: str) -> Any:
-    env: dict[str, Any] = {}
+    env: dict[str, Any] = {"_ix": _ix}
     exec(compile(src, f"<osf-check:{name}>", "exec"), env)  # noqa: S102 - our own generated code
     return env[name]
 
@@ -124,7 +139,7 @@ def compile_steps(model: Model) -> list[Step]:
     out = []
     for inst in model.instances:
         src = step_source(inst, model)
-        env: dict[str, Any] = {"_DomainError": _named_domain_error(model, inst)}
+        env: dict[str, Any] = {"_DomainError": _named_domain_error(model, inst), "_ix": _ix}
         exec(compile(src, f"<osf-check:{inst.label}>", "exec"), env)  # noqa: S102
         out.append(env["step"])
     return out
@@ -272,7 +287,7 @@ def compile_level(model: Model, trans_insts: set[int], keep_graph: bool,
         pass
 
     env: dict[str, Any] = {"_DomainError": _DomainError, "canon": canon,
-                           "pack": compile_pack(model)}
+                           "pack": compile_pack(model), "_ix": _ix}
     exec(compile(src, f"<osf-check:{model.name}:level>", "exec"), env)  # noqa: S102
     fn = env["expand_level"]
 

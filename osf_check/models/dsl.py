@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .expr import Expr, If, Not, Select, Slot, as_expr  # noqa: F401  (Not: doctest)
+from .expr import Expr, If, Not, OutOfRange, Select, Slot, as_expr, bounds  # noqa: F401
 from .errors import BadValue
 
 __all__ = [
@@ -394,6 +394,28 @@ class Model:
     def bits(self) -> int:
         return sum(d.bits for d in self.slot_domains)
 
+    def check_range(self, e: Expr, what: str) -> None:
+        """Raise :class:`ModelError` if ``e`` (``what``, for the message) could compute
+        past 64-bit integers, which numpy would wrap around without a word (see
+        :func:`~.expr.bounds`)."""
+        within_int64(self.slot_domains, [(e, what)])
+
+
+def within_int64(domains: Sequence["Domain"], exprs: Iterable[tuple[Expr, str]]) -> None:
+    """Check each ``(expression, what it is)`` with every slot over its domain: a
+    :class:`ModelError` names the first that could compute past 64-bit integers."""
+    def slot_range(i: int) -> tuple[int, int]:
+        return domains[i].lo, domains[i].hi
+    exprs = list(exprs)  # (alive while the memo is: its keys are their nodes' ids)
+    memo: dict[int, tuple[int, int]] = {}
+    for e, what in exprs:
+        try:
+            bounds(e, slot_range, memo)
+        except OutOfRange as err:
+            raise ModelError(f"{what}: {err} (numpy, which the vector engine and the "
+                             "graph checks compute with, would wrap it around): narrow "
+                             "the domains or the constants") from None
+
 
 def _where(fn: Callable[..., Any]) -> str:
     """The file and line an action function is defined at."""
@@ -549,8 +571,11 @@ class ModelBuilder:
         variables = list(self._vars.values())
         view = StateView(self._vars)
         doms: list[Domain] = []
+        names: list[str] = []
         for v in variables:
             doms.extend([v.domain] * (v.length or 1))
+            names.extend([v.name] if v.length is None else
+                         [f"{v.name}[{i}]" for i in range(v.length)])
         instances: list[ActionInstance] = []
         for actor, target, params, fn, fair, name, labels in self._actions:
             keys = list(params)
@@ -570,6 +595,9 @@ class ModelBuilder:
                     if guard.op == "false":
                         continue
                     updates = self._resolve(upd, name, args)
+                    within_int64(doms, [(guard, "its guard")]
+                                 + [(e, f"its update of {names[i]}") for i, e in updates.items()]
+                                 + [(e, f"its output {k}") for k, (_, e) in outs.items()])
                 except ModelError as e:
                     raise ModelError(f"{e} (action {name} at {_where(fn)})") from None
                 instances.append(ActionInstance(len(instances), name, actor, target, args,
@@ -596,6 +624,8 @@ class ModelBuilder:
             inits.append(tuple(st))
         q = as_expr(self._quiescent(view)) if self._quiescent else None
         fs = [(n, as_expr(f(view))) for n, f in self._fair_states]
+        within_int64(doms, ([(q, "the quiescent condition")] if q is not None else [])
+                     + [(f, f"fair state {n}") for n, f in fs])
         return Model(self.name, dict(self.params), self.mutant, variables, instances,
                      list(dict.fromkeys(inits)), q, fs, dict(self.constants),
                      tuple(self._actors), list(self._symmetries))

@@ -30,7 +30,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 __all__ = [
     "Expr", "Const", "Slot", "And", "Or", "Not", "If", "Implies", "Iff", "Sum", "Count",
-    "Select", "Min", "Max", "as_expr", "evaluate", "fold", "BOOL_OPS",
+    "Select", "Min", "Max", "as_expr", "evaluate", "fold", "BOOL_OPS", "bounds",
+    "INT64", "OutOfRange",
 ]
 
 #: operators whose value is a truth value (0/1), as opposed to a number
@@ -45,13 +46,16 @@ class Expr:
     variable together with the state it reads: 0 = current, 1 = next).
     """
 
-    __slots__ = ("op", "args", "value")
+    __slots__ = ("op", "args", "value", "selects")
     __hash__ = object.__hash__  # == builds nodes, so identity is the only hash
 
     def __init__(self, op: str, args: tuple["Expr", ...] = (), value: Any = None):
         self.op = op
         self.args = args
         self.value = value
+        #: whether a Select (an array read at a computed index) is in this tree: the
+        #: engines then check that each index they reach is in range
+        self.selects = op == "select" or any(a.selects for a in args)
 
     # arithmetic -------------------------------------------------------------
     def __add__(self, o: Any) -> "Expr":
@@ -248,13 +252,21 @@ def Count(conds: Iterable[Any]) -> Expr:
 def Select(index: Any, options: Sequence[Any]) -> Expr:
     """``options[index]`` for an index that is itself an expression.
 
-    Engines see this as an ``If`` chain (z3, numpy) or a tuple lookup (Python).
-    An index outside ``range(len(options))`` is a model error: every engine
-    may treat it differently, so the model must never produce one.
+    An index outside ``range(len(options))`` in a state that reaches the Select is
+    a model error, in the explicit and vector engines alike; z3 would read the last
+    option there, so ``prove`` leaves unknown what reads a Select whose index the
+    domains let leave its options.  A constant index is checked at once:
+
+    >>> Select(-1, [Const(1), Const(2)])
+    Traceback (most recent call last):
+    ...
+    IndexError: Select index -1 outside 0..1
     """
     opts = tuple(as_expr(o) for o in options)
     index = as_expr(index)
     if index.op == "const":
+        if not 0 <= index.value < len(opts):  # (Python's opts[-1] would be the last)
+            raise IndexError(f"Select index {index.value} outside 0..{len(opts) - 1}")
         return opts[index.value]
     return Expr("select", (index,) + opts)
 
@@ -370,3 +382,89 @@ def evaluate(e: Expr, state: Sequence[int], nxt: Sequence[int] | None = None) ->
         "eq": lambda: x == y, "ne": lambda: x != y, "lt": lambda: x < y,
         "le": lambda: x <= y, "gt": lambda: x > y, "ge": lambda: x >= y,
     }[op]())
+
+
+# ---------------------------------------------------------------------------
+# the values an expression can take: numpy computes in 64 bits and wraps around
+# without a word, where Python and z3 compute exactly, so an expression that could
+# leave 64 bits would make the engines disagree (and a wrapped value that lands in a
+# domain is a wrong successor, not an error)
+
+#: the least and greatest integer every engine computes exactly
+INT64 = (-2**63, 2**63 - 1)
+
+
+class OutOfRange(ValueError):
+    """An expression whose value, or one of its parts', may leave :data:`INT64`."""
+
+
+def bounds(e: Expr, slot_range: Callable[[int], tuple[int, int]],
+           memo: dict[int, tuple[int, int]] | None = None) -> tuple[int, int]:
+    """The least and greatest values of ``e`` when slot ``i`` ranges over
+    ``slot_range(i)`` (an interval: every value in it assumed possible, so the bounds
+    are safe, not tight).  Raises :class:`OutOfRange` if ``e`` or a part of it may
+    leave :data:`INT64`.  ``memo`` (by node id) spares shared nodes a second walk; its
+    nodes must outlive it.
+
+    >>> x = Slot(0)
+    >>> bounds(x * 3 - 1, lambda i: (0, 10))
+    (-1, 29)
+    >>> bounds(If(x > 5, x // 2, x % 4), lambda i: (0, 10))
+    (0, 5)
+    >>> bounds(x * 2**62, lambda i: (0, 3))
+    Traceback (most recent call last):
+    ...
+    osf_check.models.expr.OutOfRange: a product of values in 0..3 and 4611686018427387904..4611686018427387904 may reach 13835058055282163712, past 64-bit integers
+    """
+    memo = {} if memo is None else memo
+
+    def go(x: Expr) -> tuple[int, int]:
+        got = memo.get(id(x))
+        if got is not None:
+            return got
+        op = x.op
+        a: list[tuple[int, int]] = []
+        if op == "const":
+            r = (x.value, x.value)
+        elif op in BOOL_OPS:
+            for y in x.args:
+                go(y)
+            r = (int(op == "true"), int(op != "false"))
+        elif op == "slot":
+            r = slot_range(x.value[0])
+        else:
+            a = [go(y) for y in x.args]
+            r = _bound(op, a)
+        if r[0] < INT64[0] or r[1] > INT64[1]:
+            past = r[0] if r[0] < INT64[0] else r[1]
+            of = " of values in " + " and ".join(f"{lo}..{hi}" for lo, hi in a) if a else ""
+            raise OutOfRange(f"{_WHAT.get(op, 'an expression')}{of} may reach {past}, past "
+                             "64-bit integers")
+        memo[id(x)] = r
+        return r
+
+    return go(e)
+
+
+_WHAT = {"const": "a constant", "slot": "a variable", "add": "a sum", "sub": "a difference",
+         "mul": "a product", "div": "a quotient"}
+
+
+def _bound(op: str, a: list[tuple[int, int]]) -> tuple[int, int]:
+    if op == "ite":
+        return min(a[1][0], a[2][0]), max(a[1][1], a[2][1])
+    if op == "select":
+        return min(lo for lo, _ in a[1:]), max(hi for _, hi in a[1:])
+    (l0, h0), (l1, h1) = a
+    if op == "add":
+        return l0 + l1, h0 + h1
+    if op == "sub":
+        return l0 - h1, h0 - l1
+    if op == "mul":
+        ends = (l0 * l1, l0 * h1, h0 * l1, h0 * h1)
+        return min(ends), max(ends)
+    if op == "div":  # by a positive constant (the DSL allows no other)
+        return l0 // l1, h0 // l1
+    if op == "mod":  # by a positive constant: floor modulo, as numpy and Python do
+        return (l0 % l1, h0 % l1) if l0 // l1 == h0 // l1 else (0, l1 - 1)
+    raise ValueError(f"unknown operator {op!r}")

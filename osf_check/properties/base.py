@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from osf_check.models.dsl import ActionInstance, Model, StateView
+from osf_check.models.dsl import ActionInstance, Model, StateView, within_int64
 from osf_check.models.expr import And, Expr, Slot, fold
 
 __all__ = ["Check", "CheckList", "Property", "Mutant", "Assumption", "KINDS", "Goal", "reads"]
@@ -76,7 +76,10 @@ class Check:
         return self.fn(model.view(0), model.view(1), inst, model)
 
     def goals(self, model: Model) -> list[Goal]:
-        return list(self.fn(model.view(0), model))
+        out = list(self.fn(model.view(0), model))
+        within_int64(model.slot_domains, [(e, f"goal {g.label}") for g in out
+                                          for e in (g.premise, g.goal)])
+        return out
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,12 @@ class CheckList:
                         e = c.trans(model, inst)
                         if e is not None and e.op != "true":
                             trans[inst.index].append((p.id, e))
+        within_int64(model.slot_domains,
+                     [(e, f"property {pid}'s invariant") for pid, e in invs]
+                     + [(e, f"property {pid}'s witness") for pid, e in witnesses]
+                     + [(e, f"property {pid}'s transition check of "
+                         f"{model.instances[i].label}")
+                        for i, row in enumerate(trans) for pid, e in row])
         return cls(invs, witnesses, trans, trans_props)
 
     def compiled(self, inv: Callable[[Expr], Any], trans: Callable[[Expr], Any]) -> "CheckList":
