@@ -499,3 +499,44 @@ def test_z3_does_not_judge_an_array_read_it_cannot_tell_is_inside(tmp_path):
     assert code == 0, err
     [r] = json.loads(out)["properties"]
     assert r["status"] == "proved", r
+
+
+UNBOUNDED = """\
+from osf_check import Check, Int, ModelBuilder, ModelSpec, Property
+
+def build(params, mutant):
+    b = ModelBuilder("NAME", params, mutant, actors=("a",))
+    b.var("x", Int(0, 20), actor="a")
+
+    @b.action("a")
+    def inc(s):
+        return GUARD, {s.x: s.x + 1}
+    b.init(x=0)
+    b.quiescent(lambda s: s.x == 20)
+    return b.build()
+
+SPEC = ModelSpec("NAME", "NAME", (), {}, build)
+PROPERTIES = (Property("D1", "nonnegative", "NAME", "x never drops below 0",
+                       (Check("inv", lambda s, m: s.x >= 0),), ()),)
+"""
+
+
+def test_prove_does_not_prove_what_a_step_out_of_a_domain_breaks(tmp_path):
+    """z3 keeps every state in its domains, so an action that would leave one was an
+    action not taken: x + 1 without a bound errs at 20 in explore (21 steps in, past
+    prove's BFS sample) and prove said "proved (k=1)".  That every enabled action stays
+    in the domains is proved along with each property: unknown here, naming the step;
+    with the bound in the guard, proved as before."""
+    p = tmp_path / "loose.py"
+    p.write_text(UNBOUNDED.replace("NAME", "loose").replace("GUARD", "True"))
+    code, _, err = run("explore", "--model-file", p, "--depth", "unbounded")
+    assert code == 150 and "action inc sets x to 21, outside its domain" in err, err
+    code, out, err = run("prove", "--model-file", p, "--json")
+    [r] = json.loads(out)["properties"]
+    assert code == 152 and r["status"] == "unknown", (code, r)
+    assert "lets inc set x to 21, outside its domain" in r["note"], r["note"]
+    p = tmp_path / "tight.py"
+    p.write_text(UNBOUNDED.replace("NAME", "tight").replace("GUARD", "s.x < 20"))
+    code, out, err = run("prove", "--model-file", p, "--json")
+    [r] = json.loads(out)["properties"]
+    assert code == 0 and (r["status"], r["k"]) == ("proved", 1), r

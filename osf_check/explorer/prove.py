@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from osf_check.models.dsl import Model
-from osf_check.models.expr import Expr, Implies, Or, Slot, bounds
+from osf_check.models.expr import And, Expr, Implies, Or, Slot, bounds, evaluate
 from osf_check.properties import catalogue
 from osf_check.properties.base import Property
 
@@ -136,6 +136,39 @@ class _Sample:
         return cls(ex, covered, first)
 
 
+def domain_obligation(model: Model) -> Expr | None:
+    """That every enabled action sets each variable to a value of its domain, as a state
+    predicate (None: the domains alone see to it).
+
+    z3's steps end in the domains (each state's variables are constrained to theirs),
+    so an action that would leave one is, to z3, an action not taken, where explore
+    stops with a model error.  Proved along with each property, this makes the two
+    the same on every reachable state: the first step out of a domain would start
+    from a state where it holds.  An update that the domains alone keep in bounds
+    (its value's range, :func:`~osf_check.models.expr.bounds`) adds nothing.
+
+    >>> from osf_check.models.two_phase import SPEC
+    >>> domain_obligation(SPEC.build({"rms": 3})) is None
+    True
+    """
+    doms = model.slot_domains
+
+    def slot_range(i: int) -> tuple[int, int]:
+        return doms[i].lo, doms[i].hi
+    parts = []
+    for inst in model.instances:
+        conds = []
+        for i, u in sorted(inst.updates.items()):
+            lo, hi = bounds(u, slot_range)
+            if lo < doms[i].lo:
+                conds.append(u >= doms[i].lo)
+            if hi > doms[i].hi:
+                conds.append(u <= doms[i].hi)
+        if conds:
+            parts.append(Implies(inst.guard, And(*conds)))
+    return And(*parts) if parts else None
+
+
 def unchecked_index(model: Model, exprs: Sequence[Expr]) -> str | None:
     """Why z3 cannot judge ``exprs``, if one reads an array (a Select) at an index that
     its variables' domains let leave the array: the explicit and vector engines stop
@@ -231,6 +264,7 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
     sample = _Sample.take(model, checked, sample_depth, sample_states, say)
     outside = unchecked_index(model, [e for i in model.instances
                                       for e in (i.guard, *i.updates.values())])
+    kept_in = [e for e in [domain_obligation(model)] if e is not None]
     mined_cache: list[Expr] | None = None
     results = []
     for p in chosen:
@@ -268,14 +302,17 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
         # the assumptions are proved along with the property: hypotheses before the
         # checked state, obligations on it, and checked on the base case too
         helper_invs = [e for h in helper_ids for e in PropertyChecks.of(model, [all_props[h]]).invs]
-        joint = PropertyChecks(checks.invs + helper_invs, checks.trans)
+        # and every enabled action keeps its variables in their domains (see
+        # domain_obligation): z3's steps stay in them, explore's would err
+        joint = PropertyChecks(checks.invs + helper_invs + kept_in, checks.trans)
         broken = [h for h in helper_ids if h in sample.first]
-        if not broken and helper_invs and sample.covered < k:
-            hb = bmc(model, PropertyChecks(helper_invs, []), k, timeout_ms=tms)
+        if not broken and (helper_invs or kept_in) and sample.covered < k:
+            hb = bmc(model, PropertyChecks(helper_invs + kept_in, []), k, timeout_ms=tms)
             if hb.timed_out:
                 res.status, res.note = "timeout", "z3 gave up checking the assumptions"
                 continue
-            broken = ["an assumed property"] if hb.depth is not None else []
+            broken = ["an assumed property, or an action leaving a variable's domain,"] \
+                if hb.depth is not None else []
         if broken:
             res.note = f"the assumed {broken[0]} is violated (explore finds it): nothing " \
                        f"can be proved from it"
@@ -324,7 +361,28 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
                 continue
             res.cti = ind2.cti or res.cti
         _deepen(model, checks, res, k, sample, sample_depth, tms)
+        if res.status == "unknown" and kept_in and res.cti is not None:
+            res.note += _leaves_domain(model, res.cti[0][-1])
     return model, results
+
+
+def _leaves_domain(model: Model, state: tuple) -> str:
+    """What the counterexample to induction's last state shows of the domains, if an
+    action enabled there would leave one (the obligation of domain_obligation)."""
+    for inst in model.instances:
+        try:
+            if not evaluate(inst.guard, state):
+                continue
+            vals = [(i, evaluate(u, state)) for i, u in sorted(inst.updates.items())]
+        except IndexError:  # (an array read outside it: not a domain's matter)
+            continue
+        for i, v in vals:
+            if v not in model.slot_domains[i]:
+                return (f"; the induction's last state lets {inst.label} set "
+                        f"{model.slot_names[i]} to {v}, outside its domain, which explore "
+                        "would stop at if a reachable state did (a stronger guard, or a "
+                        "lemma, would settle it)")
+    return ""
 
 
 def _deepen(model: Model, checks: PropertyChecks, res: ProofResult, k: int, sample: _Sample,
