@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .expr import Expr, If, Not, OutOfRange, Select, Slot, as_expr, bounds  # noqa: F401
+from .expr import INT64, Expr, If, Not, OutOfRange, Select, Slot, as_expr, bounds  # noqa: F401
 from .errors import BadValue
 
 __all__ = [
@@ -124,6 +124,9 @@ def Int(lo: int, hi: int) -> Domain:
     """The integers ``lo..hi`` (``lo`` may be negative: a state stores ``v - lo``)."""
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)):
         raise ModelError(f"Int takes two integers, got {lo!r}, {hi!r}")
+    if lo < INT64[0] or hi > INT64[1]:  # numpy's columns hold them (the vector engine's)
+        raise ModelError(f"Int({lo}, {hi}) reaches past 64-bit integers, which the engines "
+                         f"hold values in: keep a domain within {INT64[0]}..{INT64[1]}")
     return Domain("int", lo, hi)
 
 
