@@ -16,46 +16,118 @@ from osf_check.models.dsl import Bool, Enum, Int, ModelBuilder, ModelError
 from osf_check.models.expr import And, Const, Count, If, Implies, Not, Or, Select, Slot, evaluate
 
 NSLOTS = 4
-VALUE = st.integers(0, 3)
+VALUE = st.integers(-2, 3)
 
 
 def exprs() -> st.SearchStrategy:
-    leaf = st.one_of(st.integers(0, 3).map(Const), st.integers(0, NSLOTS - 1).map(Slot))
+    """Any operator over any operands: numbers as truth values (``And(2, 3)``) and truth
+    values as numbers, negative values, and Select indices that may fall outside."""
+    leaf = st.one_of(st.integers(-3, 3).map(Const), st.integers(0, NSLOTS - 1).map(Slot))
 
     def extend(children):
+        two = st.tuples(children, children)
         return st.one_of(
-            st.tuples(children, children).map(lambda t: t[0] + t[1]),
-            st.tuples(children, children).map(lambda t: t[0] - t[1]),
-            st.tuples(children, children).map(lambda t: t[0] == t[1]),
-            st.tuples(children, children).map(lambda t: t[0] < t[1]),
-            st.tuples(children, children).map(lambda t: t[0] >= t[1]),
-            st.tuples(children, children).map(lambda t: And(t[0] != 0, t[1] != 1)),
-            st.tuples(children, children).map(lambda t: Or(t[0] == 2, t[1] > 0)),
-            st.tuples(children, children).map(lambda t: Implies(t[0] == 1, t[1] <= 2)),
-            children.map(lambda c: Not(c == 0)),
-            st.tuples(children, children, children).map(lambda t: If(t[0] > 1, t[1], t[2])),
-            st.tuples(children, children).map(lambda t: t[0] % 3 + t[1] // 2),
-            st.tuples(st.integers(0, NSLOTS - 1), children, children).map(
-                lambda t: Select(Slot(t[0]) % 2, [t[1], t[2]])),
+            two.map(lambda t: t[0] + t[1]),
+            two.map(lambda t: t[0] - t[1]),
+            two.map(lambda t: t[0] * t[1]),
+            two.map(lambda t: t[0] == t[1]),
+            two.map(lambda t: t[0] < t[1]),
+            two.map(lambda t: t[0] >= t[1]),
+            two.map(lambda t: And(t[0], t[1])),
+            two.map(lambda t: Or(t[0], t[1])),
+            two.map(lambda t: Implies(t[0], t[1])),
+            children.map(Not),
+            st.tuples(children, children, children).map(lambda t: If(t[0], t[1], t[2])),
+            two.map(lambda t: t[0] % 3 + t[1] // 2),
+            st.tuples(children, children, children).map(  # (a constant outside: refused)
+                lambda t: Select(Const(t[0].value % 2) if t[0].op == "const" else t[0],
+                                 [t[1], t[2]])),
         )
     return st.recursive(leaf, extend, max_leaves=12)
+
+
+def _reference(e, s):
+    """The reference interpreter's value, or None where a reached Select's index is
+    outside its options (a model error in every engine)."""
+    try:
+        return evaluate(e, s)
+    except IndexError:
+        return None
 
 
 @given(exprs(), st.lists(VALUE, min_size=NSLOTS, max_size=NSLOTS))
 def test_compiled_python_matches_the_reference_interpreter(e, state):
     s = tuple(state)
-    assert int(compile_pred(e)(s)) == evaluate(e, s)
+    want = _reference(e, s)
+    if want is None:
+        with pytest.raises(ModelError, match="outside"):
+            compile_pred(e)(s)
+    else:
+        assert int(compile_pred(e)(s)) == want
 
 
 @given(exprs(), st.lists(st.lists(VALUE, min_size=NSLOTS, max_size=NSLOTS), min_size=1, max_size=8))
 def test_numpy_matches_the_reference_interpreter(e, states):
     cols = [np.array([s[i] for s in states]) for i in range(NSLOTS)]
-    got = np_eval(e, cols, n=len(states))
-    got = np.broadcast_to(got, (len(states),))
-    assert [int(x) for x in got] == [evaluate(e, s) for s in states]
+    want = [_reference(e, s) for s in states]
+    if None in want:
+        with pytest.raises(ModelError, match="outside"):
+            np_eval(e, cols, n=len(states))
+        return
+    got = np.broadcast_to(np_eval(e, cols, n=len(states)), (len(states),))
+    assert [int(x) for x in got] == want
 
 
-def test_numpy_evaluation_frees_its_columns_at_once():
+@given(exprs(), st.lists(VALUE, min_size=NSLOTS, max_size=NSLOTS))
+def test_z3_matches_the_reference_interpreter(e, state):
+    """z3's term for an expression, over constants, has the reference's value wherever
+    that is defined (prove leaves unknown what reads a Select that may fall outside)."""
+    import z3
+    from osf_check.explorer.symbolic import to_z3
+    want = _reference(e, tuple(state))
+    if want is None:
+        return
+    t = z3.simplify(to_z3(e, [z3.IntVal(v) for v in state]))
+    got = (1 if z3.is_true(t) else 0) if z3.is_bool(t) else t.as_long()
+    assert got == want
+
+
+@pytest.mark.parametrize("e, reached", [
+    # the Select at index 5 of two is reached where the operator has not decided yet
+    (Or(Slot(0) == 0, Select(Slot(1), [1, 2])), [False, True]),
+    (And(Slot(0) == 0, Select(Slot(1), [1, 2])), [True, False]),
+    (Implies(Slot(0) == 0, Select(Slot(1), [1, 2])), [True, False]),
+    (If(Slot(0) == 0, 7, Select(Slot(1), [1, 2])), [False, True]),
+    (If(Slot(0) == 0, Select(Slot(1), [1, 2]), 7), [True, False]),
+    (Select(Slot(0), [Select(Slot(1), [1, 2]), 3]), [True, False]),  # option 0 only
+    (Select(Slot(0), [3, Select(Slot(1), [1, 2])]), [False, True]),
+    (Not(Select(Slot(1), [1, 2])) + (Slot(0) == 0), [True, True]),
+])
+def test_a_select_outside_errs_in_the_states_that_reach_it(e, reached):
+    """Rows x = 0 and x = 1, both with index 5: each engine errs exactly where the
+    reference interpreter reaches the Select (Python's order of evaluation)."""
+    states = [(0, 5), (1, 5)]
+    assert [_reference(e, s) is None for s in states] == reached
+    for s, bad in zip(states, reached):
+        cols = [np.array([v]) for v in s]
+        for run in (lambda: compile_pred(e)(s), lambda: np_eval(e, cols, n=1)):
+            if bad:
+                with pytest.raises(ModelError, match="index 5, outside 0..1"):
+                    run()
+            else:
+                run()
+    cols = [np.array([v for v, _ in states]), np.array([i for _, i in states])]
+    if any(reached):
+        with pytest.raises(ModelError, match=f"in {sum(reached)} of 2 states"):
+            np_eval(e, cols, n=2)
+
+
+@pytest.mark.parametrize("e, want", [
+    (If(And(Slot(0) > 2, Slot(1) == 1), Slot(0) + 1, 0), [0, 0, 0, 0, 5, 0, 0, 8]),
+    # a Select is evaluated with its indices checked (another walk of the tree)
+    (If(Slot(0) < 2, Select(Slot(0), [Slot(1), 9]), 0), [0, 9, 0, 0, 0, 0, 0, 0]),
+])
+def test_numpy_evaluation_frees_its_columns_at_once(e, want):
     # the vector engine evaluates guards over whole chunks: if an evaluation left a
     # reference cycle, every intermediate column would wait for the cyclic collector
     # (measured on graph-relay: one process's search peaked at 861 MB with the cycle,
@@ -67,12 +139,12 @@ def test_numpy_evaluation_frees_its_columns_at_once():
     ref = weakref.ref(cols)
     gc.disable()
     try:
-        got = np_eval(If(And(Slot(0) > 2, Slot(1) == 1), Slot(0) + 1, 0), cols)
+        got = np_eval(e, cols)
         del cols
         assert ref() is None, "np_eval left a reference cycle holding its columns"
     finally:
         gc.enable()
-    assert got.tolist() == [0, 0, 0, 0, 5, 0, 0, 8]
+    assert got.tolist() == want
 
 
 def test_next_state_slots_read_the_second_state():

@@ -114,7 +114,10 @@ def _checked(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | No
         memo[id(x)] = r
         return r
 
-    value, bad = go(e)
+    try:
+        value, bad = go(e)
+    finally:
+        del go  # (it names itself: a cycle that would keep memo's columns alive)
     if bad is not None and bad.any():
         row = int(np.argmax(bad))
         idx, m = next((int(i[row]), k) for i, k, rows in first if rows[row])

@@ -31,6 +31,11 @@ def py_source(e: Expr, names: dict[int, str] | None = None) -> str:
     """
     names = names or {}
 
+    def truth(x: Expr) -> str:
+        # Python's `2 and 3` is 3, numpy's and z3's And of them true (1): a number
+        # taken as a truth value is made one first
+        return go(x) if x.op in BOOL_OPS else f"({go(x)} != 0)"
+
     def go(x: Expr) -> str:
         n = names.get(id(x))
         if n is not None:
@@ -49,13 +54,13 @@ def py_source(e: Expr, names: dict[int, str] | None = None) -> str:
         if op in _BIN:
             return f"({go(a[0])} {_BIN[op]} {go(a[1])})"
         if op == "and":
-            return "(" + " and ".join(go(y) for y in a) + ")"
+            return "(" + " and ".join(truth(y) for y in a) + ")"
         if op == "or":
-            return "(" + " or ".join(go(y) for y in a) + ")"
+            return "(" + " or ".join(truth(y) for y in a) + ")"
         if op == "not":
             return f"(not {go(a[0])})"
         if op == "implies":
-            return f"((not {go(a[0])}) or {go(a[1])})"
+            return f"((not {go(a[0])}) or {truth(a[1])})"
         if op == "ite":
             return f"({go(a[1])} if {go(a[0])} else {go(a[2])})"
         if op == "select":  # only the option picked is computed, after its index's check
