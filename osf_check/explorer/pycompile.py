@@ -111,6 +111,15 @@ def _exec(src: str, name: str) -> Any:
     return env[name]
 
 
+def _needs_check(e: Expr, d: Any, doms: Sequence[Any]) -> bool:
+    """Whether an update's value must be checked against its domain ``d`` when the
+    action fires: not a constant inside it, nor a copy of a variable of that domain
+    (a constant outside it errs whenever the action fires, as in the vector engine)."""
+    if e.op == "const":
+        return e.value not in d
+    return not (e.op == "slot" and doms[e.value[0]] is d)
+
+
 def step_source(inst: ActionInstance, model: Model, fname: str = "step") -> str:
     n = model.nslots
     upd = inst.updates
@@ -129,7 +138,7 @@ def step_source(inst: ActionInstance, model: Model, fname: str = "step") -> str:
             # truth values are stored as 0/1, never as Python bools
             lines.append(f"    v{i} = int({src})" if upd[i].op in BOOL_OPS else f"    v{i} = {src}")
             d = doms[i]
-            if upd[i].op != "const" and not (upd[i].op == "slot" and doms[upd[i].value[0]] is d):
+            if _needs_check(upd[i], d, doms):
                 lines.append(f"    if not {d.lo} <= v{i} <= {d.hi}:")
                 lines.append(f"        raise _DomainError({i}, v{i})")
             vals.append(f"v{i}")
@@ -235,7 +244,7 @@ def level_source(model: Model, trans_insts: set[int], keep_graph: bool,
             src = py_source(e, names)
             lines.append(f"{ind}v{i} = int({src})" if e.op in BOOL_OPS else f"{ind}v{i} = {src}")
             d = doms[i]
-            if e.op != "const" and not (e.op == "slot" and doms[e.value[0]] is d):
+            if _needs_check(e, d, doms):
                 lines.append(f"{ind}if not {d.lo} <= v{i} <= {d.hi}:")
                 lines.append(f"{ind}    raise _DomainError({i}, v{i}, {ai})")
             if d.bits:
