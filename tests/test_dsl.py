@@ -14,36 +14,10 @@ from osf_check.explorer.npeval import np_eval
 from osf_check.explorer.pycompile import compile_pred, compile_trans, py_source
 from osf_check.models.dsl import Bool, Enum, Int, ModelBuilder, ModelError
 from osf_check.models.expr import And, Const, Count, If, Implies, Not, Or, Select, Slot, evaluate
+from strategies import exprs
 
 NSLOTS = 4
 VALUE = st.integers(-2, 3)
-
-
-def exprs() -> st.SearchStrategy:
-    """Any operator over any operands: numbers as truth values (``And(2, 3)``) and truth
-    values as numbers, negative values, and Select indices that may fall outside."""
-    leaf = st.one_of(st.integers(-3, 3).map(Const), st.integers(0, NSLOTS - 1).map(Slot))
-
-    def extend(children):
-        two = st.tuples(children, children)
-        return st.one_of(
-            two.map(lambda t: t[0] + t[1]),
-            two.map(lambda t: t[0] - t[1]),
-            two.map(lambda t: t[0] * t[1]),
-            two.map(lambda t: t[0] == t[1]),
-            two.map(lambda t: t[0] < t[1]),
-            two.map(lambda t: t[0] >= t[1]),
-            two.map(lambda t: And(t[0], t[1])),
-            two.map(lambda t: Or(t[0], t[1])),
-            two.map(lambda t: Implies(t[0], t[1])),
-            children.map(Not),
-            st.tuples(children, children, children).map(lambda t: If(t[0], t[1], t[2])),
-            two.map(lambda t: t[0] % 3 + t[1] // 2),
-            st.tuples(children, children, children).map(  # (a constant outside: refused)
-                lambda t: Select(Const(t[0].value % 2) if t[0].op == "const" else t[0],
-                                 [t[1], t[2]])),
-        )
-    return st.recursive(leaf, extend, max_leaves=12)
 
 
 def _reference(e, s):
@@ -55,7 +29,7 @@ def _reference(e, s):
         return None
 
 
-@given(exprs(), st.lists(VALUE, min_size=NSLOTS, max_size=NSLOTS))
+@given(exprs(NSLOTS), st.lists(VALUE, min_size=NSLOTS, max_size=NSLOTS))
 def test_compiled_python_matches_the_reference_interpreter(e, state):
     s = tuple(state)
     want = _reference(e, s)
@@ -66,7 +40,7 @@ def test_compiled_python_matches_the_reference_interpreter(e, state):
         assert int(compile_pred(e)(s)) == want
 
 
-@given(exprs(), st.lists(st.lists(VALUE, min_size=NSLOTS, max_size=NSLOTS), min_size=1, max_size=8))
+@given(exprs(NSLOTS), st.lists(st.lists(VALUE, min_size=NSLOTS, max_size=NSLOTS), min_size=1, max_size=8))
 def test_numpy_matches_the_reference_interpreter(e, states):
     cols = [np.array([s[i] for s in states]) for i in range(NSLOTS)]
     want = [_reference(e, s) for s in states]
@@ -78,7 +52,7 @@ def test_numpy_matches_the_reference_interpreter(e, states):
     assert [int(x) for x in got] == want
 
 
-@given(exprs(), st.lists(VALUE, min_size=NSLOTS, max_size=NSLOTS))
+@given(exprs(NSLOTS), st.lists(VALUE, min_size=NSLOTS, max_size=NSLOTS))
 def test_z3_matches_the_reference_interpreter(e, state):
     """z3's term for an expression, over constants, has the reference's value wherever
     that is defined (prove leaves unknown what reads a Select that may fall outside)."""

@@ -20,31 +20,9 @@ from osf_check.explorer.explicit import bfs
 from osf_check.explorer.symbolic import PropertyChecks, bmc
 from osf_check.explorer.vector import vector_bfs
 from osf_check.models.dsl import Int, ModelBuilder, ModelError
-from osf_check.models.expr import And, Const, If, Implies, Not, Or, Select, Slot
+from osf_check.models.expr import And, Const, Slot
+from strategies import exprs
 from osf_check.properties.base import Check, Property
-
-
-def exprs(nslots: int) -> st.SearchStrategy:
-    leaf = st.one_of(st.integers(-2, 3).map(Const), st.integers(0, nslots - 1).map(Slot))
-
-    def extend(children):
-        two = st.tuples(children, children)
-        return st.one_of(
-            two.map(lambda t: t[0] + t[1]),
-            two.map(lambda t: t[0] - t[1]),
-            two.map(lambda t: t[0] == t[1]),
-            two.map(lambda t: t[0] < t[1]),
-            two.map(lambda t: And(t[0], t[1])),
-            two.map(lambda t: Or(t[0], t[1])),
-            two.map(lambda t: Implies(t[0], t[1])),
-            children.map(Not),
-            st.tuples(children, children, children).map(lambda t: If(t[0], t[1], t[2])),
-            children.map(lambda c: c % 3),
-            st.tuples(children, children, children).map(
-                lambda t: Select(Const(t[0].value % 2) if t[0].op == "const" else t[0],
-                                 [t[1], t[2]])),
-        )
-    return st.recursive(leaf, extend, max_leaves=6)
 
 
 @st.composite
@@ -52,9 +30,10 @@ def models(draw):
     n = draw(st.integers(1, 3))
     doms = [(draw(st.integers(-1, 0)), draw(st.integers(1, 3))) for _ in range(n)]
     init = [draw(st.integers(lo, hi)) for lo, hi in doms]
-    acts = draw(st.lists(st.tuples(exprs(n), st.dictionaries(
-        st.integers(0, n - 1), exprs(n), min_size=1, max_size=n)), min_size=1, max_size=3))
-    inv = draw(exprs(n))
+    e = exprs(n, max_leaves=6)
+    updates = st.dictionaries(st.integers(0, n - 1), e, min_size=1, max_size=n)
+    acts = draw(st.lists(st.tuples(e, updates), min_size=1, max_size=3))
+    inv = draw(e)
     return doms, init, acts, inv
 
 

@@ -367,23 +367,34 @@ SPEC = ModelSpec('mine', 'mine', (), {}, build)
     assert f"{p}:7)" in err  # the decorator's line: where the action starts
 
 
-WIDE = """\
+COUNTER = """\
 from osf_check import Check, Int, ModelBuilder, ModelSpec, Property
 
 def build(params, mutant):
-    b = ModelBuilder("wide", params, mutant, actors=("a",))
-    b.var("x", Int(0, 3), actor="a")
+    b = ModelBuilder("NAME", params, mutant, actors=("a",))
+    b.var("x", Int(0, HI), actor="a")
 
     @b.action("a")
-    def jump(s):
-        return s.x < 3, {s.x: UPDATE}
+    def ACTION(s):
+        return GUARD, {s.x: UPDATE}
     b.init(x=0)
+    b.quiescent(lambda s: s.x == HI)
     return b.build()
 
-SPEC = ModelSpec("wide", "wide", (), {}, build)
-PROPERTIES = (Property("W1", "small", "wide", "x stays small",
+SPEC = ModelSpec("NAME", "NAME", (), {}, build)
+PROPERTIES = (Property("P1", "the-invariant", "NAME", "the invariant",
                        (Check("inv", lambda s, m: INVARIANT),), ()),)
 """
+
+
+def counter(tmp_path, **fill) -> Path:
+    """A model file of one counter x in 0..HI, its one action and invariant filled in."""
+    text = COUNTER
+    for k, v in fill.items():
+        text = text.replace(k, str(v))
+    p = tmp_path / f"{fill['NAME']}.py"
+    p.write_text(text)
+    return p
 
 
 @pytest.mark.parametrize("update, invariant, what", [
@@ -393,15 +404,16 @@ PROPERTIES = (Property("W1", "small", "wide", "x stays small",
      "values in 1..4 and 4611686018427387904..4611686018427387904 may reach "
      "18446744073709551616"),
     # and x * 2**64 == 0 held in every state, where it holds in one
-    ("s.x + 1", "(s.x * 2**62 * 4 == 0)", "property W1's invariant: a product"),
-    ("s.x + 1", "s.x < 2**64", "property W1's invariant: a constant may reach "
+    ("s.x + 1", "(s.x * 2**62 * 4 == 0)", "property P1's invariant: a product"),
+    ("s.x + 1", "s.x < 2**64", "property P1's invariant: a constant may reach "
      "18446744073709551616"),
 ])
 def test_arithmetic_past_64_bits_is_refused_not_wrapped(tmp_path, update, invariant, what):
     """numpy computes in 64 bits and wraps around without a word, Python and z3 do not:
     an expression that could leave 64 bits over its variables' domains is a mistake in
     the model (150, naming it), on every engine, not a silent difference between them."""
-    p = _file(tmp_path, WIDE.replace("UPDATE", update).replace("INVARIANT", invariant))
+    p = counter(tmp_path, NAME="wide", HI=3, ACTION="jump", GUARD="s.x < 3", UPDATE=update,
+                INVARIANT=invariant)
     for engine in ("vector", "explicit"):
         code, out, err = run("explore", "--model-file", p, "--depth", "unbounded",
                              "--engine", engine)
@@ -501,42 +513,21 @@ def test_z3_does_not_judge_an_array_read_it_cannot_tell_is_inside(tmp_path):
     assert r["status"] == "proved", r
 
 
-UNBOUNDED = """\
-from osf_check import Check, Int, ModelBuilder, ModelSpec, Property
-
-def build(params, mutant):
-    b = ModelBuilder("NAME", params, mutant, actors=("a",))
-    b.var("x", Int(0, 20), actor="a")
-
-    @b.action("a")
-    def inc(s):
-        return GUARD, {s.x: s.x + 1}
-    b.init(x=0)
-    b.quiescent(lambda s: s.x == 20)
-    return b.build()
-
-SPEC = ModelSpec("NAME", "NAME", (), {}, build)
-PROPERTIES = (Property("D1", "nonnegative", "NAME", "x never drops below 0",
-                       (Check("inv", lambda s, m: s.x >= 0),), ()),)
-"""
-
-
 def test_prove_does_not_prove_what_a_step_out_of_a_domain_breaks(tmp_path):
     """z3 keeps every state in its domains, so an action that would leave one was an
     action not taken: x + 1 without a bound errs at 20 in explore (21 steps in, past
     prove's BFS sample) and prove said "proved (k=1)".  That every enabled action stays
     in the domains is proved along with each property: unknown here, naming the step;
     with the bound in the guard, proved as before."""
-    p = tmp_path / "loose.py"
-    p.write_text(UNBOUNDED.replace("NAME", "loose").replace("GUARD", "True"))
+    fill = dict(HI=20, ACTION="inc", UPDATE="s.x + 1", INVARIANT="s.x >= 0")
+    p = counter(tmp_path, NAME="loose", GUARD="True", **fill)
     code, _, err = run("explore", "--model-file", p, "--depth", "unbounded")
     assert code == 150 and "action inc sets x to 21, outside its domain" in err, err
     code, out, err = run("prove", "--model-file", p, "--json")
     [r] = json.loads(out)["properties"]
     assert code == 152 and r["status"] == "unknown", (code, r)
     assert "lets inc set x to 21, outside its domain" in r["note"], r["note"]
-    p = tmp_path / "tight.py"
-    p.write_text(UNBOUNDED.replace("NAME", "tight").replace("GUARD", "s.x < 20"))
+    p = counter(tmp_path, NAME="tight", GUARD="s.x < 20", **fill)
     code, out, err = run("prove", "--model-file", p, "--json")
     [r] = json.loads(out)["properties"]
     assert code == 0 and (r["status"], r["k"]) == ("proved", 1), r
