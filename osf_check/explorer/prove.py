@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from osf_check.models.dsl import Model
+from osf_check.models.dsl import Model, slot_ranges
 from osf_check.models.expr import And, Expr, Implies, Or, Slot, bounds, evaluate
 from osf_check.properties import catalogue
 from osf_check.properties.base import Property
@@ -152,9 +152,7 @@ def domain_obligation(model: Model) -> Expr | None:
     True
     """
     doms = model.slot_domains
-
-    def slot_range(i: int) -> tuple[int, int]:
-        return doms[i].lo, doms[i].hi
+    slot_range = slot_ranges(doms)
     parts = []
     for inst in model.instances:
         conds = []
@@ -174,10 +172,7 @@ def unchecked_index(model: Model, exprs: Sequence[Expr]) -> str | None:
     its variables' domains let leave the array: the explicit and vector engines stop
     with a model error in a state that reaches such a read, but z3 reads the last
     element there, so its proofs and counterexamples could be of another model."""
-    doms = model.slot_domains
-
-    def slot_range(i: int) -> tuple[int, int]:
-        return doms[i].lo, doms[i].hi
+    slot_range = slot_ranges(model.slot_domains)
     seen: set[int] = set()
     todo = [e for e in exprs if e.selects]
     while todo:

@@ -404,11 +404,16 @@ class Model:
         within_int64(self.slot_domains, [(e, what)])
 
 
+def slot_ranges(domains: Sequence["Domain"]) -> Callable[[int], tuple[int, int]]:
+    """Each slot's least and greatest value, by slot number (what :func:`~.expr.bounds`
+    takes)."""
+    return [(d.lo, d.hi) for d in domains].__getitem__
+
+
 def within_int64(domains: Sequence["Domain"], exprs: Iterable[tuple[Expr, str]]) -> None:
     """Check each ``(expression, what it is)`` with every slot over its domain: a
     :class:`ModelError` names the first that could compute past 64-bit integers."""
-    def slot_range(i: int) -> tuple[int, int]:
-        return domains[i].lo, domains[i].hi
+    slot_range = slot_ranges(domains)
     exprs = list(exprs)  # (alive while the memo is: its keys are their nodes' ids)
     memo: dict[int, tuple[int, int]] = {}
     for e, what in exprs:
