@@ -397,12 +397,6 @@ class Model:
     def bits(self) -> int:
         return sum(d.bits for d in self.slot_domains)
 
-    def check_range(self, e: Expr, what: str) -> None:
-        """Raise :class:`ModelError` if ``e`` (``what``, for the message) could compute
-        past 64-bit integers, which numpy would wrap around without a word (see
-        :func:`~.expr.bounds`)."""
-        within_int64(self.slot_domains, [(e, what)])
-
 
 def slot_ranges(domains: Sequence["Domain"]) -> Callable[[int], tuple[int, int]]:
     """Each slot's least and greatest value, by slot number (what :func:`~.expr.bounds`
