@@ -102,14 +102,38 @@ def load(model: Any) -> str:
     if isinstance(model, Model):
         if model.name not in catalogue.MODELS:
             spec = ModelSpec(model.name, model.name, (), {}, lambda params, mutant: model)
-            catalogue.register(spec, source="python object (a built Model)")
+            catalogue.register(spec, source=BUILT)
+        elif not _same_model(model):
+            raise BadValue(
+                f"a model named {model.name!r} is registered already (from "
+                f"{catalogue.SOURCES[model.name]}), and this Model is another one (its "
+                "variables, actions, initial or end states differ"
+                + (" from that model's at its parameters and mutant; one built with "
+                   "assumptions dropped is Checker(name).drop(...)"
+                   if catalogue.SOURCES[model.name] != BUILT else "")
+                + "): give it a name of its own (ModelBuilder's first argument)")
         return model.name
     if isinstance(model, types.ModuleType) or hasattr(model, "SPEC") or hasattr(model, "SPECS"):
         source = f"module {getattr(model, '__name__', type(model).__name__)}"
-        done = catalogue.from_source(source)
-        return _one(done or sources.register_module(model, source=source), source)
+        return _one(sources.load_module(model, source=source), source)
     raise BadValue(f"cannot check a {type(model).__name__}: give a model name, a ModelSpec, "
                    "a built Model, a module with SPEC, or a model file's path")
+
+
+#: where a built Model passed to a Checker is registered from
+BUILT = "python object (a built Model)"
+
+
+def _same_model(model: Model) -> bool:
+    """Whether the catalogue's model of ``model``'s name, built at its parameters and
+    mutant, is ``model`` (the one a checker of that name would check)."""
+    spec = catalogue.MODELS[model.name]
+    try:
+        theirs = spec.build({} if catalogue.SOURCES[model.name] == BUILT else model.params,
+                            model.mutant)
+    except Exception:  # noqa: BLE001 (parameters or a mutant that model does not take,
+        return False   # or its build fails on them: either way not this model)
+    return theirs.fingerprint() == model.fingerprint()
 
 
 def _one(names: list[str], where: str) -> str:
@@ -144,7 +168,7 @@ class Checker:
         if isinstance(self.model, Model):  # a built model brings its parameters
             object.__setattr__(self, "_params", {**self.model.params, **self._params})
             object.__setattr__(self, "_mutant", self._mutant or self.model.mutant)
-            if catalogue.SOURCES[name] == "python object (a built Model)":
+            if catalogue.SOURCES[name] == BUILT:
                 object.__setattr__(self, "_params", {})
         object.__setattr__(self, "model", name)
 

@@ -84,6 +84,37 @@ def test_a_checkpoint_of_other_parameters_is_refused(tmp_path):
     assert r.exit_code == 150 and "mutant is None there" in r.stderr
 
 
+@pytest.mark.parametrize("was, now, words", [
+    ("b.init(x=0)", "b.init(x=2)", "the model is not the one it was written for"),
+    ("b.quiescent(lambda s: s.x == 9)", "b.quiescent(lambda s: s.x == 5)",
+     "the model is not the one it was written for"),
+    ("lambda s, m: s.x != 7", "lambda s, m: s.x != 1",
+     "the properties' expressions are not the ones"),
+])
+def test_a_checkpoint_of_a_model_file_edited_since_is_refused(tmp_path, was, now, words):
+    """The identity held names, parameters and the actions' guards and updates only: a
+    model file whose initial state moved resumed from the old one's states (it reported
+    x = 0 and x = 1, which it cannot reach, and a counterexample from x = 0), and a
+    property edited under its id kept the old one's verdicts on the levels judged."""
+    from test_user_models import counter
+    p = counter(tmp_path, NAME="edited", HI=9, ACTION="inc", GUARD="s.x < 9",
+                UPDATE="s.x + 1", INVARIANT="s.x != 7")
+    cp = tmp_path / "cp"
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "osf_check.cli", "explore", "--model-file",
+                               str(p), "--continue", *args], capture_output=True, text=True)
+    first = cli("--depth", "3", "--checkpoint", str(cp), "--checkpoint-every", "0")
+    assert first.returncode == 0 and (cp / "state.npz").exists(), first.stderr
+    assert cli("--depth", "unbounded", "--resume", str(cp)).returncode == 12  # as it was
+    text = p.read_text()
+    assert was in text
+    p.write_text(text.replace(was, now))
+    r = cli("--depth", "unbounded", "--resume", str(cp))
+    assert r.returncode == 150, r.stdout + r.stderr
+    assert words in r.stderr and "start the run again" in r.stderr, r.stderr
+
+
 def test_a_corrupt_checkpoint_is_bad_input(tmp_path):
     cp = tmp_path / "cp"
     cp.mkdir()
@@ -142,4 +173,4 @@ def test_the_checkpoint_records_what_it_belongs_to(tmp_path):
         ident = json.loads(str(z["meta"]))["identity"]
     assert ident["model"] == "two-phase" and ident["params"] == {"rms": 3}
     assert ident["engine"] == "vector" and ident["tool"].startswith("osf-check ")
-    assert set(ident) >= {"mutant", "properties", "structure"}
+    assert set(ident) >= {"mutant", "properties", "structure", "checks"}

@@ -125,6 +125,66 @@ def test_the_api_takes_a_spec_a_built_model_or_a_module(model_file):
         .distinct == 16
 
 
+def _countdown(name, start):
+    b = osf_check.ModelBuilder(name)
+    b.var("n", osf_check.Int(-2, 3), actor="clock")
+
+    @b.action("clock")
+    def tick(s):
+        return s.n > -2, {s.n: s.n - 1}
+    b.init(n=start)
+    return b.build()
+
+
+def test_a_built_model_is_checked_as_itself_or_refused_never_swapped_for_another():
+    """A built Model was looked up by its name: a second one of the same name was
+    checked as the first (4 states where it has 6), and one named like a shipped model
+    as that model (TwoPhase's 288 states, its property T1)."""
+    first = osf_check.Checker(_countdown("countdown-twice", 1)).depth(None).explore()
+    assert first.distinct == 4
+    again = osf_check.Checker(_countdown("countdown-twice", 1)).depth(None).explore()
+    assert again.distinct == 4  # the same model, built again: the same name is fine
+    for other in (_countdown("countdown-twice", 3), _countdown("two-phase", 1)):
+        with pytest.raises(osf_check.BadValue, match=f"a model named '{other.name}' is "
+                           "registered already .* give it a name of its own"):
+            osf_check.Checker(other)
+    from osf_check.models.two_phase import SPEC  # the shipped model built: itself
+    r = osf_check.Checker(SPEC.build({"rms": 3})).depth(None).explore()
+    assert (r.distinct, r.model.params) == (288, {"rms": 3})
+
+
+def test_a_model_file_edited_since_it_was_loaded_is_loaded_anew(model_file):
+    """In one process (a notebook, a script checking twice), the file as it is now is
+    checked: a second load of an edited file returned the first one's models."""
+    text = model_file.read_text()
+    before = osf_check.Checker(model_file).depth(None).keep_going().explore()
+    model_file.write_text(text.replace("SMALL, BIG = 3, 5", "SMALL, BIG = 3, 6"))
+    after = osf_check.Checker(model_file).depth(None).keep_going().explore()
+    assert (before.distinct, before.status["D2"]) == (16, "violated")
+    assert (after.distinct, after.status["D2"]) == (6, "holds")  # gcd(3, 6) = 3: never 4
+    assert osf_check.load_file(model_file) == ["diehard"]  # unedited: nothing loaded
+    assert len(catalogue.properties_of("diehard")) == 2  # the old ones are gone
+
+
+def test_a_module_reloaded_since_it_was_checked_is_registered_anew(tmp_path, monkeypatch):
+    import importlib
+    text = DIEHARD.read_text().replace('"diehard"', '"diehard-module"')
+    (tmp_path / "jugs_module.py").write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import jugs_module
+    try:
+        assert osf_check.Checker(jugs_module).depth(None).keep_going().explore().distinct == 16
+        # the build function itself changed: the old one is not the module's any more
+        (tmp_path / "jugs_module.py").write_text(text.replace(
+            "    b.init(small=0, big=0)", "    b.init(small=0, big=BIG)"))
+        importlib.invalidate_caches()
+        importlib.reload(jugs_module)
+        r = osf_check.Checker(jugs_module).depth(None).keep_going().explore()
+        assert r.model.initial_states == [(0, 5)]
+    finally:
+        sys.modules.pop("jugs_module", None)
+
+
 def test_a_model_built_by_hand_is_checked_for_deadlocks():
     b = osf_check.ModelBuilder("countdown-by-hand")
     b.var("n", osf_check.Int(-2, 1), actor="clock")

@@ -21,33 +21,45 @@ import numpy as np
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 from osf_check.output import write_whole
-from osf_check.properties.base import Property
+from osf_check.properties.base import CheckList, Property
 
 from .store import STORE_VERSION
 
-__all__ = ["run_identity", "save", "load", "damaged"]
+__all__ = ["run_identity", "checks_digest", "save", "load", "damaged"]
 
 
 def run_identity(model: Model, props: Sequence[Property], *, keep_graph: bool,
                  check_deadlock: bool, symmetry: Sequence[str] = ()) -> dict[str, Any]:
     """What a checkpoint belongs to: resuming it under anything else would mix two runs.
-    ``structure`` is a digest of every guard and update, so a mutant, a dropped
-    assumption or an edited model changes it even where the names stay the same."""
+    ``structure`` is the model's :meth:`~osf_check.models.dsl.Model.fingerprint` (every
+    guard and update, the initial and end states, fairness), so that a mutant, a dropped
+    assumption or an edited model changes it even where the names stay the same;
+    ``checks`` a digest of every property's expressions (a checkpoint keeps the verdicts
+    its levels were judged to, by the properties of then)."""
     from importlib.metadata import PackageNotFoundError, version
     try:
         tool = version("osf-check")
     except PackageNotFoundError:
         tool = "unknown"
-    h = hashlib.sha256()
-    for v in model.variables:
-        h.update(repr((v.name, [str(model.slot_domains[i]) for i in v.slots])).encode())
-    for inst in model.instances:
-        h.update(repr((inst.label, inst.guard, sorted(inst.updates.items()))).encode())
     return {"tool": f"osf-check {tool}", "engine": "vector", "model": model.name,
             "params": dict(model.params), "mutant": model.mutant,
             "properties": [p.id for p in props], "graph": keep_graph,
             "deadlock": check_deadlock, "symmetry": list(symmetry),
-            "structure": h.hexdigest()[:16]}
+            "structure": model.fingerprint(), "checks": checks_digest(model, props)}
+
+
+def checks_digest(model: Model, props: Sequence[Property]) -> str:
+    """A digest of what ``props`` check on ``model``: invariants, witnesses and limits,
+    transition checks, and the premises and goals of reach and fair checks."""
+    cl = CheckList.of(model, props)
+    h = hashlib.sha256()
+    h.update(repr((cl.invs, cl.witnesses, cl.trans, cl.trans_props)).encode())
+    for p in props:
+        for c in p.checks:
+            if c.kind in ("reach", "fair"):
+                h.update(repr((p.id, c.kind, [(g.label, g.premise, g.goal)
+                                              for g in c.goals(model)])).encode())
+    return h.hexdigest()[:16]
 
 
 def save(d: Path, meta: dict[str, Any], **arrays: object) -> None:
@@ -76,14 +88,23 @@ def load(d: Path, ident: dict[str, Any]) -> dict[str, Any]:
     theirs = meta.get("identity", {})
     for k, mine in ident.items():
         if theirs.get(k) != mine:
-            raise BadValue(f"--resume {d}: the checkpoint belongs to another run: {k} is "
-                           f"{theirs.get(k)!r} there and {mine!r} here")
+            what = _CHANGED.get(k, f"{k} is {theirs.get(k)!r} there and {mine!r} here")
+            raise BadValue(f"--resume {d}: the checkpoint belongs to another run: {what}")
     why = damaged(st, graph=bool(ident.get("graph")))
     if why is not None:
         raise BadValue(f"--resume {d}: the checkpoint is damaged ({why}): resume an intact "
                        "copy, or start the run again")
     st["meta"] = meta
     return st
+
+
+#: what a difference in a digest of the identity means, said without the digests
+_CHANGED = {
+    "structure": "the model is not the one it was written for (its variables, actions, "
+                 "initial states, end states or fairness changed since): start the run again",
+    "checks": "the properties' expressions are not the ones its levels were judged by "
+              "(edited since): start the run again",
+}
 
 
 def damaged(st: dict[str, Any], *, graph: bool) -> str | None:

@@ -25,6 +25,7 @@ elements is n slots).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -396,6 +397,38 @@ class Model:
 
     def bits(self) -> int:
         return sum(d.bits for d in self.slot_domains)
+
+    def fingerprint(self) -> str:
+        """A digest of everything a search of this model reads: its variables and their
+        domains, every action instance (guard, updates, fairness, outputs), the initial
+        states, the legitimate end states, the fair states and the symmetric sets (not
+        its name, parameters or documentation).  Two models with one fingerprint are one
+        transition system; a checkpoint, or a model registered under the same name,
+        whose fingerprint differs is of another one.
+
+        >>> from osf_check.models.two_phase import SPEC
+        >>> a, b = SPEC.build({"rms": 2}), SPEC.build({"rms": 2})
+        >>> a.fingerprint() == b.fingerprint() != SPEC.build({"rms": 3}).fingerprint()
+        True
+        >>> b.initial_states = [tuple(1 - v for v in b.initial_states[0])]
+        >>> a.fingerprint() == b.fingerprint()
+        False
+        """
+        h = hashlib.sha256()
+
+        def put(*parts: Any) -> None:
+            h.update(repr(parts).encode())
+            h.update(b"\0")
+        for v in self.variables:
+            put("var", v.name, v.length, str(v.domain), repr(v.domain))
+        for a in self.instances:
+            put("action", a.label, a.guard, sorted(a.updates.items()), a.fairness,
+                sorted((k, repr(d), e) for k, (d, e) in a.outputs.items()))
+        put("init", self.initial_states)
+        put("quiescent", self.quiescent)
+        put("fair states", self.fair_states)
+        put("symmetric", [(s.name, s.size, s.arrays, s.refs) for s in self.symmetries])
+        return h.hexdigest()[:16]
 
 
 def slot_ranges(domains: Sequence["Domain"]) -> Callable[[int], tuple[int, int]]:

@@ -24,7 +24,8 @@ from osf_check.models.errors import BadValue, UnknownName
 from .base import Assumption, Mutant, Property
 
 __all__ = ["MODELS", "PROPERTIES", "MUTANTS", "ASSUMPTIONS", "SOURCES", "spec",
-           "properties_of", "mutant", "select_properties", "default_models", "register"]
+           "properties_of", "mutant", "select_properties", "default_models", "register",
+           "unregister"]
 
 MODELS: dict[str, ModelSpec] = {}
 PROPERTIES: tuple[Property, ...] = ()
@@ -67,6 +68,20 @@ for _spec, _props in ((graph_relay.SPEC, a_props), (wire_relay.SPEC, b_props),
                       (two_phase.SPEC, t_props)):
     register(_spec, _props.PROPERTIES, _props.MUTANTS, getattr(_props, "ASSUMPTIONS", ()),
              source="built-in")
+
+
+def unregister(source: str) -> list[str]:
+    """Take out the models ``source`` registered, with their properties, mutants and
+    assumptions (a model file edited since it was loaded is then loaded anew); returns
+    their names."""
+    global PROPERTIES, MUTANTS, ASSUMPTIONS
+    names = from_source(source)
+    for n in names:
+        del MODELS[n], SOURCES[n]
+    PROPERTIES = tuple(p for p in PROPERTIES if p.model not in names)
+    MUTANTS = tuple(m for m in MUTANTS if m.model not in names)
+    ASSUMPTIONS = tuple(a for a in ASSUMPTIONS if a.model not in names)
+    return names
 
 
 def default_models() -> list[str]:

@@ -47,10 +47,12 @@ from osf_check.models.spec import ModelSpec
 from . import catalogue
 from .base import Assumption, Mutant, Property, mutant_catalogue
 
-__all__ = ["UserModelError", "load_file", "load_entry_points", "register_module",
-           "GROUP"]
+__all__ = ["UserModelError", "load_file", "load_module", "load_entry_points",
+           "register_module", "specs_of", "GROUP"]
 
 GROUP = "osf_check.models"
+#: a digest of each model file's text when it was loaded, by its source
+_LOADED: dict[str, str] = {}
 
 
 class UserModelError(InputError):
@@ -97,10 +99,7 @@ def _wrap_properties(props: tuple[Property, ...], path: Path) -> tuple[Property,
 def register_module(module: Any, *, source: str, path: Path | None = None) -> list[str]:
     """Register every model ``module`` defines (see the module's docstring); returns their
     names.  ``path``: the user's file, whose lines errors then name."""
-    specs = getattr(module, "SPECS", None)
-    if specs is None:
-        specs = [getattr(module, "SPEC")] if hasattr(module, "SPEC") else []
-    specs = list(specs)
+    specs = specs_of(module)
     if not specs or not all(isinstance(s, ModelSpec) for s in specs):
         raise BadValue(f"{source} defines no SPEC (an osf_check.ModelSpec) or SPECS: "
                        "see 'Writing your own model' in the README")
@@ -132,6 +131,24 @@ def register_module(module: Any, *, source: str, path: Path | None = None) -> li
                            [m for m in mutants if m.model == s.name],
                            [a for a in assumptions if a.model == s.name], source=source)
     return names
+
+
+def specs_of(module: Any) -> list[Any]:
+    """What ``module`` defines as its models: ``SPECS``, or ``[SPEC]``."""
+    specs = getattr(module, "SPECS", None)
+    if specs is None:
+        specs = [getattr(module, "SPEC")] if hasattr(module, "SPEC") else []
+    return list(specs)
+
+
+def load_module(module: Any, *, source: str) -> list[str]:
+    """Register ``module``'s models unless they are registered already; a module reloaded
+    since (other ModelSpec objects) has its old models taken out first."""
+    done = catalogue.from_source(source)
+    if done and [catalogue.MODELS[n] for n in done] == specs_of(module):
+        return done
+    catalogue.unregister(source)
+    return register_module(module, source=source)
 
 
 def _check_spec(sp: ModelSpec, source: str) -> None:
@@ -166,16 +183,23 @@ def _check_types(mutants: Any, assumptions: Any) -> None:
 
 def load_file(path: str | Path) -> list[str]:
     """Load a model file from anywhere (it need not be importable) and register its
-    models; returns their names.  Loading the same file again changes nothing."""
+    models; returns their names.  Loading the same file again changes nothing, unless
+    it was edited since: its old models are then taken out and the file loaded anew
+    (a checker of one of them made before then checks the new one)."""
     p = Path(path)
     if not p.is_file():
         raise BadValue(f"model file {p}: no such file")
     if p.suffix != ".py":
         raise BadValue(f"model file {p}: a model file is Python source ending in .py")
     source = f"file {p.resolve()}"
+    try:
+        text = hashlib.sha256(p.read_bytes()).hexdigest()
+    except OSError as e:
+        raise BadValue(f"model file {p}: cannot read it ({e.strerror})") from None
     done = catalogue.from_source(source)
-    if done:
+    if done and _LOADED.get(source) == text:
         return done
+    catalogue.unregister(source)
     digest = hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:12]
     name = f"osf_check_user_model_{p.stem.replace('-', '_')}_{digest}"
     spec = importlib.util.spec_from_file_location(name, p)
@@ -188,7 +212,9 @@ def load_file(path: str | Path) -> list[str]:
     except (Exception, SystemExit) as exc:  # sys.exit too: no silent exit status of its own
         del sys.modules[name]
         raise UserModelError.located(exc, p, "while loading the file") from exc
-    return register_module(module, source=source, path=p)
+    names = register_module(module, source=source, path=p)
+    _LOADED[source] = text
+    return names
 
 
 def load_entry_points() -> list[str]:
