@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from osf_check.cli import main
+from osf_check.models.errors import BadValue
 import numpy as np
 
 from osf_check.simulate.experiments import STRATEGIES, Facts, Relay, _polls, idempotency, lost_post, \
@@ -57,11 +58,21 @@ def test_runs_of_a_day_and_more_are_simulated_to_their_end():
     cid = r.submit("a-long-run")
     r.settle()
     assert r.ended[cid] >= 1.5e6
-    t = lost_post(1, 0, Facts(floor=5_000.0))
+    t = lost_post(1, 0, Facts(floor=5_000.0, median_run=5_000.0, sigma=0.0))
     rows = {row[0]: row for row in t.rows}
     assert rows["on"][1] == "completed" and rows["off"][1] == "running"
     assert t.columns[1] == "final status (after 10,046 s)"  # 2 × (5,000 + 20 + 3)
     assert lost_post(1, 0, Facts()).columns[1] == "final status (after 1 h)"
+
+
+def test_a_shortest_run_above_the_median_is_bad_input():
+    """max(floor, log-normal) has the floor as its median then: every table named a
+    median that no run had."""
+    with pytest.raises(BadValue, match=r"the shortest run time \(500 s\) is above the "
+                       r"median \(1 s\)"):
+        Facts(floor=500.0, median_run=1.0)
+    at_median = Facts(floor=60.0, median_run=60.0)  # accepted
+    assert at_median.run_times(np.random.default_rng(0), 100).min() == 60.0
 
 
 def test_same_key_queues_each_run_once_and_fresh_keys_do_not():

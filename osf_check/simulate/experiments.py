@@ -21,6 +21,7 @@ from osf_check.relay.graph.desktop import DesktopRelay
 from osf_check.relay.graph.payload import RESULT_LIMIT, completion_payload
 from osf_check.relay.graph.server import GraphServer
 from osf_check.fuzz.mutants import NoOutbox
+from osf_check.models.errors import BadValue
 
 SID = "gs_" + "5e" * 16
 
@@ -33,6 +34,14 @@ class Facts:
     sigma: float = 0.8  # log-normal shape (the spec gives the median and the floor)
     floor: float = 5.0
     loss: float = 0.30
+
+    def __post_init__(self) -> None:
+        # run times are max(floor, a log-normal of this median): a floor above the
+        # median makes it the median too, and every table would name the wrong one
+        if self.floor > self.median_run:
+            raise BadValue(f"the shortest run time ({self.floor:g} s) is above the median "
+                           f"({self.median_run:g} s): the median of run times is at least "
+                           "their shortest (raise --median-run or lower --min-run)")
 
     def run_times(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return np.maximum(self.floor, rng.lognormal(math.log(self.median_run), self.sigma, n))
