@@ -487,6 +487,39 @@ def test_arithmetic_past_64_bits_is_refused_not_wrapped(tmp_path, update, invari
     assert "(action jump at " in err
 
 
+@pytest.mark.parametrize("answer, what", [
+    ("s.x - 1", "action ask's output answer is -1, outside its domain Enum('ok', 'busy')"),
+    ("Select(s.x, [0, 1])", "action ask's output answer: Select index 2 outside 0..1"),
+])
+def test_an_output_outside_its_domain_is_the_models_mistake_not_another_name(tmp_path,
+                                                                            answer, what):
+    """An enum output of -1 was shown as the enum's last name (Python's negative index):
+    the trace said "busy" where the model computed nothing it declares, and a log's
+    "busy" would have matched it; a Select past its end was an internal error."""
+    p = tmp_path / "outs.py"
+    p.write_text(textwrap.dedent(f"""\
+        from osf_check import Check, Enum, Int, ModelBuilder, ModelSpec, Property, Select
+
+        def build(params, mutant):
+            b = ModelBuilder("outs", params, mutant, actors=("a",))
+            b.var("x", Int(0, 3), actor="a")
+
+            @b.action("a")
+            def ask(s):
+                return s.x < 3, {{s.x: s.x + 1}}, {{"answer": (Enum("ok", "busy"), {answer})}}
+            b.init(x=0)
+            b.quiescent(lambda s: s.x == 3)
+            return b.build()
+
+        SPEC = ModelSpec("outs", "outs", (), {{}}, build)
+        PROPERTIES = (Property("P1", "p", "outs", "x stays below 3",
+                               (Check("inv", lambda s, m: s.x < 3),), ()),)
+        """))
+    code, out, err = run("explore", "--model-file", p, "--depth", "unbounded", "--json")
+    assert code == 150 and out == "", (code, out, err)
+    assert err.strip().splitlines()[-1] == f"osf-check: model error: {what}"
+
+
 def test_the_shipped_models_fit_64_bits_at_each_parameters_largest():
     """The bounds refuse nothing the shipped models and properties compute, with any one
     parameter at its largest (building them checks every expression)."""

@@ -25,7 +25,6 @@ from typing import Any, Callable
 from osf_check.explorer.explicit import bfs
 from osf_check.explorer.pycompile import compile_pack, compile_pred, compile_steps, compile_trans
 from osf_check.models.dsl import Model
-from osf_check.models.expr import evaluate
 from osf_check.properties import catalogue
 from osf_check.properties.base import CheckList
 
@@ -128,8 +127,8 @@ class Checker:
             raise Divergence(f"after {inst.label} the desktop would take "
                              f"{sorted(offered - decided) or 'nothing'} where the model enables "
                              f"{sorted(decided - offered) or 'nothing more'}")
-        for k, (d, e) in inst.outputs.items():
-            want = d.show(evaluate(e, before))
+        for k in inst.outputs:
+            want = inst.output(k, before)
             if outs.get(k) != want:
                 raise Divergence(f"{inst.label} answered {outs.get(k)!r}, the model {want!r}")
         return after

@@ -295,9 +295,23 @@ class ActionInstance:
     #: the domain of parameters whose values have names (for labels)
     arg_domains: dict[str, Domain] = field(default_factory=dict)
 
-    def show_outputs(self, state: Sequence[int]) -> dict[str, Any]:
+    def output(self, name: str, state: Sequence[int]) -> Any:
+        """Output ``name`` on ``state``, as a person reads it.  A value outside the
+        output's domain (an enum would show another name: -1 is the last) or a Select
+        past its end is a :class:`ModelError` naming the action and the output."""
         from .expr import evaluate
-        return {k: d.show(evaluate(e, state)) for k, (d, e) in self.outputs.items()}
+        d, e = self.outputs[name]
+        try:
+            v = evaluate(e, state)
+        except IndexError as err:
+            raise ModelError(f"action {self.label}'s output {name}: {err}") from None
+        if v not in d:
+            raise ModelError(f"action {self.label}'s output {name} is {v}, outside its "
+                             f"domain {d}")
+        return d.show(v)
+
+    def show_outputs(self, state: Sequence[int]) -> dict[str, Any]:
+        return {k: self.output(k, state) for k in self.outputs}
 
     @property
     def label(self) -> str:

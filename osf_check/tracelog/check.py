@@ -23,7 +23,6 @@ from typing import IO, Any, Callable, Iterable, Iterator
 from osf_check.explorer.pycompile import compile_steps
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
-from osf_check.models.expr import evaluate
 
 from .mapping import Mapping, Rule, Source
 
@@ -234,8 +233,7 @@ class LogChecker:
         if c.outputs:
             inst = self.model.instances[c.action]
             for o, want in c.outputs:
-                d, e = inst.outputs[o]
-                if str(d.show(evaluate(e, before))) != want:
+                if str(inst.output(o, before)) != want:
                     return False
         return True
 
