@@ -178,6 +178,25 @@ def test_builder_rejects_inconsistent_models():
         b.build()
 
 
+@pytest.mark.parametrize("params, words", [
+    ({"o": range(-1, 2)}, "labels name parameter o, which takes -1, outside "
+                          r"Enum\('left', 'right'\)"),
+    ({"p": range(2)}, "labels name parameter o, which it does not have"),
+])
+def test_labels_name_only_values_their_parameter_takes(params, words):
+    """o = -1 was labelled "right" (an enum's -1 is its last name), as o = 1 was: two
+    instances with one label, which traces and the driver protocol find actions by."""
+    b = ModelBuilder("labelled", actors=("a",))
+    b.var("x", Int(0, 3), actor="a")
+
+    @b.action("a", params=params, labels={"o": Enum("left", "right")})
+    def go(s, **kw):
+        return s.x < 3, {s.x: s.x + 1}
+    b.init(x=0)
+    with pytest.raises(ModelError, match=words):
+        b.build()
+
+
 def test_a_model_declares_its_own_actors_or_takes_them_in_order_of_use():
     b = ModelBuilder("free")
     b.var("x", Bool(), actor="proc")

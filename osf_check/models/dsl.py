@@ -628,6 +628,12 @@ class ModelBuilder:
         instances: list[ActionInstance] = []
         for actor, target, params, fn, fair, name, labels in self._actions:
             keys = list(params)
+            for k, d in labels.items():  # (an enum shows -1 as its last name)
+                off = [v for v in params.get(k, ()) if v not in d]
+                if k not in params or off:
+                    raise ModelError(f"action {name}: labels name parameter {k}, which "
+                                     + (f"takes {off[0]}, outside {d}" if off else
+                                        "it does not have"))
             for combo in itertools.product(*(list(params[k]) for k in keys)):
                 args = dict(zip(keys, combo))
                 try:
