@@ -176,6 +176,8 @@ def test_builder_rejects_inconsistent_models():
         ModelBuilder("bad", actors=("a", "a"))
     with pytest.raises(ModelError, match="initial state"):
         b.build()
+    with pytest.raises(ModelError, match="enum values are names"):
+        Enum("a", 2)  # shown as 2, and no trace's "2" could name it again
 
 
 @pytest.mark.parametrize("params, words", [

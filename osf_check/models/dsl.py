@@ -118,6 +118,8 @@ def Enum(*names: str) -> Domain:
     """An enumeration; ``Enum("a", "b").b == 1``."""
     if len(set(names)) != len(names) or not names:
         raise ModelError(f"enum values must be distinct and non-empty: {names}")
+    if not all(isinstance(n, str) and n for n in names):  # (a trace names them in JSON)
+        raise ModelError(f"enum values are names, non-empty strings: {names}")
     return Domain("enum", 0, len(names) - 1, tuple(names))
 
 
