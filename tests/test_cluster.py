@@ -100,6 +100,22 @@ def test_the_cli_runs_a_local_cluster_and_reports_it():
     assert got["workers"]["shuffled_bytes"] > 0
 
 
+def test_a_model_file_runs_on_the_cluster(tmp_path):
+    """A model file is loaded under a module name only this process knows: its
+    functions, pickled by reference, killed every actor (exit 153, "lost a worker")."""
+    from test_user_models import DIEHARD
+    p = tmp_path / "jugs.py"
+    p.write_text(DIEHARD.read_text())
+    args = ["--model-file", str(p), "--depth", "unbounded", "--continue", "--json"]
+    on, one = _cli(*args, "--cluster", "local"), _cli(*args)
+    assert on.returncode == one.returncode == 12, on.stderr[-2000:]
+    got, want = (json.loads(r.stdout)["models"][0] for r in (on, one))
+    assert (got["distinct_states"], got["generated_states"]) == (16, 97)  # a hand count
+    assert [v["length"] for v in json.loads(on.stdout)["violations"]] == \
+        [v["length"] for v in json.loads(one.stdout)["violations"]]
+    assert got["workers"]["cluster"] == "local" and want["workers"]["partitions"] == 1
+
+
 @pytest.mark.parametrize("args, says", [
     (["--cluster", "127.0.0.1:1"], "nothing answers at 127.0.0.1:1"),
     (["--cluster", "no-port"], "an address is HOST:PORT"),

@@ -71,6 +71,18 @@ def _unreachable(address: str) -> str | None:
     return None
 
 
+def _by_value(ray: Any) -> None:
+    """Send the user's model modules to the actors with the model: a model file is
+    loaded under a name no other process can import (its functions, pickled by
+    reference, killed every actor that unpickled them)."""
+    import sys
+
+    from osf_check.properties.sources import USER_MODULES
+    for module in USER_MODULES.values():
+        if sys.modules.get(module.__name__) is module:
+            ray.cloudpickle.register_pickle_by_value(module)
+
+
 class RayShards:
     """Shards as Ray actors (the transport :func:`.partition.partitioned_bfs` drives)."""
 
@@ -90,6 +102,7 @@ class RayShards:
             raise BadValue(f"--workers {parts}: the Ray cluster at {address} has {cpus} "
                            "CPUs, one per worker is needed")
         self.parts, self.shuffled = parts, 0
+        _by_value(ray)
         actor = ray.remote(num_cpus=1)(_ShardActor)
         self.actors = [actor.remote(make, w, parts) for w in range(parts)]
         self.sent: list[list[Any]] = []  # per worker, its references, one per owner

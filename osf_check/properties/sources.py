@@ -37,6 +37,7 @@ import importlib.metadata
 import importlib.util
 import sys
 import traceback
+import types
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -53,6 +54,9 @@ __all__ = ["UserModelError", "load_file", "load_module", "load_entry_points",
 GROUP = "osf_check.models"
 #: a digest of each model file's text when it was loaded, by its source
 _LOADED: dict[str, str] = {}
+#: the modules of the models registered from a file or a module, by source: another
+#: process (a Ray actor) may not import them by name, so they travel by value
+USER_MODULES: dict[str, Any] = {}
 
 
 class UserModelError(InputError):
@@ -148,7 +152,10 @@ def load_module(module: Any, *, source: str) -> list[str]:
     if done and [catalogue.MODELS[n] for n in done] == specs_of(module):
         return done
     catalogue.unregister(source)
-    return register_module(module, source=source)
+    names = register_module(module, source=source)
+    if isinstance(module, types.ModuleType):
+        USER_MODULES[source] = module
+    return names
 
 
 def _check_spec(sp: ModelSpec, source: str) -> None:
@@ -213,7 +220,7 @@ def load_file(path: str | Path) -> list[str]:
         del sys.modules[name]
         raise UserModelError.located(exc, p, "while loading the file") from exc
     names = register_module(module, source=source, path=p)
-    _LOADED[source] = text
+    _LOADED[source], USER_MODULES[source] = text, module
     return names
 
 
