@@ -221,7 +221,8 @@ def prove_traces(pr: Any) -> list[dict[str, Any]]:
     m, docs = pr.model, []
     for r in pr.results:
         entry: dict[str, Any] = {"id": r.prop.id, "name": r.prop.name, "kind": r.prop.kinds,
-                                 "status": r.status, "k": r.k, "assumed": r.assumed,
+                                 "status": r.status, "method": r.method, "k": r.k,
+                                 "assumed": r.assumed,
                                  "mined": [describe(e, m) for e in r.mined],
                                  "lemmas": {"proved": r.lemmas[0], "given": r.lemmas[1]},
                                  "cti_reachable": r.cti_reachable, "note": r.note,
@@ -260,7 +261,9 @@ def prove_text(pr: Any, docs: Sequence[dict[str, Any]] | None = None) -> str:
              f"{pr.seed}"]
     for r, d in zip(pr.results, docs):
         line = f"  {r.prop.title:<36} {r.status}"
-        if r.status == "proved":
+        if r.method == "every reachable state":
+            line += f" ({r.note})"
+        elif r.status == "proved":
             line += f" (k={r.k}" + (f", assuming {', '.join(r.assumed)}" if r.assumed else "") + \
                 (f", with {len(r.mined)} strengthening invariants" if r.mined else "") + \
                 (f" incl. {r.lemmas[0]} hand-written lemmas" if r.lemmas[0] else "") + ")"

@@ -92,3 +92,18 @@ def test_prove_with_default_flags_refutes_every_safety_mutant(mutant):
                      if p.id == pid for c in p.checks)]
     assert any(status[pid] == "refuted" for pid in safety), status
     assert "proved" not in {status[pid] for pid in safety}, status
+
+
+def test_a_sample_of_every_reachable_state_proves_without_z3():
+    """A BFS that runs out of new states has checked every reachable state and every
+    step out of them: TwoPhase's 288 states.  prove said "unknown" there (induction
+    failed, no violation "within depth 12"), as if the rest of the space were unseen."""
+    _, [res] = prove("two-phase", params={"rms": 3}, k=4)
+    assert (res.status, res.method, res.queries) == ("proved", "every reachable state", [])
+    assert "every reachable state, 288 to depth 10" in res.note
+    # a sample cut short (by its depth or its number of states) proves nothing alone
+    for cut in ({"sample_depth": 4}, {"sample_states": 100}):
+        _, [res] = prove("two-phase", params={"rms": 3}, k=4, **cut)
+        assert res.method != "every reachable state" and res.status == "unknown", cut
+    _, [res] = prove("two-phase", params={"rms": 3}, mutant="commit-without-all-prepared")
+    assert res.status == "refuted" and res.method is None

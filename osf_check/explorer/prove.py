@@ -3,7 +3,9 @@
 For each invariant or transition property:
 
 1. every reachable state to ``sample_depth`` (12) is checked by the explicit BFS:
-   a violation there is *refuted*, with the shortest trace;
+   a violation there is *refuted*, with the shortest trace; a BFS that ran out of
+   new states checked every reachable state and every step out of them, so a
+   property it found no violation of is *proved* (as TLC proves it), z3 unasked;
 2. bounded model checking to depth K (z3): a violation is *refuted*;
 3. k-induction for k = 1..K of the property **together with** every property it
    assumes (``--assume``, the property's ``strengthen``): the assumptions are
@@ -54,6 +56,8 @@ class ProofResult:
     queries: list[tuple[str, float]] = field(default_factory=list)
     note: str = ""
     lemmas: tuple[int, int] = (0, 0)  # hand-written lemmas proved / given
+    #: how a proved property was proved: "k-induction" or "every reachable state"
+    method: str | None = None
 
 
 def describe(e: Expr, model: Model) -> str:
@@ -279,6 +283,12 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
             res.note = "found by the BFS over every state to depth " \
                 f"{min(sample.covered, sample_depth)}"
             continue
+        if sample.ex.complete:  # (explore stops at a model error: there was none)
+            res.status, res.method = "proved", "every reachable state"
+            res.note = (f"every reachable state, {sample.ex.distinct:,} to depth "
+                        f"{sample.ex.depth_reached}, and every step out of them checked "
+                        "by the BFS")
+            continue
         blind = outside or unchecked_index(model, checks.invs + [e for _, e in checks.trans])
         if blind:  # no BMC or induction: z3 would read the last option there
             res.note = blind
@@ -316,7 +326,7 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
         ind = k_induction(model, joint, k, timeout_ms=tms)
         res.queries.append((f"k-induction k=1..{ind.k}", time.perf_counter() - t0))
         if ind.status == "proved":
-            res.status, res.k = "proved", ind.k
+            res.status, res.k, res.method = "proved", ind.k, "k-induction"
             continue
         if ind.status == "timeout":
             res.status, res.note = "timeout", "z3 gave up during induction"
@@ -352,6 +362,7 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
                                 time.perf_counter() - t0))
             if ind2.status == "proved":
                 res.status, res.k, res.mined = "proved", ind2.k, strength
+                res.method = "k-induction"
                 res.cti = None
                 continue
             res.cti = ind2.cti or res.cti
