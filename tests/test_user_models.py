@@ -185,6 +185,30 @@ def test_a_module_reloaded_since_it_was_checked_is_registered_anew(tmp_path, mon
         sys.modules.pop("jugs_module", None)
 
 
+def test_never_enabled_says_where_it_looked():
+    """A bounded run does not expand the states at its bound: depth 0 expanded none and
+    warned that every action "was never enabled"."""
+    b = osf_check.ModelBuilder("never-enabled")
+    b.var("x", osf_check.Int(0, 3), actor="clock")
+
+    @b.action("clock")
+    def tick(s):
+        return s.x < 3, {s.x: s.x + 1}
+
+    @b.action("clock")
+    def late(s):  # only from x = 2, two steps in
+        return s.x == 2, {s.x: 0}
+    b.init(x=0)
+    b.quiescent(lambda s: s.x == 3)
+    c = osf_check.Checker(b.build())
+    assert c.depth(2).explore().warnings == [
+        "action late was never enabled in the 2 states expanded (not those at the bound)"]
+    assert c.depth(None).explore().warnings == []
+    b.action("clock")(lambda s: (s.x > 3, {s.x: 0}))  # x never exceeds 3
+    assert osf_check.Checker(b.build()).depth(None).explore().warnings == [
+        "action <lambda> was never enabled"]
+
+
 def test_a_model_built_by_hand_is_checked_for_deadlocks():
     b = osf_check.ModelBuilder("countdown-by-hand")
     b.var("n", osf_check.Int(-2, 1), actor="clock")

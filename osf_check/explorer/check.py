@@ -205,9 +205,12 @@ def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:
     fired: dict[str, int] = {}
     for inst, n in zip(m.instances, ex.fired):
         fired[inst.name] = fired.get(inst.name, 0) + n
+    # a bounded run did not expand the states at its bound: "never" is of the others
+    where = "" if ex.complete else f" in the {ex.expanded:,} states expanded (not those " \
+        "at the bound)"
     for name, n in fired.items():
         if n == 0:
-            out.append(f"action {name} was never enabled")
+            out.append(f"action {name} was never enabled{where}")
     for p in props:
         if p.witness is not None and not ex.witness_seen.get(p.id, True):
             out.append(f"{p.id} {p.name}: its premise never holds ({p.witness_doc})")
