@@ -144,3 +144,29 @@ def test_the_random_models_harness_tells_errors_from_states(guard, update, want)
     for run in (lambda: bfs(m, [], depth=None, check_deadlock=False),
                 lambda: vector_bfs(m, [], depth=None, check_deadlock=False, chunk=4)):
         assert outcome(run) == want
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None, max_examples=60)
+@given(models(), st.integers(1, 4), st.booleans(), st.booleans(), st.sampled_from([1, 2]),
+       st.sampled_from([1, 2]))
+def test_a_run_stopped_at_any_level_resumes_to_the_same_run(tmp_path_factory, drawn, level,
+                                                            keep, graph, wrote, then):
+    """Stopped after ``level`` levels on ``wrote`` workers and resumed on ``then``: the
+    uninterrupted run's counts, histogram, findings and graph.  (A checkpoint of a search
+    that had ended was expanded again on workers: its counts doubled.)"""
+    from test_partition import _same
+    doms, init, acts, inv = drawn
+    try:
+        m = build(doms, init, acts)
+    except ModelError:
+        return
+    props = [Property("R1", "drawn", "drawn", "the drawn invariant",
+                      (Check("inv", lambda s, mm: inv),), (), witness=lambda s, mm: inv)]
+    kw = dict(depth=None, stop_on_violation=not keep, keep_graph=graph, chunk=4)
+    if outcome(lambda: vector_bfs(m, props, **kw)) == "model error":
+        return
+    d = tmp_path_factory.mktemp("cp")
+    vector_bfs(m, props, checkpoint=d, checkpoint_every=0, stop_after_levels=level,
+               workers=wrote, **kw)
+    if (d / "state.npz").exists():  # (none if the run stopped before its first level)
+        _same(vector_bfs(m, props, **kw), vector_bfs(m, props, resume=d, workers=then, **kw))

@@ -223,6 +223,25 @@ def test_a_checkpoint_of_a_partitioned_run_resumes_on_any_number_of_workers(tmp_
         _same(whole, vector_bfs(m, props, depth=None, workers=then, resume=d))
 
 
+@pytest.mark.parametrize("graph", [False, True])
+def test_a_checkpoint_of_a_search_that_had_ended_resumes_to_the_same_counts(tmp_path, graph):
+    """The last checkpoint of a search is written after its last expansion, which found
+    nothing new: the workers expanded that level again (generated and fired counted
+    twice, the graph's edges out of it twice), and their own such checkpoint named it
+    the frontier, so that one process did too.  Two-phase, to every depth: 288 states,
+    the last checkpoint at level 11 (10 levels, then the expansion that ends it)."""
+    m, props, _ = prepare("two-phase", params={"rms": 3})
+    whole = vector_bfs(m, props, depth=None, keep_graph=graph)
+    for first, then in ((1, 2), (2, 1), (2, 2), (1, 1)):
+        d = tmp_path / f"cp-{first}-{then}"
+        done = vector_bfs(m, props, depth=None, workers=first, checkpoint=d,
+                          checkpoint_every=0, keep_graph=graph)
+        assert done.complete and (d / "state.npz").exists()
+        again = vector_bfs(m, props, depth=None, workers=then, resume=d, keep_graph=graph)
+        _same(whole, again)  # (the graph's edges too, by source)
+        assert again.generated == whole.generated
+
+
 def test_a_checkpoint_with_the_graph_resumes_on_any_number_of_workers(tmp_path):
     """The edges are saved with the states: a graph run checkpointed on 2 workers
     resumes on 1 or 3 (and back) to the uninterrupted run's edges."""

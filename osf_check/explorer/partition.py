@@ -895,6 +895,8 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
     total = level_start[-1] + (len(starts) if saved is None else
                                len(saved["keys"]) - level_start[-1])
     frontier = total - level_start[-1]
+    if saved is not None and int(saved["frontier"][0]) == int(saved["frontier"][1]):
+        frontier = 0  # a search that had ended: its last level was expanded already
     stopped, last_cp = None, time.perf_counter()
     # bytes sent between workers for each level: successors to their owners (with the
     # graph, the owners' answers too), then each worker's summary of its new keys to
@@ -942,8 +944,11 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             break
         if save is not None and time.perf_counter() - last_cp >= checkpoint_every:
             keys, parent, via = shards.leave(total).arrays()
+            # the frontier of one process's checkpoint: the level not yet expanded,
+            # none once the last expansion found nothing new
             save(keys, parent, via, level_start, generated, fired,
-                 (level_start[-1], total), level, _with_sources(shards) if graph else None)
+                 (level_start[-1] if frontier else total, total), level,
+                 _with_sources(shards) if graph else None)
             last_cp = time.perf_counter()
     stored = shards.stored_bytes()
     edges = shards.gather_edges() if graph else None
