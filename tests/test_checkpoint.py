@@ -148,6 +148,7 @@ def test_a_checkpoint_cut_short_is_bad_input(tmp_path):
     (lambda st: st.update(parent=st["parent"][:-1]), "rows and parent"),
     (lambda st: st.update(keys=st["keys"][:3]), "keys has 3 rows"),
     (lambda st: st.update(frontier=st["frontier"] + len(st["keys"])), "the frontier"),
+    (lambda st: st.update(frontier=st["frontier"] - 1), "is not the last level"),
     (lambda st: st.update(level_start=st["level_start"][::-1]), "the levels' starts"),
     (lambda st: st.pop("via"), "no via"),
 ])

@@ -138,6 +138,8 @@ def damaged(st: dict[str, Any], *, graph: bool) -> str | None:
         return f"the levels' starts {starts.tolist()[:6]} do not fit {n} states"
     if fr.shape != (2,) or not 0 <= fr[0] <= fr[1] <= n:
         return f"the frontier {fr.tolist()} does not fit {n} states"
+    if fr.tolist() not in ([int(starts[-1]), n], [n, n]):  # the last level, or none left
+        return f"the frontier {fr.tolist()} is not the last level {[int(starts[-1]), n]}"
     if n and not ((st["parent"] >= -1) & (st["parent"] < n)).all():
         return "a parent link points outside the states"
     if int(st["generated"]) < n:
