@@ -307,6 +307,8 @@ def _repro() -> str:
         if not isinstance(p, click.Option) or p.name in ("as_json", "out"):
             continue
         flag = max(p.opts, key=len)
+        if p.name == "model_files":  # (the option's value is the models it loaded)
+            v = ctx.meta.get("model_file_paths", v)
         if p.name == "seed":
             parts += [flag, str(v)]
         elif v is None or v is False or v == () or v == [] or v == p.default:
@@ -380,8 +382,11 @@ def _load_files(paths: Sequence[str]) -> list[str]:
 
 def _model_files(help: str) -> Any:
     """The --model-file option: each file's models are loaded as the option is read."""
+    def load(c: click.Context, p: click.Parameter, v: Sequence[str]) -> list[str]:
+        c.meta["model_file_paths"] = list(v)  # as given: what _repro repeats
+        return _load_files(v)
     return click.option("--model-file", "model_files", multiple=True, metavar="PATH",
-                        callback=lambda c, p, v: _load_files(v), help=help)
+                        callback=load, help=help)
 
 
 def _owner_of_mutant(mutant: str) -> str:

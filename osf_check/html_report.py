@@ -200,8 +200,11 @@ def _summary(doc: Mapping[str, Any]) -> str:
                                for p in m["properties"]]))
         return "".join(out)
     if cmd == "prove":
-        return _table(["id", "name", "kind", "status", "k"],
-                      [[p["id"], p["name"], p["kind"], _status(p["status"]), p.get("k") or ""]
+        # how each verdict was reached: the note says it (a refutation's search, why
+        # unknown, every reachable state), else the method (k-induction)
+        return _table(["id", "name", "kind", "status", "k", "how"],
+                      [[p["id"], p["name"], p["kind"], _status(p["status"]), p.get("k") or "",
+                        p.get("note") or p.get("method") or ""]
                        for p in doc["properties"]])
     if cmd == "fuzz":
         return _table(["system", "mutant", "tour states", "tour transitions",

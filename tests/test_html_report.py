@@ -89,6 +89,33 @@ def test_explore_writes_a_self_contained_report(tmp_path):
     assert page.count("<figure>") == 2  # the chart and the plot (no trace picture twice)
 
 
+@pytest.mark.parametrize("command", ["explore", "prove"])
+def test_the_reproduce_line_repeats_the_run(tmp_path, command):
+    """The line named the models a --model-file loaded (``--model-file diehard``), not
+    the file: run, it was an error."""
+    import html
+    import shlex
+    import subprocess
+    import sys
+    model = tmp_path / "my jugs.py"  # (a space: the line quotes it)
+    model.write_text((ROOT / "examples" / "diehard.py").read_text())
+    args = [command, "--model-file", str(model), "--continue", "--out", str(tmp_path / "o")]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 12, first.output
+    page = (tmp_path / "o" / "report.html").read_text()
+    line = html.unescape(re.search(r"<pre id='repro'>([^<]*)</pre>", page).group(1))
+    argv = shlex.split(line)
+    assert argv[:4] == ["osf-check", command, "--model-file", str(model)], argv
+    again = subprocess.run([sys.executable, "-m", "osf_check.cli", *argv[1:], "--json"],
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert again.returncode == 12, again.stderr
+    want = json.loads((tmp_path / "o" / f"{'result' if command == 'explore' else command}"
+                       ".json").read_text())
+    got = json.loads(again.stdout)
+    keys = ("states", "exit_code") if command == "explore" else ("exit_code",)
+    assert [got[k] for k in keys] == [want[k] for k in keys]
+
+
 def test_hostile_strings_are_escaped_everywhere(tmp_path):
     f = _hostile_trace(tmp_path)
     out = tmp_path / "r.html"
