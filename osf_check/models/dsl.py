@@ -629,6 +629,7 @@ class ModelBuilder:
                          [f"{v.name}[{i}]" for i in range(v.length)])
         instances: list[ActionInstance] = []
         for actor, target, params, fn, fair, name, labels in self._actions:
+            params = {k: list(v) for k, v in params.items()}  # (read twice below)
             keys = list(params)
             for k, d in labels.items():  # (an enum shows -1 as its last name)
                 off = [v for v in params.get(k, ()) if v not in d]
