@@ -29,13 +29,15 @@ __all__ = ["run_identity", "checks_digest", "save", "load", "damaged"]
 
 
 def run_identity(model: Model, props: Sequence[Property], *, keep_graph: bool,
-                 check_deadlock: bool, symmetry: Sequence[str] = ()) -> dict[str, Any]:
+                 check_deadlock: bool, symmetry: Sequence[str] = (),
+                 checks: CheckList | None = None) -> dict[str, Any]:
     """What a checkpoint belongs to: resuming it under anything else would mix two runs.
     ``structure`` is the model's :meth:`~osf_check.models.dsl.Model.fingerprint` (every
     guard and update, the initial and end states, fairness), so that a mutant, a dropped
     assumption or an edited model changes it even where the names stay the same;
     ``checks`` a digest of every property's expressions (a checkpoint keeps the verdicts
-    its levels were judged to, by the properties of then)."""
+    its levels were judged to, by the properties of then); ``checks``: the run's
+    :class:`CheckList` of ``props``, if it has one already."""
     from importlib.metadata import PackageNotFoundError, version
     try:
         tool = version("osf-check")
@@ -45,13 +47,14 @@ def run_identity(model: Model, props: Sequence[Property], *, keep_graph: bool,
             "params": dict(model.params), "mutant": model.mutant,
             "properties": [p.id for p in props], "graph": keep_graph,
             "deadlock": check_deadlock, "symmetry": list(symmetry),
-            "structure": model.fingerprint(), "checks": checks_digest(model, props)}
+            "structure": model.fingerprint(), "checks": checks_digest(model, props, checks)}
 
 
-def checks_digest(model: Model, props: Sequence[Property]) -> str:
+def checks_digest(model: Model, props: Sequence[Property],
+                  checks: CheckList | None = None) -> str:
     """A digest of what ``props`` check on ``model``: invariants, witnesses and limits,
     transition checks, and the premises and goals of reach and fair checks."""
-    cl = CheckList.of(model, props)
+    cl = checks if checks is not None else CheckList.of(model, props)
     h = hashlib.sha256()
     h.update(repr((cl.invs, cl.witnesses, cl.trans, cl.trans_props)).encode())
     for p in props:

@@ -180,8 +180,8 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     # what a checkpoint belongs to (digests of the model and its checks: 0.08 s for
     # graph-relay, so only where a checkpoint is written or read)
     ident = run_identity(model, props, keep_graph=keep_graph, check_deadlock=check_deadlock,
-                         symmetry=reduce.names() if reduce is not None else []) \
-        if checkpoint is not None or resume is not None else {}
+                         symmetry=reduce.names() if reduce is not None else [],
+                         checks=checks) if checkpoint is not None or resume is not None else {}
     starts = model.initial_states
     if reduce is not None:
         starts = [reduce.canon(s) for s in starts]
