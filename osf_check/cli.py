@@ -588,6 +588,11 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
         raise BadInput("--checkpoint and --resume need one --model")
     if resume is not None and not (Path(resume) / "state.npz").exists():
         raise BadInput(f"--resume {resume}: no checkpoint there (state.npz)")
+    if checkpoint is not None and (Path(checkpoint) / "state.npz").exists() and \
+            (resume is None or Path(resume).resolve() != Path(checkpoint).resolve()):
+        # a run started afresh would write over an interrupted one's progress
+        raise BadInput(f"--checkpoint {checkpoint} holds a checkpoint already: continue it "
+                       f"with --resume {checkpoint}, or choose an empty directory")
     for n in names:  # every name and value checked before any work starts
         prepare(n, params=overrides, mutant=mutant, props=props, drop=drop)
     _DONE.update(checkpoint=checkpoint)

@@ -115,6 +115,30 @@ def test_a_checkpoint_of_a_model_file_edited_since_is_refused(tmp_path, was, now
     assert words in r.stderr and "start the run again" in r.stderr, r.stderr
 
 
+def test_a_new_run_does_not_write_over_a_checkpoint(tmp_path):
+    """A run started afresh with the --checkpoint of an interrupted one wrote over it
+    (its levels lost at the first save): refused before any work, unless it resumes
+    from that very directory."""
+    cp = tmp_path / "cp"
+    args = ["explore", "--model", "two-phase", "--param", "rms=4", "--checkpoint", str(cp),
+            "--checkpoint-every", "0"]
+    assert CliRunner().invoke(main, args + ["--depth", "3"]).exit_code == 0
+    other = tmp_path / "other"
+    assert CliRunner().invoke(main, args[:-4] + ["--depth", "2", "--checkpoint", str(other),
+                                                  "--checkpoint-every", "0"]).exit_code == 0
+    before = (cp / "state.npz").read_bytes()
+    for again in (["--depth", "5"], ["--mutant", "commit-without-all-prepared"],
+                  ["--resume", str(other)]):
+        r = CliRunner().invoke(main, args + again)
+        assert r.exit_code == 150, r.output
+        assert r.stderr.strip().splitlines()[-1] == (
+            f"osf-check: error: --checkpoint {cp} holds a checkpoint already: continue it "
+            f"with --resume {cp}, or choose an empty directory")
+    assert (cp / "state.npz").read_bytes() == before
+    r = CliRunner().invoke(main, args + ["--depth", "unbounded", "--resume", str(cp)])
+    assert r.exit_code == 0, r.output
+
+
 def test_a_corrupt_checkpoint_is_bad_input(tmp_path):
     cp = tmp_path / "cp"
     cp.mkdir()

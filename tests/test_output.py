@@ -95,15 +95,15 @@ def test_a_full_disk_while_writing_is_152_and_leaves_no_file(tmp_path, monkeypat
 def test_a_checkpoint_that_cannot_be_written_is_152_and_keeps_the_last_one(tmp_path,
                                                                              monkeypatch):
     cp = tmp_path / "cp"
-    args = ["explore", "--model", "two-phase", "--param", "rms=3", "--depth", "unbounded",
+    args = ["explore", "--model", "two-phase", "--param", "rms=3",
             "--checkpoint", str(cp), "--checkpoint-every", "0"]
-    assert CliRunner().invoke(main, args).exit_code == 0
+    assert CliRunner().invoke(main, args + ["--depth", "3"]).exit_code == 0
     before = (cp / "state.npz").read_bytes()
 
     def full(*a: object, **k: object) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     monkeypatch.setattr(np, "savez", full)
-    res = CliRunner().invoke(main, args)
+    res = CliRunner().invoke(main, args + ["--depth", "unbounded", "--resume", str(cp)])
     assert res.exit_code == 152, res.output
     lines = [ln for ln in res.stderr.splitlines() if ln.strip() and "depth" not in ln]
     assert len(lines) == 1 and f"cannot write the checkpoint {cp / 'state.npz'}: No space" \
