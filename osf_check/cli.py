@@ -440,7 +440,7 @@ def list_cmd(as_json: bool, model_files: list[str]) -> None:
             "name": name, "title": spec.title, "default": spec.default,
             "source": catalogue.SOURCES[name],
             "params": [{"name": p.name, "default": p.default, "min": p.lo, "max": p.hi,
-                        "doc": p.doc} for p in spec.params],
+                        "doc": p.doc, "bound": p.bound or None} for p in spec.params],
             "properties": [{"id": p.id, "name": p.name, "kind": p.kinds, "statement": p.statement,
                             "mutants": list(p.mutants), "assumptions": list(p.assumptions)}
                            for p in catalogue.properties_of(name)],
@@ -461,7 +461,9 @@ def list_cmd(as_json: bool, model_files: list[str]) -> None:
         click.echo(f"  from: {m['source']}")
         click.echo("  parameters:")
         for p in m["params"]:
-            click.echo(f"    {p['name']}={p['default']}  ({p['min']}..{p['max']}) {p['doc']}")
+            bound = f" [bound: {p['bound']}]" if p["bound"] else ""
+            click.echo(f"    {p['name']}={p['default']}  ({p['min']}..{p['max']}){bound} "
+                       f"{p['doc']}")
         props = m["properties"]
         w_id, w_name, w_kind = (max((len(p[k]) for p in props), default=0)
                                 for k in ("id", "name", "kind"))
@@ -1095,7 +1097,8 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
                   hidden_depth: int, as_json: bool, out: Path | None) -> None:
     """Decide whether some behaviour of the model explains a recorded log (trace
     validation): exit 0 if one does, 12 at the first line none does, 152 when none does
-    only within the --hidden-depth bound."""
+    only within the --hidden-depth bound or the model's bounds (reconnects, retries,
+    runs) that the log reached."""
     from osf_check.tracelog import check as tl
     from osf_check.tracelog.mapping import compile_mapping, read_document
     if str(events) != "-" and not events.exists():
@@ -1115,7 +1118,10 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
     with disp, _log_source(events) as (lines, again):
         task = disp.phase(f"{name}: reading {events}")
         try:
-            res = tl.check_log(lines, m, mp, hidden_depth=hidden_depth,
+            def reread() -> Iterator[str]:  # the log once more, up to where it was read
+                with _open_log(again()) as f:
+                    yield from f
+            res = tl.check_log(lines, m, mp, hidden_depth=hidden_depth, reread=reread,
                                tick=lambda n: disp.update(task, completed=n))
             if not res.explained:  # the log read once more, up to the line
                 res.trace = tl.failure_trace(again(), m, mp, res, _open_log)
@@ -1146,16 +1152,26 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
     else:
         fail = res.failing
         assert fail is not None
-        if res.verdict == "unknown":
+        lim = fail.get("limits")
+        if res.verdict == "unknown" and fail["hidden_cut"]:
             click.echo(f"UNKNOWN: line {fail['line']} is the first event no behaviour of {name} "
                        f"with at most {hidden_depth} unlogged steps in a row explains; more "
                        f"might (raise --hidden-depth):")
+        elif res.verdict == "unknown":
+            click.echo(f"UNKNOWN: line {fail['line']} is the first event no behaviour of {name} "
+                       f"at {_params_text(lim['reached'])} explains, and the log reached "
+                       f"those bounds of the model; a larger model might explain it:")
         else:
             click.echo(f"NOT EXPLAINED: line {fail['line']} is the first event no behaviour "
                        f"of {name} explains:")
         click.echo(f"  {_compact(fail['event'])}")
         for w in fail["why"]:
             click.echo(f"  {w}")
+        if lim:
+            click.echo(f"  bounds: {lim['verdict']}" + (
+                " (set them under params in the mapping, or with --param, and check again)"
+                if lim["verdict"].startswith("explained by") else
+                f" (reached on the way: {_params_text(lim['reached'])})"))
         shown = fail["possible_before"][:3]
         differ = [k for k in shown[0] if len({json.dumps(x[k]) for x in shown}) > 1] \
             if shown else []
@@ -1178,6 +1194,10 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
                 click.echo("  (--out DIR writes it as a trace, a sequence chart and a report)")
     click.echo(f"result: exit {code}")
     sys.exit(code)
+
+
+def _params_text(params: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
 def _compact(ev: Any, limit: int = 60) -> str:

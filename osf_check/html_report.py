@@ -224,11 +224,15 @@ def _summary(doc: Mapping[str, Any]) -> str:
                        for t in doc["tables"])
     if cmd == "check-log":
         fail = doc.get("failing") or {}
-        return _table(["model", "log", "lines", "lines/s", "explained", "first unexplained line",
+        lim = fail.get("limits") or {}
+        why = fail.get("why", []) + ([f"bounds: {lim['verdict']}"] if lim else []) + \
+            (["more unlogged steps in a row might explain it (--hidden-depth)"]
+             if fail.get("hidden_cut") else [])
+        return _table(["model", "log", "lines", "lines/s", "verdict", "first unexplained line",
                        "why", "properties exercised"],
                       [[doc["model"], doc["log"], doc["lines"], doc["events_per_second"],
-                        "yes" if doc["explained"] else "no", fail.get("line", ""),
-                        "; ".join(fail.get("why", [])), ", ".join(doc["exercised"])]])
+                        doc["verdict"], fail.get("line", ""), "; ".join(why),
+                        ", ".join(doc["exercised"])]])
     if cmd == "render":
         return _table(["model", "mutant", "parameters", "property", "steps", "source"],
                       [[t["model"], t.get("mutant") or "", _params(t["params"]),

@@ -240,6 +240,138 @@ def test_hidden_steps_are_searched_only_to_the_depth_asked(tmp_path):
     assert r.exit_code == 152 and "UNKNOWN: line" in r.output and "--hidden-depth" in r.output
 
 
+# the model's bounds ------------------------------------------------------------------------
+
+def _flaps(k: int) -> str:
+    """A desktop that loses its connection and gets it back k times: no bug, however
+    often, but the wire model counts reconnects up to gens-1."""
+    return "".join(json.dumps({"time": t + 1.0, "station": "relay", "event": ev, "fields": {}})
+                   + "\n" for t, ev in enumerate(["relay.desktop_disconnected",
+                                                  "relay.desktop_connected"] * k))
+
+
+def _runs(k: int) -> str:
+    """Agent 0 starting k runs, one key each: the graph model has `intents` of them."""
+    return "".join(json.dumps({
+        "time": i + 1.0, "station": "server", "event": "tool.run_graph_session",
+        "fields": {"agent": 0, "idempotency_key": f"intent-{i}-key", "attempt": 1,
+                   "project_id": "proj_1", "command_id": f"run-{i}", "status": "queued"}})
+        + "\n" for i in range(k))
+
+
+def _at(system: str, log: str, **params):
+    m = model_for(system, None, params)
+    return check_log(io.StringIO(log), m, compile_mapping(
+        m, read_document(EXAMPLES / f"{system}.logmap.toml")))
+
+
+@pytest.mark.parametrize("system,log,raised,line", [
+    ("wire-relay", _flaps(2), {"gens": 3}, 4),    # a second reconnect of a model with one
+    ("graph-relay", _runs(3), {"intents": 3}, 3),  # a third run of a model with two
+])
+def test_a_log_that_outgrows_the_model_is_unknown_and_names_the_bounds_that_explain_it(
+        system, log, raised, line):
+    """It was "NOT EXPLAINED" (exit 12): a correct deployment's log blamed for the model's
+    size."""
+    res = _check(log, system=system)
+    assert res.verdict == "unknown" and res.failing["line"] == line
+    lim = res.failing["limits"]
+    assert set(raised) <= set(lim["reached"]) and lim["largest"].items() >= raised.items()
+    assert lim["verdict"].startswith("explained by the model at ")
+    assert _at(system, log, **raised).explained
+
+
+@pytest.mark.parametrize("system,log,params,words", [
+    ("wire-relay", _flaps(3), {"gens": 3}, "the model at gens=2, switches=1 stops at line 4"),
+    ("graph-relay", _runs(4), {"intents": 3}, "a value beyond the largest model"),
+])
+def test_a_log_beyond_the_largest_model_is_unknown_too(system, log, params, words):
+    res = _at(system, log, **params)
+    assert res.verdict == "unknown" and res.failing["limits"]["verdict"] == words
+
+
+def test_a_refusal_at_a_reached_bound_stays_unknown_when_the_log_cannot_be_read_again():
+    mutant = "drop-malformed"
+    w = walk(model_for("wire-relay", mutant), mutant, seed=0, steps=60, prefix=_story(mutant))
+    assert _check(w.log, mutant, "wire-relay").verdict == "refused"  # read again: settled
+    m = model_for("wire-relay", mutant)
+    once = (line for line in io.StringIO(w.log))  # a stream, read once
+    res = check_log(once, m, compile_mapping(m, read_document(EXAMPLES /
+                                                              "wire-relay.logmap.toml")))
+    assert res.verdict == "unknown"
+    assert res.failing["limits"]["verdict"] == "the log cannot be read again"
+
+
+def test_a_parameter_wrongly_marked_as_a_bound_costs_a_verdict_never_makes_one(monkeypatch):
+    """slugs is no bound: a rename goes round them (cur_slug + 1 mod slugs), so more slugs
+    rename differently. Marked as a count, the larger model refuses an earlier line of a
+    mutant's log, and the refusal it would have settled is unknown instead."""
+    import dataclasses
+
+    from osf_check.properties import catalogue
+    spec = catalogue.spec("graph-relay")
+    params = tuple(dataclasses.replace(p, bound="count") if p.name == "slugs" else p
+                   for p in spec.params)
+    mutant = "complete-overwrites-cancel"
+    seed = REFUSED[mutant][0]
+    log = walk(model_for("graph-relay", mutant), mutant, seed=seed, steps=60).log
+    assert _check(log, mutant).verdict == "refused"
+    monkeypatch.setitem(catalogue.MODELS, "graph-relay",
+                        dataclasses.replace(spec, params=params))
+    res = _check(log, mutant)
+    assert res.verdict == "unknown" and "slugs" in res.failing["limits"]["reached"]
+    assert "stops at line" in res.failing["limits"]["verdict"]
+
+
+@pytest.mark.parametrize("system", ["graph-relay", "wire-relay"])
+def test_the_largest_bounds_explain_every_log_of_the_correct_implementation(system):
+    """What the judging of a refusal relies on: a larger bound only adds behaviours (and
+    the mappings read the model at any bound: stage[o*(retries+1)+a])."""
+    from osf_check.tracelog.bounds import bounds_of
+    m = model_for(system, None)
+    largest = {p: hi for p, (v, hi) in bounds_of(m).values.items()}
+    assert largest and all(largest[p] > v for p, (v, _) in bounds_of(m).values.items()
+                           if p not in ("ops",))
+    events = 0
+    for s in range(20):
+        log = walk(m, None, seed=s, steps=60).log
+        res = _at(system, log, **largest)
+        assert res.explained, (s, res.failing)
+        events += res.events
+    assert events > 150
+
+
+def test_the_mapping_index_may_name_a_parameter():
+    m = model_for("wire-relay", None, {"retries": 2})
+    doc = read_document(EXAMPLES / "wire-relay.logmap.toml")
+    rule = compile_mapping(m, doc).rules["desktop.claimed"][0]
+    assert rule.state[0][1] == ("o", 3, "a")
+    doc["event"] = [dict(e, state={"stage[o*(nosuch+1)+a]": "stage"})
+                    if e["name"] == "desktop.claimed" else e for e in doc["event"]]
+    with pytest.raises(MappingError, match="nosuch"):
+        compile_mapping(m, doc)
+
+
+def test_cli_a_log_past_the_models_bounds_exits_152_with_the_parameters(tmp_path):
+    p = _write(tmp_path, _flaps(2))
+    wire = str(EXAMPLES / "wire-relay.logmap.toml")
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", wire, "--json"])
+    assert r.exit_code == 152, r.output
+    doc = json.loads(r.output[r.output.index("{"):])
+    assert doc["verdict"] == "unknown" and doc["failing"]["limits"]["reached"]["gens"] == 2
+    from jsonschema import Draft202012Validator
+    Draft202012Validator(json.loads((Path(__file__).parent.parent / "osf_check" / "schema" /
+                                     "result.schema.json").read_text())).validate(doc)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", wire, "--out", str(out)])
+    assert "UNKNOWN: line 4 is the first event" in r.output
+    assert "bounds: explained by the model at gens=3" in r.output
+    html = (out / "report.html").read_text()
+    assert "<td>unknown</td>" in html and "bounds: explained by the model at gens=3" in html
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", wire, "--param", "gens=3"])
+    assert r.exit_code == 0, r.output
+
+
 # the command line -------------------------------------------------------------------------
 
 def _write(tmp_path: Path, text: str) -> Path:

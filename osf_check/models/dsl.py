@@ -224,6 +224,14 @@ class Param:
     """A model parameter: an integer in ``lo..hi``, or a tuple of such integers (say, the
     capacities of several jugs) when its default is a tuple.
 
+    ``bound`` says the parameter is how much of an unbounded quantity the model covers,
+    not a setting of the system, so that a larger value only adds behaviours:
+    ``"count"``, how often something may happen (reconnects, retries: a counter sized by
+    it stops the next one at the top of its domain); ``"size"``, how many of a kind of
+    element there are (runs, operations: arrays and ids sized by it, which a log may
+    name one more of).  ``check-log`` relies on it to tell a log the protocol forbids
+    from one that outgrows the model.
+
     >>> Param("rms", 3, 1, 12, "resource managers").check("4")
     4
     >>> Param("jugs", (3, 5), 1, 9, "capacities").check("4, 9, 2")
@@ -232,6 +240,10 @@ class Param:
     Traceback (most recent call last):
     ...
     osf_check.models.errors.BadValue: parameter jugs=(3, 10): 10 is outside 1..9
+    >>> Param("gens", 2, 1, 3, "connections", bound="often")
+    Traceback (most recent call last):
+    ...
+    osf_check.models.dsl.ModelError: parameter gens: bound is "count", "size" or "" (a setting), not 'often'
     """
 
     name: str
@@ -239,6 +251,12 @@ class Param:
     lo: int
     hi: int
     doc: str
+    bound: str = ""
+
+    def __post_init__(self) -> None:
+        if self.bound not in ("", "count", "size"):
+            raise ModelError(f"parameter {self.name}: bound is \"count\", \"size\" or "
+                             f"\"\" (a setting), not {self.bound!r}")
 
     @property
     def is_tuple(self) -> bool:

@@ -8,6 +8,13 @@ enabled and leaves the state the line says.  An empty set is the answer "no beha
 explains this line".  Successors are memoised per (set of states, line meaning), so a
 long log of a deployment that repeats itself costs little more than reading it.
 
+A line no behaviour explains is refused only when the model's size is not why: when more
+unlogged steps in a row, or a larger bound (a fourth reconnect of a model with three; see
+:mod:`.bounds`), might explain it, the answer is unknown.  Where a bound was reached on the
+way, the log is read again up to the line by the model with those bounds at their largest:
+if that model explains the line, the answer is unknown and names the parameters; if it
+refuses the line too, without reaching a bound of its own, the refusal stands.
+
 On a failure the log is read again up to that line keeping, for each possible state, how
 it was reached: the explanation of the log so far, drawn as a sequence chart.
 """
@@ -24,7 +31,8 @@ from osf_check.explorer.pycompile import compile_steps
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
-from .mapping import Mapping, Rule, Source
+from .bounds import Bounds, bounds_of, larger_model
+from .mapping import Mapping, MappingError, Rule, Source, compile_mapping
 
 State = tuple
 #: memo sizes past which the memos start again (memory stays bounded on any log)
@@ -63,6 +71,9 @@ class LogResult:
     failing: dict[str, Any] | None = None
     exercised: list[str] = field(default_factory=list)
     trace: dict[str, Any] | None = None
+    #: at a refusal: the states the line was tried in, and the bounds reached on the way
+    before: frozenset = field(default=frozenset(), repr=False)
+    reached: set[str] = field(default_factory=set, repr=False)
 
     @property
     def events_per_second(self) -> float:
@@ -70,7 +81,8 @@ class LogResult:
 
     @property
     def verdict(self) -> str:
-        """explained, refused, or unknown (refused only within the hidden-step bound)."""
+        """explained, refused, or unknown (refused only within the hidden-step bound, or
+        at the model's bounds)."""
         if self.explained:
             return "explained"
         return "unknown" if self.failing and self.failing["bounded"] else "refused"
@@ -95,8 +107,12 @@ def _lines(f: Iterable[str]) -> Iterator[tuple[int, dict[str, Any] | None, str]]
 
 
 class LogChecker:
-    def __init__(self, model: Model, mapping: Mapping, hidden_depth: int = 4):
+    def __init__(self, model: Model, mapping: Mapping, hidden_depth: int = 4,
+                 bounds: Bounds | None = None):
         self.model = model
+        self.bounds = bounds if bounds is not None else Bounds()
+        #: the bound parameters some state on the way, or some logged value, reached
+        self.reached: set[str] = set()
         self.mapping = mapping
         self.hidden_depth = hidden_depth
         self.steps = compile_steps(model)
@@ -136,6 +152,9 @@ class LogChecker:
             if any(v is not None and v not in out for u in frontier for ai in self.hidden
                    for v in (self.steps[ai](u),)):
                 self.cut.add(s)
+        if self.bounds.tops:
+            for u in out:
+                self.reached |= self.bounds.reached(u)
         if len(self._closures) > MEMO_LIMIT:
             self._closures.clear()
         self._closures[s] = out
@@ -200,7 +219,11 @@ class LogChecker:
                             raise ValueError("")
                         continue
                     dom = inst.arg_domains.get(a)  # type: ignore[union-attr]
-                    want = dom.parse(v) if dom is not None else v
+                    try:
+                        want = dom.parse(v) if dom is not None else v
+                    except BadValue:  # beyond the domain: the model's bound, if it sizes it
+                        self.reached |= self.bounds.of_arg.get((inst.name, a), frozenset())
+                        raise
                     if inst.args.get(a) != want:  # type: ignore[union-attr]
                         raise ValueError("")
                 cons = []
@@ -211,11 +234,13 @@ class LogChecker:
                         named[idx[0]] * idx[1] + named[idx[2]] if isinstance(idx, tuple) \
                         else (idx or 0)
                     if idx is not None and not (isinstance(k, int) and 0 <= k < (x.length or 0)):
+                        self.reached |= self.bounds.of_var.get(var, frozenset())
                         raise ValueError(f"{var}[{k}] is beyond the model's parameters")
                     try:
                         cons.append((x.slots[k], x.domain.parse(v), var,
                                      var if idx is None else f"{var}[{k}]", v))
                     except BadValue as e:
+                        self.reached |= self.bounds.of_var.get(var, frozenset())
                         raise ValueError(f"{var}: {e} (beyond the model's parameters?)") from None
                 outs = tuple((o, str(v)) for o, v in zip(rule.outputs, outputs))
             except (ValueError, BadValue) as e:
@@ -290,14 +315,24 @@ class LogChecker:
 
 
 def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth: int = 4,
-              tick: Callable[[int], None] | None = None) -> LogResult:
+              tick: Callable[[int], None] | None = None,
+              reread: Callable[[], Iterable[str]] | None = None,
+              upto: int | None = None, judge: bool = True) -> LogResult:
     """Stream the log ``f`` through the model; a failure comes back with the line, the
-    states possible before it, why none fits, and the explanation so far as a trace."""
+    states possible before it, why none fits, and the explanation so far as a trace.
+
+    ``reread`` gives the log's lines again (a seekable ``f`` is read again from its
+    start without it): a refusal met where a bound of the model was reached is then
+    judged by reading the log once more with another bound (see :func:`_judge_bounds`);
+    without a way to read it again, such a refusal stays unknown.  ``upto``: read no line
+    after that one; ``judge=False``: leave a refusal as the model at hand makes it."""
     t0 = time.perf_counter()
-    chk = LogChecker(model, mapping, hidden_depth)
+    chk = LogChecker(model, mapping, hidden_depth, bounds_of(model))
     res = LogResult(model.name, True, hidden_depth=hidden_depth)
     possible = frozenset(model.initial_states)
     for n, ev, line in _lines(f):
+        if upto is not None and n > upto:
+            break
         res.lines = n
         if tick is not None and n % 65536 == 0:
             tick(n)
@@ -312,14 +347,19 @@ def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth:
         new = chk.advance(possible, cands) if not isinstance(cands, str) else frozenset()
         if not new:
             res.explained = False
-            res.failing = _failure(chk, possible, cands, n, ev, line)
+            res.failing, res.before = _failure(chk, possible, cands, n, ev, line)
+            res.reached = set(chk.reached)
+            if reread is None and getattr(f, "seekable", lambda: False)():
+                reread = lambda: (f.seek(0), f)[1]  # type: ignore[attr-defined]  # noqa: E731
+            if judge:
+                _judge_bounds(res, chk, mapping, reread)
             break
         broken = chk.monitored(ev, n)
         if broken:
             res.explained = False
             res.failing = {"line": n, "event": ev, "text": line.rstrip("\n"), "why": [broken],
                            "possible_before": [], "possible_count": len(possible),
-                           "bounded": False}
+                           "bounded": False, "hidden_cut": False, "limits": None}
             break
         possible = new
         res.peak_possible = max(res.peak_possible, len(possible))
@@ -330,8 +370,104 @@ def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth:
     return res
 
 
+def _judge_bounds(res: LogResult, chk: LogChecker, mapping: Mapping,
+                  reread: Callable[[], Iterable[str]] | None) -> None:
+    """Whether the model's bounds, rather than the log, are why its line is refused.
+
+    Nothing to judge when no bound was reached on the way.  Otherwise the log is read
+    again, up to the line, by the model with the reached bounds at their largest (*big*)
+    and by the same with the reached counts one lower (*mid*; the model at hand when no
+    count was reached).  The refusal stands only if both refuse the same line, no log
+    value went beyond big's sizes, and just before the line big had no state that mid
+    lacked, the variables the counts size aside: one more of each count then gave the
+    line nothing to use, so no larger bound does (the cut-off the models keep to: a
+    count stops behaviour only at its top).  Otherwise the verdict is unknown, and
+    ``failing["limits"]`` says what was reached, what each model answered, and with
+    which parameters the line is explained if big explains it."""
+    fail = res.failing
+    assert fail is not None
+    fail["limits"] = None
+    if not chk.reached:
+        return
+    b = chk.bounds
+    reached = chk.reached
+    limits: dict[str, Any] = {"reached": {p: b.values[p][0] for p in sorted(reached)}}
+    fail["limits"] = limits
+    fail["bounded"] = True  # until the comparison below settles it
+    big_params = b.raise_(reached)
+    counts = b.lower({p for p in reached if b.kinds[p] == "count"}, at_largest=True)
+    mid_params = {**big_params, **counts}
+    limits["largest"] = big_params
+    if any(b.kinds[p] == "size" and p not in big_params for p in reached):
+        limits["verdict"] = "a value beyond the largest model"
+        return
+    if mid_params == big_params and not big_params:
+        limits["verdict"] = "no other bound to compare with"
+        return
+    if reread is None or mapping.doc is None:
+        limits["verdict"] = "the log cannot be read again"
+        return
+    runs = {}
+    for name, params in (("largest", big_params), ("one fewer", mid_params)):
+        got = _read_again(chk, res, mapping, reread, params)
+        if isinstance(got, str):
+            limits["verdict"] = got
+            return
+        runs[name] = got
+        r = got[1]
+        if r.explained:
+            limits["verdict"] = f"explained by the model at {_show(params)}" if params \
+                else "explained"
+            return
+        assert r.failing is not None
+        if r.failing["line"] != fail["line"] or r.failing["hidden_cut"]:
+            limits["verdict"] = f"the model at {_show(params)} stops at line " \
+                                f"{r.failing['line']}"
+            return
+    (m_big, big), (m_mid, mid) = runs["largest"], runs["one fewer"]
+    if any(b.kinds[p] == "size" for p in big.reached):
+        limits["verdict"] = "a value beyond the largest model"
+        return
+    changed = set(counts) or set(big_params)
+    if not _adds_nothing(m_mid, mid.before, m_big, big.before, b.unsized(changed, chk.model)):
+        limits["verdict"] = "one more of " + ", ".join(sorted(changed)) + " adds states"
+        return
+    limits["verdict"] = "refused at the largest bounds too"
+    fail["bounded"] = fail["hidden_cut"]
+
+
+def _read_again(chk: LogChecker, res: LogResult, mapping: Mapping,
+                reread: Callable[[], Iterable[str]], params: dict[str, int]
+                ) -> tuple[Model, LogResult] | str:
+    """The log up to the refused line, read by the model with ``params`` changed."""
+    if not params:
+        return chk.model, res
+    m2 = larger_model(chk.model, params)
+    assert mapping.doc is not None
+    try:
+        mp2 = compile_mapping(m2, mapping.doc, mapping.source)
+    except MappingError as e:
+        return f"the mapping does not fit the model at {_show(params)}: {e}"
+    assert res.failing is not None
+    return m2, check_log(reread(), m2, mp2, hidden_depth=chk.hidden_depth,
+                         upto=res.failing["line"], judge=False)
+
+
+def _show(params: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+
+
+def _adds_nothing(m_small: Model, small: frozenset[State], m_big: Model, big: frozenset[State],
+                  names: list[str]) -> bool:
+    """Whether every state of ``big`` is, on the variables ``names``, one of ``small``."""
+    def project(m: Model, states: frozenset[State]) -> set[tuple]:
+        slots = [i for n in names for i in m.var_by_name[n].slots]
+        return {tuple(s[i] for i in slots) for s in states}
+    return project(m_big, big) <= project(m_small, small)
+
+
 def _failure(chk: LogChecker, possible: frozenset[State], cands: list[Candidate] | str,
-             n: int, ev: dict[str, Any], line: str) -> dict[str, Any]:
+             n: int, ev: dict[str, Any], line: str) -> tuple[dict[str, Any], frozenset[State]]:
     m = chk.model
     before: dict[State, None] = {}
     for s in sorted(possible):
@@ -361,7 +497,8 @@ def _failure(chk: LogChecker, possible: frozenset[State], cands: list[Candidate]
             "possible_before": [m.show_state(s) for s in list(before)[:5]],
             "possible_count": len(before),
             # more unlogged steps in a row might explain it: the answer is then unknown
-            "bounded": any(s in chk.cut for s in possible)}
+            "hidden_cut": (cut := any(s in chk.cut for s in possible)), "bounded": cut,
+            "limits": None}, frozenset(before)
 
 
 def exercised(model: Model, taken: set[int]) -> list[str]:

@@ -12,7 +12,8 @@ A mapping is a TOML (or JSON) file::
     action = "run_graph_session"            # the model action this line is
     args = { i = "key:idempotency_key" }    # its parameters, from the line's fields
     state = { "attempts[i]" = "attempt" }   # what the model's state must be after it
-                    # (an index: an argument, a number, a source, or o*2+a of two arguments)
+                    # (an index: an argument, a number, a source, or o*2+a of two arguments,
+                    #  whose factor may name a parameter: o*(retries+1)+a)
     outputs = { read = { field = "result", map = { "true" = "result", "false" = "status" } } }
 
 A value's source is a field name; ``"ns:field"``, the number of the field's value among
@@ -38,7 +39,9 @@ from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
 _SLOT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[([^\]]+)\])?$")
-_AFFINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\*([0-9]+)\+([A-Za-z_][A-Za-z0-9_]*)$")
+_AFFINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\*([0-9]+|[A-Za-z_][A-Za-z0-9_]*|"
+                     r"\([A-Za-z_][A-Za-z0-9_]*\+[0-9]+\))\+([A-Za-z_][A-Za-z0-9_]*)$")
+_FACTOR = re.compile(r"^\(?([A-Za-z_][A-Za-z0-9_]*)(?:\+([0-9]+))?\)?$")
 ANY = "*"
 
 
@@ -92,6 +95,8 @@ class Mapping:
     ignore: frozenset[str]
     source: str
     monitors: dict[str, list[Monitor]] = field(default_factory=dict)
+    #: the document it was compiled from (check-log compiles it again for a larger model)
+    doc: dict[str, Any] | None = None
 
     @property
     def observed(self) -> set[str]:
@@ -166,7 +171,8 @@ def _rule(model: Model, d: Any, k: int) -> Rule:
             if not {affine.group(1), affine.group(3)} <= known_args:
                 raise MappingError(f"{where}: state.{key}: {affine.group(1)} and "
                                    f"{affine.group(3)} must be arguments of {action}")
-            idx = (affine.group(1), int(affine.group(2)), affine.group(3))  # type: ignore[assignment]
+            idx = (affine.group(1), _factor(model, affine.group(2), f"{where}: state.{key}"),
+                   affine.group(3))  # type: ignore[assignment]
         elif isinstance(idx, str) and idx not in known_args:  # a field, or namespace:field
             idx = _source(idx, f"{where}, state.{key}")
         state.append((var.name, idx, _source(v, f"{where}, state.{key}")))
@@ -176,6 +182,19 @@ def _rule(model: Model, d: Any, k: int) -> Rule:
             raise MappingError(f"{where}: {action} has no output {o!r}")
     return Rule(d["name"], action, dict(d.get("when", {})), args, state, outputs,
                 [i.index for i in insts])
+
+
+def _factor(model: Model, text: str, where: str) -> int:
+    """The factor of ``o*F+a``: a number, a parameter, or (a parameter + a number), so that
+    one mapping reads the model at other parameters too (check-log raises bounds)."""
+    if text.isdigit():
+        return int(text)
+    m = _FACTOR.match(text)
+    value = model.params.get(m.group(1)) if m else None
+    if not isinstance(value, int):
+        raise MappingError(f"{where}: {text} is no number, parameter of {model.name} or "
+                           f"(parameter+number) (its parameters: {', '.join(model.params)})")
+    return value + int(m.group(2) or 0)  # type: ignore[union-attr]
 
 
 def read_document(path: Path) -> dict[str, Any]:
@@ -230,7 +249,7 @@ def compile_mapping(model: Model, doc: dict[str, Any], source: str = "") -> Mapp
         mo = _monitor(d, k)
         monitors.setdefault(mo.event, []).append(mo)
     return Mapping(model.name, dict(doc.get("params", {})), rules, frozenset(ignore), source,
-                   monitors)
+                   monitors, doc)
 
 
 def _monitor(d: Any, k: int) -> Monitor:

@@ -82,9 +82,14 @@ SPEC = ModelSpec(
     title="System A: agent → server queue → desktop relay loop (graph-relay.md)",
     params=(
         Param("agents", 2, 2, 3, "agent connections; agent 0 starts every run, the others "
-              "probe runs they did not start"),
-        Param("intents", 2, 1, 3, "runs agent 0 means to start (one idempotency key each)"),
-        Param("retries", 1, 0, 2, "times a start call is retried after a lost answer"),
+              "probe runs they did not start",
+              bound="size"),
+        Param("intents", 2, 1, 3, "runs agent 0 means to start (one idempotency key each)",
+              bound="size"),
+        Param("retries", 1, 0, 2, "times a start call is retried after a lost answer",
+              bound="count"),
+        # not a bound: a rename goes round the slugs (cur_slug + 1 mod slugs), so another
+        # number renames differently rather than further
         Param("slugs", 2, 1, 3, "slugs the shared session can have (1: never renamed)"),
         Param("projects", 1, 1, 2, "connected projects, each with one shared session; intent "
               "i starts runs of project i mod projects (2: A12 is checked)"),

@@ -91,10 +91,14 @@ SPEC = ModelSpec(
     params=(
         Param("workload", 0, 0, len(WORKLOADS) - 1, "which workload: " + "; ".join(
             f"{k} {name}" for k, (name, _) in WORKLOADS.items())),
-        Param("ops", 2, 1, 2, "how many of the workload's operations"),
-        Param("retries", 1, 0, 2, "times a phone re-sends an operation"),
-        Param("gens", 2, 1, 3, "desktop connection generations (reconnects + 1)"),
-        Param("restarts", 1, 0, 2, "desktop process restarts"),
+        Param("ops", 2, 1, 2, "how many of the workload's operations",
+              bound="size"),
+        Param("retries", 1, 0, 2, "times a phone re-sends an operation",
+              bound="count"),
+        Param("gens", 2, 1, 3, "desktop connection generations (reconnects + 1)",
+              bound="count"),
+        Param("restarts", 1, 0, 2, "desktop process restarts",
+              bound="count"),
         Param("light_slots", 2, 1, 8, "light-call slots (real: 8); a joined copy keeps its "
               "slot, so joins need 2"),
         Param("lim_client", 1, 1, 64, "pending entries per client (real: 64)"),
@@ -104,7 +108,8 @@ SPEC = ModelSpec(
         Param("row_cap", 1, 1, 4096, "unexpired durable rows (real: 4,096)"),
         Param("waiters", 1, 1, 32, "copies that may join one running claim (real: 32)"),
         Param("switches", 0, 0, 2, "routing-authority switch episodes (-32024); each doubles "
-              "the state space, so the default has none"),
+              "the state space, so the default has none",
+              bound="count"),
     ),
     mutants=MUTANTS,
     build_fn=build,

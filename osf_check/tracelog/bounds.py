@@ -1,0 +1,142 @@
+"""Where the model's bounds, and not the protocol, stop a log.
+
+A model covers a bounded part of an unbounded system: so many reconnects, retries, runs
+(its parameters marked ``bound``, see :class:`~osf_check.models.dsl.Param`).  A log of a
+correct deployment goes further as soon as it lasts: a third reconnect is no step of a
+model with ``gens=2``.  Calling that line unexplained would blame the implementation for
+the model's size, so a refusal is only a refusal when no bound was reached on the way.
+
+A bound stops a behaviour in one of two ways, which the models keep to: a counter sized
+by a ``count`` bound stands at the top of its domain (the guard of the next step reads
+it there), or a log names an element beyond what a ``size`` bound sizes (a third run
+id, beyond an array or a domain).  :func:`bounds_of` finds what each bound parameter
+sizes by building the model once more with that parameter one higher (or one lower, at
+its largest) and comparing the variables and the actions' argument domains.
+
+>>> from osf_check.fuzz.driver import model_for
+>>> b = bounds_of(model_for("wire-relay", None))
+>>> sorted(b.of_var["gen"]), b.values["gens"]
+(['gens'], (2, 3))
+>>> b.kinds["gens"], b.kinds["ops"]
+('count', 'size')
+>>> b.reached(model_for("wire-relay", None).initial_states[0])  # switches=0: none allowed
+{'switches'}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from osf_check.models.dsl import Model
+from osf_check.models.errors import BadValue
+
+__all__ = ["Bounds", "bounds_of", "larger_model"]
+
+
+@dataclass
+class Bounds:
+    """What a model's bound parameters size."""
+
+    #: bound parameter -> (its value, the largest the model takes)
+    values: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: bound parameter -> "count" or "size", and the least value it takes
+    kinds: dict[str, str] = field(default_factory=dict)
+    lows: dict[str, int] = field(default_factory=dict)
+    #: (slot, the top of its domain, the parameter that sizes it)
+    tops: list[tuple[int, int, str]] = field(default_factory=list)
+    #: variable -> the parameters its length or its domain's top grows with
+    of_var: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: (action, argument) -> the parameters its domain grows with
+    of_arg: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+
+    def reached(self, state: Sequence[int]) -> set[str]:
+        """The bound parameters whose counters ``state`` holds at their top."""
+        return {p for slot, top, p in self.tops if state[slot] == top}
+
+    def raise_(self, params: set[str]) -> dict[str, int]:
+        """Those of ``params`` below their largest value, each at its largest."""
+        return {p: hi for p, (v, hi) in self.values.items() if p in params and v < hi}
+
+    def lower(self, params: set[str], at_largest: bool = False) -> dict[str, int]:
+        """The counts among ``params``, each one lower than its value (or than its
+        largest value), where it can be."""
+        out = {}
+        for p, (v, hi) in self.values.items():
+            top = hi if at_largest else v
+            if p in params and self.kinds[p] == "count" and top > self.lows[p]:
+                out[p] = top - 1
+        return out
+
+    def unsized(self, params: set[str], model: Model) -> list[str]:
+        """The variables of ``model`` that none of ``params`` sizes."""
+        return [x.name for x in model.variables
+                if not self.of_var.get(x.name, frozenset()) & params]
+
+
+def _spec_of(model: Model):
+    """The catalogue's spec that builds ``model`` again, or None (a model built by hand,
+    or with assumptions dropped: its larger versions are not ours to build)."""
+    from osf_check.properties import catalogue
+    try:
+        spec = catalogue.spec(model.name)
+        same = spec.build(model.params, model.mutant)
+    except (BadValue, ValueError, KeyError):
+        return None
+    return spec if same.fingerprint() == model.fingerprint() else None
+
+
+def bounds_of(model: Model) -> Bounds:
+    """What each bound parameter of ``model`` sizes (nothing for a model whose spec
+    marks no bound, or that the catalogue cannot build again)."""
+    spec = _spec_of(model)
+    out = Bounds()
+    if spec is None:
+        return out
+    of_var: dict[str, set[str]] = {}
+    of_arg: dict[tuple[str, str], set[str]] = {}
+    grown_top: dict[str, set[str]] = {}
+    for p in spec.params:
+        v = model.params.get(p.name)
+        if not p.bound or not isinstance(v, int) or p.lo == p.hi:
+            continue
+        out.values[p.name] = (v, p.hi)
+        out.kinds[p.name], out.lows[p.name] = p.bound, p.lo
+        other = spec.build({**model.params, p.name: v + 1 if v < p.hi else v - 1},
+                           model.mutant)
+        small, big = (model, other) if v < p.hi else (other, model)
+        sv, bv = small.var_by_name, big.var_by_name
+        for name, x in bv.items():
+            y = sv.get(name)
+            if y is None or y.length != x.length:
+                of_var.setdefault(name, set()).add(p.name)
+            elif x.domain.hi != y.domain.hi:
+                of_var.setdefault(name, set()).add(p.name)
+                if p.bound == "count":  # a size's tops are ids (the last run), no counters
+                    grown_top.setdefault(name, set()).add(p.name)
+        sa, ba = _arg_tops(small), _arg_tops(big)
+        for key, hi in ba.items():
+            if sa.get(key) != hi:
+                of_arg.setdefault(key, set()).add(p.name)
+    out.of_var = {k: frozenset(v) for k, v in of_var.items()}
+    out.of_arg = {k: frozenset(v) for k, v in of_arg.items()}
+    for x in model.variables:
+        for p in sorted(grown_top.get(x.name, ())):
+            out.tops.extend((slot, x.domain.hi, p) for slot in x.slots)
+    return out
+
+
+def _arg_tops(model: Model) -> dict[tuple[str, str], int]:
+    out: dict[tuple[str, str], int] = {}
+    for inst in model.instances:
+        for a, d in inst.arg_domains.items():
+            out[(inst.name, a)] = max(out.get((inst.name, a), d.hi), d.hi)
+    return out
+
+
+def larger_model(model: Model, params: dict[str, int]) -> Model:
+    """``model`` built again with ``params`` changed (bounds raised by
+    :meth:`Bounds.raise_`; the spec is the one :func:`bounds_of` found)."""
+    spec = _spec_of(model)
+    assert spec is not None, "bounds_of found no spec, so nothing is raised"
+    return spec.build({**model.params, **params}, model.mutant)
