@@ -1084,6 +1084,8 @@ def _log_source(events: Path) -> Iterator[tuple[Iterable[str], Callable[[], str]
                    "(TOML or JSON; e.g. examples/graph-relay.logmap.toml).")
 @click.option("--model", default=None, metavar="M",
               help="The model (default: the mapping's `model`).")
+@_model_files("Load models from this Python file (see 'Writing your own model'): the "
+              "mapping's model may be one of them.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Model parameter (bounds large enough for the logged run: runs, intents).")
 @click.option("--hidden-depth", type=click.IntRange(0, 50), default=4, show_default=True,
@@ -1093,8 +1095,9 @@ def _log_source(events: Path) -> Iterator[tuple[Iterable[str], Callable[[], str]
               callback=lambda c, p, v: _usable_dir(v, "--out"),
               help="Directory for check-log.json, report.html and, when a line is not "
                    "explained, the log up to there as a trace and pictures.")
-def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: tuple[str, ...],
-                  hidden_depth: int, as_json: bool, out: Path | None) -> None:
+def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
+                  model_files: list[str], params: tuple[str, ...], hidden_depth: int,
+                  as_json: bool, out: Path | None) -> None:
     """Decide whether some behaviour of the model explains a recorded log (trace
     validation): exit 0 if one does, 12 at the first line none does, 152 when none does
     only within the --hidden-depth bound or the model's bounds (reconnects, retries,
@@ -1106,10 +1109,13 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None, params: t
     if events.is_dir():
         raise BadInput(f"{events} is a directory, not a log")
     doc = read_document(mapping_file)
-    name = model or doc.get("model")
+    name = model or doc.get("model") or (model_files[0] if len(model_files) == 1 else None)
     if not isinstance(name, str):
-        raise BadInput("name the model with --model or in the mapping (model = \"...\")")
-    catalogue.spec(name)
+        raise BadInput("name the model with --model or in the mapping (model = \"...\")" + (
+            f" (the model files define {', '.join(model_files)})" if model_files else ""))
+    if name not in catalogue.MODELS:
+        raise BadInput(f"unknown model {name!r} (known: {', '.join(catalogue.MODELS)}; a "
+                       f"model of your own is loaded with --model-file PATH)")
     merged = {**{k: str(v) for k, v in doc.get("params", {}).items()}, **_parse_params(params)}
     m, _, _ = prepare(name, params=merged)
     mp = compile_mapping(m, doc, str(mapping_file))

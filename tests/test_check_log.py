@@ -374,6 +374,42 @@ def test_cli_a_log_past_the_models_bounds_exits_152_with_the_parameters(tmp_path
 
 # the command line -------------------------------------------------------------------------
 
+DIEHARD_MAP = """model = "diehard"
+[[event]]
+name = "tap.opened"
+action = "FillBig"
+[[event]]
+name = "poured"
+action = "BigToSmall"
+state = { small = "small", big = "big" }
+"""
+
+
+def _jugs(small: int, big: int) -> str:
+    return (json.dumps({"time": 1, "station": "tap", "event": "tap.opened", "fields": {}})
+            + "\n" + json.dumps({"time": 2, "station": "jugs", "event": "poured",
+                                 "fields": {"small": small, "big": big}}) + "\n")
+
+
+@pytest.mark.parametrize("small,big,code", [(3, 2, 0), (1, 4, 12)])
+def test_cli_checks_a_log_against_a_model_of_the_users_own_file(tmp_path, small, big, code):
+    """check-log took no --model-file: a mapping for a model written outside osf-check
+    was "unknown model"."""
+    mapping = tmp_path / "jugs.logmap.toml"
+    mapping.write_text(DIEHARD_MAP)
+    log = _write(tmp_path, _jugs(small, big))
+    # the jugs' other moves are unlogged: searched to the end, they cannot pour 1 and 4
+    args = ["check-log", str(log), "--mapping", str(mapping), "--hidden-depth", "16"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 150 and "--model-file PATH" in r.output
+    r = CliRunner().invoke(main, [*args, "--model-file", str(EXAMPLES / "diehard.py")])
+    assert r.exit_code == code, r.output
+    assert ("explained: a behaviour of diehard" if code == 0 else
+            "NOT EXPLAINED: line 2") in r.output
+
+
+# the command line -------------------------------------------------------------------------
+
 def _write(tmp_path: Path, text: str) -> Path:
     p = tmp_path / "events.jsonl"
     p.write_text(text)
