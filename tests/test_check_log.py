@@ -571,9 +571,17 @@ def test_cli_malformed_lines_are_bad_input_naming_the_line(tmp_path, text, words
      "monitor must be a list of [[monitor]] tables"),
     ("[[event]]\nname='x'\naction='tick'\n[[monitor]]\nevent='x'\nproperty=[1]\n",
      "no monitor for property [1]"),
+    # internal errors (AttributeError, TypeError, RecursionError) before
+    ("params = 3\n[[event]]\nname='x'\naction='tick'\n", "params must be a table"),
+    (f"extends = '{MAPPING}'\nparams = 3\n", "params must be a table"),
+    (f"extends = '{EXAMPLES / 'wire-relay.logmap.toml'}'\n[[event]]\nname=['a']\n"
+     "action='tick'\n", "the mapping is for 'wire-relay'"),  # (its ignore met a list)
+    ("extends = 'map.toml'\n", "extends comes back to itself"),
+    ("extends = 'base.toml'\n", "base.toml: ignore must be a list of event names"),
 ])
 def test_cli_a_wrong_mapping_is_bad_input(tmp_path, mapping, words):
     mp = tmp_path / "map.toml"
+    (tmp_path / "base.toml").write_text(f"extends = '{MAPPING}'\nignore = [[1]]\n")
     if isinstance(mapping, bytes):
         mp.write_bytes(mapping)
     else:

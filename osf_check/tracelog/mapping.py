@@ -197,7 +197,16 @@ def _factor(model: Model, text: str, where: str) -> int:
     return value + int(m.group(2) or 0)  # type: ignore[union-attr]
 
 
-def read_document(path: Path) -> dict[str, Any]:
+#: what each top-level key of a mapping holds, as the error names it
+_SHAPES = {"model": (str, "a string (the model's name)"),
+           "extends": (str, "a string (another mapping's file)"),
+           "params": (dict, "a table (name = value)"),
+           "ignore": (list, "a list of event names"),
+           "event": (list, "a list of [[event]] tables"),
+           "monitor": (list, "a list of [[monitor]] tables")}
+
+
+def read_document(path: Path, _within: tuple[Path, ...] = ()) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is no content
     except OSError as e:
@@ -212,14 +221,22 @@ def read_document(path: Path) -> dict[str, Any]:
                            f"{'JSON' if path.suffix == '.json' else 'TOML'}: {e}") from None
     if not isinstance(doc, dict):
         raise MappingError(f"the mapping {path} is not a table")
+    for key, (kind, what) in _SHAPES.items():
+        if key in doc and not isinstance(doc[key], kind):
+            raise MappingError(f"{path}: {key} must be {what}, not {doc[key]!r}")
+    if not all(isinstance(x, str) for x in doc.get("ignore", [])):
+        raise MappingError(f"{path}: ignore must be {_SHAPES['ignore'][1]}")
     base = doc.pop("extends", None)
     if base is not None:  # another mapping's rules first, then this one's (params: this one's)
-        if not isinstance(base, str):
-            raise MappingError(f"{path}: extends names a mapping file")
-        under = read_document(path.parent / base)
+        here = path.resolve()
+        if here in _within:
+            raise MappingError(f"{path}: extends comes back to itself ("
+                               + " -> ".join(str(p) for p in (*_within, here)) + ")")
+        under = read_document(path.parent / base, (*_within, here))
         doc = {**under, **doc, "params": {**under.get("params", {}), **doc.get("params", {})},
                "ignore": [x for x in under.get("ignore", []) if x not in {
-                   e.get("name") for e in doc.get("event", []) if isinstance(e, dict)}]
+                   e.get("name") for e in doc.get("event", [])
+                   if isinstance(e, dict) and isinstance(e.get("name"), str)}]
                + list(doc.get("ignore", [])),
                "event": [*under.get("event", []), *doc.get("event", [])]}
     return doc
