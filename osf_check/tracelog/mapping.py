@@ -206,6 +206,14 @@ _SHAPES = {"model": (str, "a string (the model's name)"),
            "monitor": (list, "a list of [[monitor]] tables")}
 
 
+def _check_shapes(doc: dict[str, Any], where: str = "") -> None:
+    for key, (kind, what) in _SHAPES.items():
+        if key in doc and not isinstance(doc[key], kind):
+            raise MappingError(f"{where}{key} must be {what}, not {doc[key]!r}")
+    if not all(isinstance(x, str) for x in doc.get("ignore", [])):
+        raise MappingError(f"{where}ignore must be {_SHAPES['ignore'][1]}")
+
+
 def read_document(path: Path, _within: tuple[Path, ...] = ()) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is no content
@@ -221,11 +229,7 @@ def read_document(path: Path, _within: tuple[Path, ...] = ()) -> dict[str, Any]:
                            f"{'JSON' if path.suffix == '.json' else 'TOML'}: {e}") from None
     if not isinstance(doc, dict):
         raise MappingError(f"the mapping {path} is not a table")
-    for key, (kind, what) in _SHAPES.items():
-        if key in doc and not isinstance(doc[key], kind):
-            raise MappingError(f"{path}: {key} must be {what}, not {doc[key]!r}")
-    if not all(isinstance(x, str) for x in doc.get("ignore", [])):
-        raise MappingError(f"{path}: ignore must be {_SHAPES['ignore'][1]}")
+    _check_shapes(doc, f"{path}: ")
     base = doc.pop("extends", None)
     if base is not None:  # another mapping's rules first, then this one's (params: this one's)
         here = path.resolve()
@@ -243,6 +247,9 @@ def read_document(path: Path, _within: tuple[Path, ...] = ()) -> dict[str, Any]:
 
 
 def compile_mapping(model: Model, doc: dict[str, Any], source: str = "") -> Mapping:
+    if not isinstance(doc, dict):
+        raise MappingError("a mapping is a table (a dict)")
+    _check_shapes(doc)
     extra = set(doc) - {"model", "params", "ignore", "event", "monitor"}
     if extra:
         raise MappingError(f"unknown key(s) {', '.join(sorted(extra))} in the mapping (it has "
