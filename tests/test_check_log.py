@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from osf_check.cli import main
 from osf_check.fuzz.driver import model_for
@@ -638,3 +640,52 @@ def test_the_recorder_on_a_full_disk_says_so_in_a_line():
         r = _record("--steps", "50", stdout=full)
     assert r.returncode == 152 and "No space left on device" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+# anything a user may write --------------------------------------------------------------
+
+_LEAF = st.one_of(st.integers(-3, 5), st.booleans(), st.none(), st.text("ai*:[]r0 ", max_size=6),
+                  st.sampled_from(["*", "run:command_id", "attempt", "status", "i", "r",
+                                   "o*2+a", "o*(retries+1)+a", "o*(nosuch)+a"]))
+_VALUE = st.recursive(_LEAF, lambda c: st.one_of(
+    st.lists(c, max_size=3),
+    st.dictionaries(st.sampled_from(["field", "map", "else", "x"]), c, max_size=3)),
+    max_leaves=6)
+_KEYS = st.sampled_from(["i", "r", "a", "o", "attempts[i]", "status[r]", "status", "cur_slug",
+                         "outbox[0]", "read", "answer", "x[", "proj[run:command_id]",
+                         "stage[o*2+a]"])
+_RULE = st.fixed_dictionaries({"name": st.sampled_from(["e1", "e2"])}, optional={
+    "action": st.one_of(st.sampled_from(["run_graph_session", "get_graph_run", "tick",
+                                         "graph_finish", "claim", "nosuch"]), _VALUE),
+    "when": st.one_of(st.dictionaries(st.sampled_from(["agent", "k"]), _VALUE, max_size=2),
+                      _VALUE),
+    **{k: st.one_of(st.dictionaries(_KEYS, _VALUE, max_size=3), _VALUE)
+       for k in ("args", "state", "outputs")}})
+_DOC = st.fixed_dictionaries({"event": st.one_of(st.lists(_RULE, min_size=1, max_size=3),
+                                                 _VALUE)},
+                             optional={k: st.one_of(_LEAF, _VALUE) for k in (
+                                 "ignore", "params", "monitor", "model")})
+_LINES = st.lists(st.tuples(st.sampled_from(["e1", "e2", "e3"]), st.dictionaries(
+    st.sampled_from(["agent", "k", "attempt", "status", "command_id", "result"]), _LEAF,
+    max_size=5)), max_size=5)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck),
+          derandomize=True)
+@given(st.sampled_from(["graph-relay", "wire-relay"]), _DOC, _LINES)
+def test_any_mapping_and_log_is_checked_or_bad_input_never_an_internal_error(system, doc,
+                                                                             lines):
+    """A Hypothesis run of random mappings and logs found `params = None` a TypeError."""
+    from osf_check.models.errors import BadValue
+    m = model_for(system, None)
+    try:
+        mp = compile_mapping(m, doc)
+    except BadValue:
+        return
+    log = "".join(json.dumps({"time": 1, "station": "s", "event": e, "fields": f}) + "\n"
+                  for e, f in lines)
+    try:
+        res = check_log(io.StringIO(log), m, mp)
+    except BadValue:
+        return
+    assert res.verdict in ("explained", "refused", "unknown")
