@@ -325,6 +325,27 @@ def test_a_parameter_wrongly_marked_as_a_bound_costs_a_verdict_never_makes_one(m
     assert "stops at line" in res.failing["limits"]["verdict"]
 
 
+@pytest.mark.parametrize("mutant,read", [
+    ("server-ignores-key", [{"intents": 3}, {}]),  # a size: the larger against this one
+    ("complete-overwrites-cancel", [{"retries": 2}, {"retries": 1}]),  # a count: one fewer
+])
+def test_a_refusal_at_a_bound_is_compared_with_the_right_models(monkeypatch, mutant, read):
+    """With only a size reached, the largest model was compared with itself (read twice,
+    and "nothing added" by construction); it is compared with the model at hand."""
+    from osf_check.tracelog import check as tl
+    asked: list[dict] = []
+    real = tl._read_again
+
+    def spy(chk, res, mapping, reread, params):
+        asked.append(params)
+        return real(chk, res, mapping, reread, params)
+    monkeypatch.setattr(tl, "_read_again", spy)
+    seed = REFUSED[mutant][0]
+    res = _check(walk(model_for("graph-relay", mutant), mutant, seed=seed, steps=60).log,
+                 mutant)
+    assert res.verdict == "refused" and asked == read
+
+
 @pytest.mark.parametrize("system", ["graph-relay", "wire-relay"])
 def test_the_largest_bounds_explain_every_log_of_the_correct_implementation(system):
     """What the judging of a refusal relies on: a larger bound only adds behaviours (and

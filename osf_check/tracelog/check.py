@@ -11,9 +11,10 @@ long log of a deployment that repeats itself costs little more than reading it.
 A line no behaviour explains is refused only when the model's size is not why: when more
 unlogged steps in a row, or a larger bound (a fourth reconnect of a model with three; see
 :mod:`.bounds`), might explain it, the answer is unknown.  Where a bound was reached on the
-way, the log is read again up to the line by the model with those bounds at their largest:
-if that model explains the line, the answer is unknown and names the parameters; if it
-refuses the line too, without reaching a bound of its own, the refusal stands.
+way, the log is read again up to the line by the model with those bounds at their largest,
+and by one with a count fewer (:func:`_judge_bounds`): if the largest explains the line,
+the answer is unknown and names its parameters; the refusal stands only when the one more
+count gave the line nothing to use.
 
 On a failure the log is read again up to that line keeping, for each possible state, how
 it was reached: the explanation of the log so far, drawn as a sequence chart.
@@ -396,12 +397,12 @@ def _judge_bounds(res: LogResult, chk: LogChecker, mapping: Mapping,
     fail["bounded"] = True  # until the comparison below settles it
     big_params = b.raise_(reached)
     counts = b.lower({p for p in reached if b.kinds[p] == "count"}, at_largest=True)
-    mid_params = {**big_params, **counts}
+    mid_params = {**big_params, **counts} if counts else {}  # {}: the model at hand
     limits["largest"] = big_params
     if any(b.kinds[p] == "size" and p not in big_params for p in reached):
         limits["verdict"] = "a value beyond the largest model"
         return
-    if mid_params == big_params and not big_params:
+    if mid_params == big_params:
         limits["verdict"] = "no other bound to compare with"
         return
     if reread is None or mapping.doc is None:
