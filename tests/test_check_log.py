@@ -346,6 +346,56 @@ def test_a_refusal_at_a_bound_is_compared_with_the_right_models(monkeypatch, mut
     assert res.verdict == "refused" and asked == read
 
 
+def _count_convention_breaks(system: str, param: str, depth: int = 6) -> tuple[int, int]:
+    """States within ``depth`` steps of the start where the model with ``param`` one
+    higher does not keep a step of this one (same successor), or adds one while no
+    counter ``param`` sizes is at its top; and the states looked at."""
+    from osf_check.explorer.pycompile import compile_steps
+    from osf_check.tracelog.bounds import bounds_of, larger_model
+    m = model_for(system, None)
+    b = bounds_of(m)
+    big = larger_model(m, {param: m.params[param] + 1})
+    assert big.slot_names == m.slot_names  # the counts below change no array's length
+    tops = [(slot, top) for slot, top, q in b.tops if q == param] or \
+        [(i, d.hi) for i, (d, e) in enumerate(zip(m.slot_domains, big.slot_domains))
+         if d.hi != e.hi]  # a parameter not marked: the slots it sizes
+    small_steps, big_steps = compile_steps(m), compile_steps(big)
+    of_label = {inst.label: k for k, inst in enumerate(m.instances)}
+    seen = set(m.initial_states)
+    frontier, breaks = list(seen), 0
+    for _ in range(depth):
+        nxt = []
+        for s in frontier:
+            at_top = any(s[slot] == top for slot, top in tops)
+            for j, inst in enumerate(big.instances):
+                k = of_label.get(inst.label)
+                u = small_steps[k](s) if k is not None else None
+                w = big_steps[j](s)
+                breaks += (u is not None and u != w) or (u is None and w is not None
+                                                          and not at_top)
+                if u is not None and u not in seen:
+                    seen.add(u)
+                    nxt.append(u)
+        frontier = nxt
+    return breaks, len(seen)
+
+
+@pytest.mark.parametrize("system,param", [("wire-relay", "gens"), ("wire-relay", "restarts"),
+                                          ("wire-relay", "switches"),
+                                          ("graph-relay", "retries")])
+def test_a_count_keeps_every_step_and_adds_steps_only_at_its_top(system, param):
+    """The cut-off the judging of a refusal rests on, checked on the shipped counts."""
+    breaks, states = _count_convention_breaks(system, param)
+    assert breaks == 0 and states > 1_000
+
+
+def test_the_convention_check_catches_a_parameter_that_is_no_count():
+    """graph-relay's slugs: a rename at the last slug goes back to the first, where one
+    slug more renames to it; the check above fails on it."""
+    breaks, _ = _count_convention_breaks("graph-relay", "slugs")
+    assert breaks > 0
+
+
 @pytest.mark.parametrize("system", ["graph-relay", "wire-relay"])
 def test_the_largest_bounds_explain_every_log_of_the_correct_implementation(system):
     """What the judging of a refusal relies on: a larger bound only adds behaviours (and
