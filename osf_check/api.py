@@ -283,6 +283,55 @@ class Checker:
         return ProveResult(m, results, self._seed, k, sample_depth, mine,
                            time.perf_counter() - t0)
 
+    def check_log(self, log: str | os.PathLike[str] | Sequence[str],
+                  mapping: str | os.PathLike[str] | Mapping[str, Any], *,
+                  hidden_depth: int = 4) -> Any:
+        """Whether some behaviour of the model explains a recorded log (``check-log``).
+
+        ``log`` is a file of JSON lines or the lines themselves; ``mapping`` a mapping
+        file or its document, whose ``params`` this checker's override.  Returns a
+        :class:`~osf_check.tracelog.check.LogResult` (``verdict``: explained, refused or
+        unknown; ``failing``: the first line none explains, and why).
+
+        >>> from pathlib import Path
+        >>> ex = Path(__file__).parent.parent / "examples"
+        >>> twice = ex / "desktop-reconnects-twice.jsonl"  # a desktop that reconnects twice
+        >>> r = Checker("wire-relay").check_log(twice, ex / "wire-relay.logmap.toml")
+        >>> r.verdict, r.failing["line"], r.failing["limits"]["verdict"]
+        ('unknown', 4, 'explained by the model at gens=3, switches=2')
+        >>> Checker("wire-relay").params(gens=3).check_log(
+        ...     twice, ex / "wire-relay.logmap.toml").verdict
+        'explained'
+        """
+        from osf_check.tracelog.check import check_log as run_check_log
+        from osf_check.tracelog.mapping import compile_mapping, read_document
+        hidden_depth = _integer("hidden_depth", hidden_depth, 0, 50)
+        if isinstance(mapping, (str, os.PathLike)):
+            doc, source = read_document(Path(mapping)), str(mapping)
+        elif isinstance(mapping, Mapping):
+            doc, source = dict(mapping), ""
+        else:
+            raise BadValue(f"mapping is a mapping file or its document, not "
+                           f"{type(mapping).__name__}")
+        params = {**doc.get("params", {}), **self._params} \
+            if isinstance(doc.get("params", {}), Mapping) else self._params
+        m, _, _ = prepare(self.model, params=dict(params), mutant=self._mutant)
+        mp = compile_mapping(m, doc, source)
+        if isinstance(log, (str, os.PathLike)):
+            path = Path(log)
+
+            def lines() -> Any:
+                try:
+                    with path.open(encoding="utf-8-sig") as f:
+                        yield from f
+                except OSError as e:
+                    raise BadValue(f"cannot read the log {path}: {e.strerror or e}") from None
+            return run_check_log(lines(), m, mp, hidden_depth=hidden_depth, reread=lines)
+        if isinstance(log, Sequence):
+            return run_check_log(iter(log), m, mp, hidden_depth=hidden_depth,
+                                 reread=lambda: iter(log))
+        raise BadValue(f"log is a file or a sequence of lines, not {type(log).__name__}")
+
 
 class ExploreResult:
     """One model's exploration: counts, histogram, verdicts, warnings and traces."""

@@ -760,3 +760,22 @@ def test_any_mapping_and_log_is_checked_or_bad_input_never_an_internal_error(sys
     except BadValue:
         return
     assert res.verdict in ("explained", "refused", "unknown")
+
+
+def test_the_checker_checks_a_log_given_as_lines_or_a_file(tmp_path):
+    from osf_check import BadValue, Checker
+    mutant = "outbox-off"
+    log = walk(model_for("graph-relay", mutant), mutant, seed=1, steps=60).log
+    res = Checker("graph-relay").check_log(log.splitlines(keepends=True), MAPPING)
+    assert res.verdict == "refused" and res.failing["line"] == 20
+    p = _write(tmp_path, _flaps(2))
+    wire = read_document(EXAMPLES / "wire-relay.logmap.toml")
+    assert Checker("wire-relay").check_log(p, wire).verdict == "unknown"
+    assert Checker("wire-relay").params(gens=3).check_log(str(p), wire).verdict == "explained"
+    for bad, words in [((tmp_path / "none.jsonl", MAPPING), "cannot read the log"),
+                       ((p, 3), "mapping is a mapping file or its document"),
+                       ((42, MAPPING), "log is a file or a sequence of lines")]:
+        with pytest.raises(BadValue, match=words):
+            Checker("graph-relay").check_log(*bad)
+    with pytest.raises(BadValue, match="hidden_depth"):
+        Checker("graph-relay").check_log(p, MAPPING, hidden_depth=-1)
