@@ -421,9 +421,13 @@ def _judge_bounds(res: LogResult, chk: LogChecker, mapping: Mapping,
                 else "explained"
             return
         assert r.failing is not None
-        if r.failing["line"] != fail["line"] or r.failing["hidden_cut"]:
+        if r.failing["line"] != fail["line"]:
             limits["verdict"] = f"the model at {_show(params)} stops at line " \
                                 f"{r.failing['line']}"
+            return
+        if r.failing["hidden_cut"]:
+            limits["verdict"] = f"the model at {_show(params)} has more unlogged steps in " \
+                                f"a row than --hidden-depth searches"
             return
     (m_big, big), (m_mid, mid) = runs["largest"], runs["one fewer"]
     if any(b.kinds[p] == "size" for p in big.reached):
