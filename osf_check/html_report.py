@@ -108,7 +108,8 @@ for (const box of document.querySelectorAll(".viewer")) {
       body.appendChild(row);
     }
     pos.textContent = "step " + cur + " of " + (n - 1) +
-      (cur === failing ? ": the property fails here" : "") +
+      (cur === failing ? (tr.source === "check-log" ? ": the model and the log part here"
+                                                    : ": the property fails here") : "") +
       (loop !== null && cur > loop ? ": in the cycle" : "");
   }
   box.querySelector(".prev").addEventListener("click", () => show(cur - 1));
@@ -283,7 +284,8 @@ def build(doc: Mapping[str, Any], *, repro: str, images: Sequence[tuple[str, byt
         except render.RenderError:
             svg = None  # the step view and the Mermaid text still tell the story
         sections.append(_trace_section(k, tr, svg))
-    result = doc.get("result") or ("ok" if doc.get("exit_code") == 0 else f"exit {doc.get('exit_code')}")
+    result = doc.get("result") or doc.get("verdict") or \
+        ("ok" if doc.get("exit_code") == 0 else f"exit {doc.get('exit_code')}")
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
            f"script-src 'sha256-{script_hash}'")
@@ -293,14 +295,17 @@ def build(doc: Mapping[str, Any], *, repro: str, images: Sequence[tuple[str, byt
         f"<title>osf-check {_e(doc.get('command', ''))}: {_e(result)}</title>",
         f"<style>{CSS}</style></head><body>",
         f"<header><h1>osf-check {_e(doc.get('command', ''))}: {_e(result)}</h1>"
-        f"<div class='meta'>exit code {_e(doc.get('exit_code'))} · seed {_e(doc.get('seed'))}"
+        f"<div class='meta'>exit code {_e(doc.get('exit_code'))}"
+        f"{' · seed ' + _e(doc['seed']) if doc.get('seed') is not None else ''}"
         f"{' · osf-check ' + _e(version) if version else ''}</div></header><main>",
         "<h2>Reproduce</h2>",
         f"<pre id='repro'>{_e(repro)}</pre>",
         "<h2>Summary</h2>", _summary(doc),
     ]
     if traces:
-        body += [f"<h2>Counterexamples ({len(traces)})</h2>", *sections]
+        head = "The log up to its first unexplained line" if doc.get("command") == "check-log" \
+            else f"Counterexamples ({len(traces)})"
+        body += [f"<h2>{head}</h2>", *sections]
     if images:
         body.append("<h2>Plots</h2>")
         body += [f"<figure>{_img(data, 'image/svg+xml', cap)}<figcaption>{_e(cap)}"

@@ -590,6 +590,10 @@ def failure_trace(path: str, model: Model, mapping: Mapping, res: LogResult,
                 break
     message = (f"line {fail['line']} ({fail['event']['event']}) is explained by no behaviour "
                f"of {model.name}: {'; '.join(fail['why'])}")
+    if fail.get("limits") and fail["bounded"]:
+        message += f" (unknown: the log reached the model's bounds; {fail['limits']['verdict']})"
+    elif fail["hidden_cut"]:
+        message += " (unknown: more unlogged steps in a row than --hidden-depth might explain it)"
     return make_trace(model, states, actions, prop={"id": "log", "name": "explained-by-model",
                                                     "kind": "check-log"},
                       message=message, source="check-log")
