@@ -1139,6 +1139,11 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
     warnings = [] if res.events else [
         "the log holds no event the mapping reads (every line ignored, or none at all): "
         "nothing was checked; is it the right log, and the right mapping?"]
+    if res.backwards:  # a merge of several stations' logs that was not sorted
+        warnings.append(
+            f"{res.backwards:,} line(s) have a time earlier than the line before them (the "
+            f"first: line {res.first_backwards}): the log is read in the order of its "
+            f"lines; merge several stations' logs by time before checking")
     result = report.check_log_json(res, str(events), str(mapping_file), dict(m.params), code,
                                    warnings)
     if out is not None and res.trace is not None:
@@ -1190,6 +1195,8 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
             click.echo("    (alike in every other variable: " + json.dumps(
                 {k: v for k, v in shown[0].items() if k not in differ}, ensure_ascii=False,
                 separators=(",", ":")) + ")")
+        for w in warnings:
+            click.echo(f"  warning: {w}")
         if res.trace is not None:
             steps = [st["label"] for st in res.trace["steps"][1:]]
             click.echo(f"  a behaviour of the model up to there ({len(steps)} steps, the "

@@ -779,3 +779,20 @@ def test_the_checker_checks_a_log_given_as_lines_or_a_file(tmp_path):
             Checker("graph-relay").check_log(*bad)
     with pytest.raises(BadValue, match="hidden_depth"):
         Checker("graph-relay").check_log(p, MAPPING, hidden_depth=-1)
+
+
+def test_cli_warns_of_lines_out_of_time_order(tmp_path, correct_logs):
+    """A log merged from several stations but not sorted reads in the wrong order: a
+    refusal then says so, rather than only blaming the implementation."""
+    lines = correct_logs[1].splitlines(keepends=True)
+    k = next(i for i in range(len(lines) - 1)
+             if json.loads(lines[i])["time"] < json.loads(lines[i + 1])["time"])
+    p = _write(tmp_path, _broken("".join(lines), "moved", k))
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING), "--json"])
+    doc = json.loads(r.output[r.output.index("{"):])
+    assert any(f"(the first: line {k + 2})" in w for w in doc["warnings"]), doc["warnings"]
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING)])
+    assert "have a time earlier than the line before them" in r.output
+    p = _write(tmp_path, correct_logs[1])
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING), "--json"])
+    assert json.loads(r.output[r.output.index("{"):])["warnings"] == []

@@ -72,6 +72,9 @@ class LogResult:
     failing: dict[str, Any] | None = None
     exercised: list[str] = field(default_factory=list)
     trace: dict[str, Any] | None = None
+    #: lines whose time is earlier than the line before them, and the first of them
+    backwards: int = 0
+    first_backwards: int | None = None
     #: at a refusal: the states the line was tried in, and the bounds reached on the way
     before: frozenset = field(default=frozenset(), repr=False)
     reached: set[str] = field(default_factory=set, repr=False)
@@ -331,6 +334,7 @@ def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth:
     chk = LogChecker(model, mapping, hidden_depth, bounds_of(model))
     res = LogResult(model.name, True, hidden_depth=hidden_depth)
     possible = frozenset(model.initial_states)
+    last_time = None
     for n, ev, line in _lines(f):
         if upto is not None and n > upto:
             break
@@ -339,6 +343,11 @@ def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth:
             tick(n)
         if ev is None:
             continue
+        if "time" in ev:
+            if last_time is not None and ev["time"] < last_time:
+                res.backwards += 1
+                res.first_backwards = res.first_backwards or n
+            last_time = ev["time"]
         rule = chk.rule_for(ev, n)
         if rule is None:
             res.ignored += 1
