@@ -796,3 +796,21 @@ def test_cli_warns_of_lines_out_of_time_order(tmp_path, correct_logs):
     p = _write(tmp_path, correct_logs[1])
     r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING), "--json"])
     assert json.loads(r.output[r.output.index("{"):])["warnings"] == []
+
+
+def test_a_bound_the_users_model_cannot_be_built_at_is_a_model_error(tmp_path):
+    src = (EXAMPLES / "diehard.py").read_text()
+    src = src.replace('Param("goal", 4, 0, BIG, "gallons to measure")',
+                      'Param("goal", 4, 0, BIG, "gallons to measure", bound="count")')
+    src = src.replace("def build(params, mutant):\n",
+                      "def build(params, mutant):\n    if params['goal'] == 5:\n"
+                      "        raise ValueError('no five')\n")
+    f = tmp_path / "jugs.py"
+    f.write_text(src)
+    mapping = tmp_path / "jugs.logmap.toml"
+    mapping.write_text(DIEHARD_MAP)
+    log = _write(tmp_path, _jugs(3, 2))
+    r = CliRunner().invoke(main, ["check-log", str(log), "--mapping", str(mapping),
+                                  "--model-file", str(f)])
+    assert r.exit_code == 150, r.output
+    assert "goal is marked as a bound, but diehard cannot be built with goal=5" in r.output

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from osf_check.models.dsl import Model
+from osf_check.models.dsl import Model, ModelError
 from osf_check.models.errors import BadValue
 
 __all__ = ["Bounds", "bounds_of", "larger_model"]
@@ -58,15 +58,11 @@ class Bounds:
         """Those of ``params`` below their largest value, each at its largest."""
         return {p: hi for p, (v, hi) in self.values.items() if p in params and v < hi}
 
-    def lower(self, params: set[str], at_largest: bool = False) -> dict[str, int]:
-        """The counts among ``params``, each one lower than its value (or than its
-        largest value), where it can be."""
-        out = {}
-        for p, (v, hi) in self.values.items():
-            top = hi if at_largest else v
-            if p in params and self.kinds[p] == "count" and top > self.lows[p]:
-                out[p] = top - 1
-        return out
+    def below_largest(self, params: set[str]) -> dict[str, int]:
+        """The counts among ``params``, each one below its largest value (where it can
+        be)."""
+        return {p: hi - 1 for p, (_, hi) in self.values.items()
+                if p in params and self.kinds[p] == "count" and hi > self.lows[p]}
 
     def unsized(self, params: set[str], model: Model) -> list[str]:
         """The variables of ``model`` that none of ``params`` sizes."""
@@ -120,8 +116,13 @@ def _find(model: Model) -> Bounds:
             continue
         out.values[p.name] = (v, p.hi)
         out.kinds[p.name], out.lows[p.name] = p.bound, p.lo
-        other = spec.build({**model.params, p.name: v + 1 if v < p.hi else v - 1},
-                           model.mutant)
+        try:
+            other = spec.build({**model.params, p.name: v + 1 if v < p.hi else v - 1},
+                               model.mutant)
+        except Exception as e:  # a user's model: its bound must be one it can be built at
+            raise ModelError(f"parameter {p.name} is marked as a bound, but {model.name} "
+                             f"cannot be built with {p.name}="
+                             f"{v + 1 if v < p.hi else v - 1}: {e}") from None
         small, big = (model, other) if v < p.hi else (other, model)
         sv, bv = small.var_by_name, big.var_by_name
         for name, x in bv.items():

@@ -405,7 +405,7 @@ def _judge_bounds(res: LogResult, chk: LogChecker, mapping: Mapping,
     fail["limits"] = limits
     fail["bounded"] = True  # until the comparison below settles it
     big_params = b.raise_(reached)
-    counts = b.lower({p for p in reached if b.kinds[p] == "count"}, at_largest=True)
+    counts = b.below_largest(reached)
     mid_params = {**big_params, **counts} if counts else {}  # {}: the model at hand
     limits["largest"] = big_params
     if any(b.kinds[p] == "size" and p not in big_params for p in reached):
