@@ -1170,7 +1170,7 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
                        f"might (raise --hidden-depth):")
         elif res.verdict == "unknown":
             click.echo(f"UNKNOWN: line {fail['line']} is the first event no behaviour of {name} "
-                       f"at {_params_text(lim['reached'])} explains, and the log reached "
+                       f"at {tl.params_text(lim['reached'])} explains, and the log reached "
                        f"those bounds of the model; a larger model might explain it:")
         else:
             click.echo(f"NOT EXPLAINED: line {fail['line']} is the first event no behaviour "
@@ -1182,7 +1182,7 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
             click.echo(f"  bounds: {lim['verdict']}" + (
                 " (set them under params in the mapping, or with --param, and check again)"
                 if lim["verdict"].startswith("explained by") else
-                f" (reached on the way: {_params_text(lim['reached'])})"))
+                f" (reached on the way: {tl.params_text(lim['reached'])})"))
         shown = fail["possible_before"][:3]
         differ = [k for k in shown[0] if len({json.dumps(x[k]) for x in shown}) > 1] \
             if shown else []
@@ -1207,10 +1207,6 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
                 click.echo("  (--out DIR writes it as a trace, a sequence chart and a report)")
     click.echo(f"result: exit {code}")
     sys.exit(code)
-
-
-def _params_text(params: dict[str, int]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
 def _compact(ev: Any, limit: int = 60) -> str:

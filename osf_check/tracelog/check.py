@@ -426,16 +426,16 @@ def _judge_bounds(res: LogResult, chk: LogChecker, mapping: Mapping,
         runs[name] = got
         r = got[1]
         if r.explained:
-            limits["verdict"] = f"explained by the model at {_show(params)}" if params \
+            limits["verdict"] = f"explained by the model at {params_text(params)}" if params \
                 else "explained"
             return
         assert r.failing is not None
         if r.failing["line"] != fail["line"]:
-            limits["verdict"] = f"the model at {_show(params)} stops at line " \
+            limits["verdict"] = f"the model at {params_text(params)} stops at line " \
                                 f"{r.failing['line']}"
             return
         if r.failing["hidden_cut"]:
-            limits["verdict"] = f"the model at {_show(params)} has more unlogged steps in " \
+            limits["verdict"] = f"the model at {params_text(params)} has more unlogged steps in " \
                                 f"a row than --hidden-depth searches"
             return
     (m_big, big), (m_mid, mid) = runs["largest"], runs["one fewer"]
@@ -461,13 +461,14 @@ def _read_again(chk: LogChecker, res: LogResult, mapping: Mapping,
     try:
         mp2 = compile_mapping(m2, mapping.doc, mapping.source)
     except MappingError as e:
-        return f"the mapping does not fit the model at {_show(params)}: {e}"
+        return f"the mapping does not fit the model at {params_text(params)}: {e}"
     assert res.failing is not None
     return m2, check_log(reread(), m2, mp2, hidden_depth=chk.hidden_depth,
                          upto=res.failing["line"], judge=False)
 
 
-def _show(params: dict[str, int]) -> str:
+def params_text(params: dict[str, int]) -> str:
+    """``a=1, b=2``: parameters as the messages show them."""
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
 
 
