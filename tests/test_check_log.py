@@ -351,10 +351,10 @@ def _count_convention_breaks(system: str, param: str, depth: int = 6) -> tuple[i
     higher does not keep a step of this one (same successor), or adds one while no
     counter ``param`` sizes is at its top; and the states looked at."""
     from osf_check.explorer.pycompile import compile_steps
-    from osf_check.tracelog.bounds import bounds_of, larger_model
+    from osf_check.tracelog.bounds import bounds_of
     m = model_for(system, None)
     b = bounds_of(m)
-    big = larger_model(m, {param: m.params[param] + 1})
+    big = b.build(m, {param: m.params[param] + 1})
     assert big.slot_names == m.slot_names  # the counts below change no array's length
     tops = [(slot, top) for slot, top, q in b.tops if q == param] or \
         [(i, d.hi) for i, (d, e) in enumerate(zip(m.slot_domains, big.slot_domains))

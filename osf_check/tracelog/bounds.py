@@ -26,12 +26,12 @@ its largest) and comparing the variables and the actions' argument domains.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from osf_check.models.dsl import Model, ModelError
 from osf_check.models.errors import BadValue
 
-__all__ = ["Bounds", "bounds_of", "larger_model"]
+__all__ = ["Bounds", "bounds_of"]
 
 
 @dataclass
@@ -43,6 +43,8 @@ class Bounds:
     #: bound parameter -> "count" or "size", and the least value it takes
     kinds: dict[str, str] = field(default_factory=dict)
     lows: dict[str, int] = field(default_factory=dict)
+    #: the catalogue's spec that builds the model (None: no bound to raise)
+    spec: Any = None
     #: (slot, the top of its domain, the parameter that sizes it)
     tops: list[tuple[int, int, str]] = field(default_factory=list)
     #: variable -> the parameters its length or its domain's top grows with
@@ -63,6 +65,11 @@ class Bounds:
         be)."""
         return {p: hi - 1 for p, (_, hi) in self.values.items()
                 if p in params and self.kinds[p] == "count" and hi > self.lows[p]}
+
+    def build(self, model: Model, params: dict[str, int]) -> Model:
+        """``model`` built again with ``params`` changed (say, bounds :meth:`raise_`d)."""
+        assert self.spec is not None, "a model with no spec has no bound to change"
+        return self.spec.build({**model.params, **params}, model.mutant)
 
     def unsized(self, params: set[str], model: Model) -> list[str]:
         """The variables of ``model`` that none of ``params`` sizes."""
@@ -104,7 +111,7 @@ def bounds_of(model: Model) -> Bounds:
 
 def _find(model: Model) -> Bounds:
     spec = _spec_of(model)
-    out = Bounds()
+    out = Bounds(spec=spec)
     if spec is None:
         return out
     of_var: dict[str, set[str]] = {}
@@ -151,11 +158,3 @@ def _arg_tops(model: Model) -> dict[tuple[str, str], int]:
         for a, d in inst.arg_domains.items():
             out[(inst.name, a)] = max(out.get((inst.name, a), d.hi), d.hi)
     return out
-
-
-def larger_model(model: Model, params: dict[str, int]) -> Model:
-    """``model`` built again with ``params`` changed (bounds raised by
-    :meth:`Bounds.raise_`; the spec is the one :func:`bounds_of` found)."""
-    spec = _spec_of(model)
-    assert spec is not None, "bounds_of found no spec, so nothing is raised"
-    return spec.build({**model.params, **params}, model.mutant)

@@ -32,7 +32,7 @@ from osf_check.explorer.pycompile import compile_steps
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
-from .bounds import Bounds, bounds_of, larger_model
+from .bounds import Bounds, bounds_of
 from .mapping import Mapping, MappingError, Rule, Source, compile_mapping
 
 State = tuple
@@ -456,7 +456,7 @@ def _read_again(chk: LogChecker, res: LogResult, mapping: Mapping,
     """The log up to the refused line, read by the model with ``params`` changed."""
     if not params:
         return chk.model, res
-    m2 = larger_model(chk.model, params)
+    m2 = chk.bounds.build(chk.model, params)
     assert mapping.doc is not None
     try:
         mp2 = compile_mapping(m2, mapping.doc, mapping.source)
