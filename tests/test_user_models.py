@@ -655,6 +655,28 @@ def test_prove_does_not_prove_what_a_step_out_of_a_domain_breaks(tmp_path):
     assert code == 0 and (r["status"], r["k"]) == ("proved", 1), r
 
 
+def test_prove_says_how_deep_it_looked_and_why_it_cannot_prove(tmp_path):
+    """A step out of the domain within BMC's depth said "the assumed an assumed
+    property, or an action leaving a variable's domain, is violated"; an induction
+    that failed after BMC to depth 2 said "no violation within depth 0" (the BFS
+    sample's depth, not the deepest looked at)."""
+    fill = dict(ACTION="inc", UPDATE="s.x + 1", INVARIANT="s.x >= 0", GUARD="True")
+    p = counter(tmp_path, NAME="short", HI=2, **fill)  # inc leaves 0..2 at depth 2
+    code, out, err = run("prove", "--model-file", p, "--json", "--sample-depth", "0")
+    [r] = json.loads(out)["properties"]
+    assert code == 152 and r["status"] == "unknown", (code, r)
+    assert r["note"].startswith("within depth 2 an assumed property is violated or an "
+                                "action leaves a variable's domain"), r["note"]
+    # x counts up to 20 unguarded: induction fails, BMC to depth 2 sees nothing
+    p = counter(tmp_path, NAME="long", HI=20, **fill)
+    code, out, err = run("prove", "--model-file", p, "--json", "--sample-depth", "0",
+                         "--k", "2", "--no-mine")
+    [r] = json.loads(out)["properties"]
+    assert code == 152 and r["status"] == "unknown", (code, r)
+    assert r["note"].startswith("induction failed; no violation within depth 2 (every "
+                                "state to depth 0 checked, BMC to depth 2)"), r["note"]
+
+
 def test_a_domain_past_64_bits_is_refused_where_it_is_declared():
     """The vector engine holds values in 64-bit columns: Int(0, 2**64) crashed it (an
     internal error) where the explicit engine ran; now it is the model's mistake."""

@@ -316,8 +316,11 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
             if hb.timed_out:
                 res.status, res.note = "timeout", "z3 gave up checking the assumptions"
                 continue
-            broken = ["an assumed property, or an action leaving a variable's domain,"] \
-                if hb.depth is not None else []
+            if hb.depth is not None:
+                res.note = (f"within depth {hb.depth} an assumed property is violated or an "
+                            "action leaves a variable's domain (explore says which): nothing "
+                            "can be proved from it")
+                continue
         if broken:
             res.note = f"the assumed {broken[0]} is violated (explore finds it): nothing " \
                        f"can be proved from it"
@@ -396,8 +399,9 @@ def _deepen(model: Model, checks: PropertyChecks, res: ProofResult, k: int, samp
     """Induction failed: BMC past what the BFS sample checked whole, to ``sample_depth``,
     before the verdict may be ``unknown``."""
     if sample.covered >= sample_depth:
-        res.note = (f"induction failed; no violation within depth {sample_depth} "
-                    f"(every state to that depth checked)")
+        bmc_too = f", BMC to depth {k}" if k > sample_depth else ""
+        res.note = (f"induction failed; no violation within depth {max(k, sample_depth)} "
+                    f"(every state to depth {sample_depth} checked{bmc_too})")
         return
     start = max(k, sample.covered)
     t0 = time.perf_counter()
@@ -409,4 +413,4 @@ def _deepen(model: Model, checks: PropertyChecks, res: ProofResult, k: int, samp
     elif b.timed_out:
         res.status, res.note = "timeout", f"z3 gave up during BMC at depth {len(b.seconds) + start}"
     else:
-        res.note = f"induction failed; no violation within depth {sample_depth} (BMC)"
+        res.note = f"induction failed; no violation within depth {max(k, sample_depth)} (BMC)"
