@@ -1044,6 +1044,10 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
         sys.exit(12)
     click.echo(f"the implementation{' (mutant ' + mu + ')' if mu else ''} followed all "
                f"{len(steps)} steps")
+    prop = tr.get("property") if isinstance(tr.get("property"), dict) else {}
+    if prop.get("kind") in ("reach", "fair"):  # a liveness counterexample: its steps only
+        click.echo(f"(replay checks each step; {prop.get('id')} is a {prop['kind']} property, "
+                   "about what may follow the last step, which replay does not judge)")
 
 
 def _open_log(path: str) -> IO[str]:  # a byte-order mark (Windows' editors) is no event

@@ -82,6 +82,31 @@ def test_explore_counterexample_reproduces_on_the_implementation_mutant(tmp_path
     assert good.exit_code == 12 and "differs from the trace in outcome" in good.stdout
 
 
+def test_a_desktop_decision_only_the_mutants_model_takes_is_not_forced(tmp_path):
+    """The correct desktop does not start a Graph it must refuse (no-consent-recheck's
+    step 5): replay says so, where asking the harness to start it anyway would have
+    blamed the correct implementation for A4."""
+    CliRunner().invoke(main, ["explore", "--mutant", "no-consent-recheck", "--out",
+                              str(tmp_path)])
+    [tr] = tmp_path.glob("graph-relay-no-consent-recheck-A4*.trace.json")
+    good = CliRunner().invoke(main, ["replay", str(tr), "--mutant", "none"])
+    assert good.exit_code == 12 and "5. start_graph(r=0)" in good.stdout, good.output
+    assert "the model does not enable this step here, nor does the implementation offer " \
+        "it" in good.stdout and "violated" not in good.stdout, good.stdout
+    bad = CliRunner().invoke(main, ["replay", str(tr)])
+    assert bad.exit_code == 12 and "the desktop would take ['start_graph(r=0)']" in bad.stdout
+
+
+def test_replaying_a_liveness_counterexample_says_what_it_does_not_judge(tmp_path):
+    CliRunner().invoke(main, ["explore", "--mutant", "queue-on-desktop", "--out",
+                              str(tmp_path)])
+    [tr] = tmp_path.glob("graph-relay-queue-on-desktop-A10*.trace.json")
+    r = CliRunner().invoke(main, ["replay", str(tr)])
+    assert r.exit_code == 0 and "followed all" in r.stdout, r.output
+    assert "A10 is a reach property, about what may follow the last step, which replay " \
+        "does not judge" in r.stdout, r.stdout
+
+
 def test_fuzz_bad_input():
     res = CliRunner().invoke(main, ["fuzz", "--mutant", "nope"])
     assert res.exit_code == 150 and "neither implementation has a mutant 'nope'" in res.stderr

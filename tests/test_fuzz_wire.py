@@ -70,6 +70,38 @@ def test_explore_counterexample_reproduces_on_the_implementation_mutant(tmp_path
     assert good.exit_code == 12 and "differs from the trace" in good.stdout
 
 
+def test_a_step_only_the_mutants_model_takes_is_tried_on_the_implementation(tmp_path):
+    """no-generation-check's counterexample ends with a delivery the correct model does
+    not enable; replay stopped before it, with one message for the buggy implementation
+    and the correct one.  It now asks the implementation to take the step: the mutant
+    delivers the stale answer (B1), the correct relay drops it."""
+    CliRunner().invoke(main, ["explore", "--mutant", "no-generation-check", "--out",
+                              str(tmp_path)])
+    [tr] = tmp_path.glob("wire-relay-no-generation-check-B1*.trace.json")
+    bad = CliRunner().invoke(main, ["replay", str(tr)])
+    assert bad.exit_code == 12 and "property B1 violated by the implementation on " \
+        "deliver(o=0, a=0), a step the model does not enable here" in bad.stdout, bad.stdout
+    good = CliRunner().invoke(main, ["replay", str(tr), "--mutant", "none"])
+    assert good.exit_code == 12, good.output
+    assert "9. deliver(o=0, a=0)" in good.stdout and "the model does not enable this step " \
+        "here, nor does the implementation take it" in good.stdout, good.stdout
+    assert "violated" not in good.stdout
+
+
+def test_a_trace_the_implementations_abstraction_cannot_show_is_refused(tmp_path):
+    """retry-mints-new-key's model keeps rows the correct model has not: its states were
+    compared with the implementation's and differed at step 1, on the buggy
+    implementation as on the correct one (exit 12 for both)."""
+    CliRunner().invoke(main, ["explore", "--mutant", "retry-mints-new-key", "--out",
+                              str(tmp_path)])
+    [tr] = tmp_path.glob("wire-relay-retry-mints-new-key-*.trace.json")
+    for extra in ([], ["--mutant", "none"]):
+        r = CliRunner().invoke(main, ["replay", str(tr), *extra])
+        assert r.exit_code == 150 and len(r.stderr.strip().splitlines()) == 1, r.output
+        assert "a counterexample of the model mutant retry-mints-new-key" in r.stderr
+        assert "osf-check fuzz --mutant retry-mints-new-key" in r.stderr
+
+
 def test_fuzz_cli_on_both_systems(tmp_path):
     res = CliRunner().invoke(main, ["fuzz", "--examples", "5", "--tour-depth", "3", "--json"])
     assert res.exit_code == 0, res.output

@@ -149,3 +149,29 @@ def test_importing_the_reference_implementation_loads_nothing_of_the_checker():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_the_mutants_whose_counterexamples_replay_refuses_are_the_readmes_four():
+    """replay refuses a trace whose states the implementation's abstraction cannot show
+    (variables sized otherwise); the README names the mutants whose models do that."""
+    from osf_check.explorer.check import prepare
+    from osf_check.fuzz.driver import IMPL_MUTANTS, _same_shape
+    from osf_check.models.errors import BadValue
+    from osf_check.properties import catalogue
+    refused = []
+    for mu in catalogue.MUTANTS:
+        if mu.model not in SYSTEMS or mu.name not in IMPL_MUTANTS[mu.model]:
+            continue
+        theirs, _, _ = prepare(mu.model, params=dict(mu.params), mutant=mu.name)
+        ours = model_for(mu.model, mu.name)
+        trace = {"mutant": mu.name,
+                 "steps": [{"state": theirs.show_state(theirs.initial_states[0])}]}
+        try:
+            _same_shape(ours, ours.initial_states[0], trace)
+        except BadValue:
+            refused.append(mu.name)
+    assert sorted(refused) == ["fresh-key-on-retry", "retry-mints-new-key",
+                               "scope-key-without-method", "server-ignores-key"]
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert "four mutants\nwhose models size their variables otherwise (`fresh-key-on-retry`,\n" \
+        "`server-ignores-key`, `scope-key-without-method`, `retry-mints-new-key`)" in readme

@@ -133,6 +133,38 @@ class Checker:
                 raise Divergence(f"{inst.label} answered {outs.get(k)!r}, the model {want!r}")
         return after
 
+    def off_model(self, h: Harness, ai: int, before: tuple, recorded: dict[str, Any]) -> str:
+        """What the implementation does with a step the model does not enable here (a
+        model mutant's counterexample takes one: its bug).  The properties judge it only
+        if the implementation took the step as the trace records it: a transition check
+        reads the step's name, which the harness asks for whether or not the
+        implementation then does it (a correct relay drops the answer it was asked to
+        deliver)."""
+        from osf_check.driver.protocol import AdapterError
+        inst = self.model.instances[ai]
+        nor = "the model does not enable this step here, nor does the implementation"
+        if inst.name in h.DECIDES and inst.label not in h.offers():
+            return f"{nor} offer it"
+        try:
+            h.apply(inst)
+            after = h.abstract()
+        except AdapterError:
+            raise
+        except Exception as e:  # (the implementation refused it, as it should)
+            return f"{nor} take it ({type(e).__name__}: {e})"
+        got = self.model.show_state(after)
+        differ = [k for k, v in recorded.items() if k in got and got[k] != v]
+        if differ:
+            return f"{nor} take it (its state differs from the trace in {', '.join(differ)})"
+        off = "a step the model does not enable here"
+        broken = [pid for pid, f in self.invs if not f(after)] + \
+            [pid for pid, f in self.trans[ai] if not f(before, after)]
+        if broken:
+            return f"property {broken[0]} violated by the implementation on {inst.label}, {off}"
+        if h.violations:
+            return f"{h.violations[0]} (on {inst.label}, {off})"
+        return f"the implementation takes this step, {off}"
+
 
 def make_harness(model: Model, mutant: str | None, tmpdir: str | None, seed: int = 0,
                  result_for: Callable[[int], Any] | None = None) -> Harness:
@@ -558,6 +590,30 @@ class ReplayStep:
     note: str = ""
 
 
+def _same_shape(model: Model, init: tuple, trace: dict[str, Any]) -> None:
+    """Refuse a trace whose states the implementation's abstraction cannot show: a
+    counterexample of a model mutant whose model sizes its variables otherwise (a run
+    for every fresh key, a key without the method), compared with the implementation's
+    state, differed at its first step on the buggy implementation and on the correct
+    one alike."""
+    got = model.show_state(init)
+    first = trace["steps"][0]["state"] if trace.get("steps") else {}
+    odd = [k for k, v in first.items() if k in got and isinstance(v, list)
+           and (not isinstance(got[k], list) or len(got[k]) != len(v))]
+    if not odd:
+        return
+    k = odd[0]
+    sizes = f"{k} holds {len(first[k])} where the implementation's model holds " \
+            f"{len(got[k]) if isinstance(got[k], list) else 'one value'}"
+    mu = trace.get("mutant")
+    whose = (f"a counterexample of the model mutant {mu}, whose model keeps what the "
+             f"implementation's abstraction cannot show; `osf-check fuzz --mutant {mu}` "
+             "drives the implementation mutant itself") if mu else \
+        "a trace of another version of the model, or of other parameters"
+    raise BadValue(f"the trace's states are not the implementation's model's ({sizes}): "
+                   f"{whose}")
+
+
 def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0,
            harness: Callable[..., Harness] | None = None) -> list[ReplayStep]:
     """Run a trace (from explore, prove or fuzz) against the implementation, step by step
@@ -569,6 +625,7 @@ def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0,
     h = (harness or make_harness)(model, mutant, None, seed, tour_result)
     s = h.abstract()
     try:
+        _same_shape(model, s, trace)
         for step in trace["steps"][1:]:
             ai = labels.get(step["label"])
             if ai is None:  # the trace is corrupted, or of another model: bad input
@@ -577,7 +634,7 @@ def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0,
                                f"of another version of the model)")
             if chk.steps[ai](s) is None:
                 out.append(ReplayStep(step["index"], step["label"], False,
-                                      "the model does not enable this step here"))
+                                      chk.off_model(h, ai, s, step["state"])))
                 break
             try:
                 s = chk.check(h, ai, s)
