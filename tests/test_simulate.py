@@ -121,3 +121,22 @@ def test_cli_writes_tables_and_the_plot(tmp_path):
 def test_bad_parameters_are_bad_input(args):
     res = CliRunner().invoke(main, ["simulate", *args])
     assert res.exit_code == 150 and res.stderr.startswith("osf-check: error: Invalid value")
+
+
+def test_000s_figures_are_compared_only_where_this_run_sets_what_they_depend_on():
+    """With 90 % of answers lost, 000's calls (taken at 30 %) were printed under ours with
+    a "difference" of thousands; at --poll 10 the pickup note still said Uniform(0, 20)."""
+    t = idempotency(N, 0, Facts(loss=0.9))
+    t.compare_at(Facts(loss=0.9), N)
+    assert t.ref == [] and "000's figures are for --loss 0.3, not compared here" in t.note
+    assert "1/(1 − 0.9)" in t.note and "  000" not in t.text()
+    t = idempotency(N, 0, Facts())
+    t.compare_at(Facts(), N)
+    assert len(t.ref) == 6 and "  000" in t.text() and "not compared" not in t.note
+    # a fact a table does not depend on leaves its comparison alone
+    t = pickup_wait(N, 0, Facts(loss=0.9))
+    t.compare_at(Facts(loss=0.9), N)
+    assert t.ref and "  000" in t.text()
+    t = pickup_wait(N, 0, Facts(poll=10.0))
+    t.compare_at(Facts(poll=10.0), N)
+    assert not t.ref and "Uniform(0, 10)" in t.note and "000's figures are for --poll 20, not compared" in t.note
