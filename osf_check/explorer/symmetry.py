@@ -219,7 +219,7 @@ def _test_one(model: Model, checks: CheckList, st: _Set, g: tuple[int, ...],
 def _trans_same(checks: CheckList, a: int, b: int, x, xa, y, yb, ga, always) -> bool:
     ta = {pid: e for pid, e in checks.trans[a]}
     tb = {pid: e for pid, e in checks.trans[b]}
-    for pid in set(ta) | set(tb):
+    for pid in sorted(set(ta) | set(tb)):  # (string hashes vary per process)
         ea = _bool(to_z3(ta[pid], x, xa)) if pid in ta else z3.BoolVal(True)
         eb = _bool(to_z3(tb[pid], y, yb)) if pid in tb else z3.BoolVal(True)
         if not always(z3.Implies(ga, ea == eb)):
