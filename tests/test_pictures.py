@@ -127,3 +127,15 @@ def test_a_lasso_is_drawn_as_a_loop():
             f"{tr['loop_start'] + 1}–{n} repeat forever") in svg
     mm = render.mermaid_sequence(tr)
     assert f"loop steps {tr['loop_start'] + 1}–{n} repeat forever" in mm
+
+
+def test_an_svg_names_fonts_of_the_widths_its_boxes_were_sized_for():
+    """Graphviz sizes boxes for Helvetica; the SVG said "Helvetica,sans-Serif", and a
+    viewer without Helvetica (Chromium on Linux: DejaVu Sans) drew the text past the
+    boxes.  Every text now names fonts of Helvetica's widths, then a narrow fallback."""
+    tr = _trace("no-generation-check")
+    for view in ("sequence", "graph"):
+        root = ET.fromstring(_svg(tr, view))
+        fonts = {t.get("font-family") for t in root.iter(f"{SVG}text")}
+        assert fonts == {"Helvetica,Arial,Arimo,Liberation Sans,DejaVu Sans Condensed,"
+                         "sans-serif"}, (view, fonts)

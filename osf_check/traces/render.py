@@ -186,4 +186,14 @@ def render_dot(dot_text: str, fmt: str, renderer: str | None = None) -> bytes:
     if res.returncode != 0 or not res.stdout:
         msg = res.stderr.decode("utf-8", "replace").strip().splitlines()
         raise RenderError(f"renderer {exe} failed: {msg[-1] if msg else res.returncode}")
+    if fmt == "svg":
+        return res.stdout.replace(b'font-family="Helvetica,sans-Serif"', SVG_FONTS)
     return res.stdout
+
+
+#: Graphviz sizes every box for Helvetica's widths; a viewer without Helvetica fell back
+#: to its sans-serif (DejaVu Sans on most Linux machines, a tenth wider), whose text ran
+#: out of the boxes.  Fonts of Helvetica's widths first (Arial, Arimo, Liberation Sans),
+#: then DejaVu's narrower cut.
+SVG_FONTS = (b'font-family="Helvetica,Arial,Arimo,Liberation Sans,DejaVu Sans Condensed,'
+             b'sans-serif"')

@@ -136,7 +136,7 @@ def dot_sequence(tr: Mapping[str, Any]) -> pydot.Dot:
         if r.dst is None:
             g.add_node(pydot.Node(f"{lid[r.src]}_{r.k}", shape="box", style="filled,rounded",
                                   fillcolor="#fff8e1" if not hot else "#ffebee", color=color,
-                                  fontcolor=color, label=f'"{text}"', margin="0.08,0.04",
+                                  fontcolor=color, label=f'"{text}"', margin="0.12,0.04",
                                   penwidth="2" if r.k == bad else "1",
                                   pos=at(x[r.src], r.y), **ident))
             continue
