@@ -139,22 +139,33 @@ def _interrupted() -> NoReturn:
 
 def _usable_dir(path: Path | None, opt: str) -> Path | None:
     """An output directory is checked before any work starts: it is one, or it can be
-    made (the nearest existing ancestor is a writable directory)."""
+    made, and a file can be written in it.  The check writes one (and makes the missing
+    directories), then takes them away again: permissions alone do not tell (root may
+    write anywhere that access(2) asks about, yet not make a directory in /proc)."""
     if path is None:
         return None
-    if path.exists():
-        if not path.is_dir():
-            raise BadInput(f"{opt} {path}: it exists and is not a directory")
-        if not os.access(path, os.W_OK):
-            raise BadInput(f"{opt} {path}: the directory is not writable")
-        return path
-    anc = path.parent
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"{opt} {path}: it exists and is not a directory")
+    anc = path
     while not anc.exists() and anc != anc.parent:
         anc = anc.parent
     if not anc.is_dir():
         raise BadInput(f"{opt} {path}: {anc} is a file, not a directory")
-    if not os.access(anc, os.W_OK):
-        raise BadInput(f"{opt} {path}: {anc} is not writable")
+    made = [d for d in [path, *path.parents] if d not in (anc, *anc.parents)]
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".osf-check-probe-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        where = "the directory" if path.exists() else anc
+        raise BadInput(f"{opt} {path}: cannot write in {where} ({e.strerror or e})") from None
+    finally:
+        for d in made:  # deepest first: the check leaves nothing behind
+            try:
+                d.rmdir()
+            except OSError:
+                pass
     return path
 
 

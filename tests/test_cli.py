@@ -45,6 +45,10 @@ def one_line_error(res, code=150, needle=""):
     # first checkpoint (five minutes in, as an internal error)
     (["explore", "--model", "two-phase", "--checkpoint", __file__ + "/cp"],
      "is a file, not a directory"),
+    # /proc lets root past access(2) but makes no directory: the run went on and its
+    # files were lost at the end
+    (["explore", "--model", "two-phase", "--out", "/proc/osf-check-nope/out"],
+     "--out /proc/osf-check-nope/out: cannot write in /proc"),
     # nan passes every comparison of a range, inf every lower bound
     (["explore", "--model", "two-phase", "--checkpoint-every", "nan"], "not a finite number"),
     (["explore", "--model", "two-phase", "--checkpoint-every", "inf"], "not a finite number"),
@@ -79,6 +83,19 @@ def one_line_error(res, code=150, needle=""):
 ])
 def test_bad_input_is_one_line_and_exit_150(args, needle):
     one_line_error(run(*args), needle=needle)
+
+
+def test_checking_an_output_directory_leaves_nothing_behind(tmp_path):
+    """The check writes a file in --out (making the directories it needs) and takes
+    them away: a run refused afterwards leaves no empty directory; a run that goes on
+    writes there."""
+    out = tmp_path / "a" / "b" / "out"
+    r = CliRunner().invoke(main, ["explore", "--model", "nope", "--out", str(out)])
+    assert r.exit_code == 150 and not (tmp_path / "a").exists()
+    r = CliRunner().invoke(main, ["explore", "--model", "two-phase", "--depth", "2",
+                                  "--out", str(out)])
+    assert r.exit_code == 0 and (out / "result.json").exists()
+    assert not list(out.glob(".osf-check-probe-*"))
 
 
 def test_every_seed_is_one_z3_takes_in_the_library_and_every_schema_too():
