@@ -102,17 +102,9 @@ class Checker:
         inst = self.model.instances[ai]
         outs = h.apply(inst)
         after = h.abstract()
-        # properties first: on the implementation's own state
-        for pid, f in self.invs:
-            if not f(after):
-                raise Divergence(f"property {pid} violated by the implementation after "
-                                 f"{inst.label}")
-        for pid, f in self.trans[ai]:
-            if not f(before, after):
-                raise Divergence(f"property {pid} violated by the implementation on "
-                                 f"{inst.label}")
-        if h.violations:
-            raise Divergence(h.violations[0])
+        broken = self._broken(h, ai, before, after)  # first: the implementation's own state
+        if broken:
+            raise Divergence(broken)
         expected = self.steps[ai](before)
         if expected != after:
             diff = [n for n, x, y in zip(self.model.slot_names, expected or (), after) if x != y]
@@ -157,13 +149,20 @@ class Checker:
         if differ:
             return f"{nor} take it (its state differs from the trace in {', '.join(differ)})"
         off = "a step the model does not enable here"
-        broken = [pid for pid, f in self.invs if not f(after)] + \
-            [pid for pid, f in self.trans[ai] if not f(before, after)]
-        if broken:
-            return f"property {broken[0]} violated by the implementation on {inst.label}, {off}"
-        if h.violations:
-            return f"{h.violations[0]} (on {inst.label}, {off})"
-        return f"the implementation takes this step, {off}"
+        broken = self._broken(h, ai, before, after)
+        return f"{broken}, {off}" if broken else f"the implementation takes this step, {off}"
+
+    def _broken(self, h: Harness, ai: int, before: tuple, after: tuple) -> str | None:
+        """The first property the implementation's step broke, on its own state: an
+        invariant after it, a transition check on it, what the harness saw (A8)."""
+        label = self.model.instances[ai].label
+        for pid, f in self.invs:
+            if not f(after):
+                return f"property {pid} violated by the implementation after {label}"
+        for pid, f in self.trans[ai]:
+            if not f(before, after):
+                return f"property {pid} violated by the implementation on {label}"
+        return h.violations[0] if h.violations else None
 
 
 def make_harness(model: Model, mutant: str | None, tmpdir: str | None, seed: int = 0,
