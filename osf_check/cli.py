@@ -4,7 +4,8 @@ Exit codes (TLC's scheme): 0 every checked property holds up to the bound;
 11 deadlock; 12 safety violation; 13 liveness violation; 14 a vacuity warning
 under ``--strict``; 2 bad usage (an unknown option or command); 150 bad input (a
 bad option value; unknown model, property, mutant, parameter; unreadable trace; an
-error in a model file); 152 a resource bound stopped the run;
+error in a model file); 152 no verdict: a resource bound stopped the run, or a
+verdict stayed unknown (prove, check-log);
 153 an internal error (a bug in osf-check: one line, the traceback in a file);
 154 the implementation's adapter (``--impl``) crashed, hung or broke the driver
 protocol; 130 interrupted; 141 the reader of stdout went away.
@@ -428,10 +429,11 @@ def main() -> None:
     \b
     Exit codes: 0 every checked property holds up to the bound; 11 deadlock;
     12 safety violation; 13 liveness violation; 14 vacuity warning (--strict);
-    2 unknown option or command; 150 bad input (one line on stderr); 152 a resource
-    bound stopped the run; 153 internal error (a bug in osf-check); 154 the
-    implementation's adapter (--impl) crashed, hung or broke the driver protocol;
-    130 interrupted; 141 the reader of stdout went away (``| head``).
+    2 unknown option or command; 150 bad input (one line on stderr); 152 no verdict
+    (a resource bound stopped the run, or prove or check-log stayed unknown);
+    153 internal error (a bug in osf-check); 154 the implementation's adapter
+    (--impl) crashed, hung or broke the driver protocol; 130 interrupted; 141 the
+    reader of stdout went away (``| head``).
     """
     # the searches free and allocate arrays of megabytes per chunk: reused, not mapped
     # afresh (fewer page faults, and even partitioned workers; explorer/allocator.py)
