@@ -41,6 +41,7 @@ from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 from osf_check.models.spec import ModelSpec
 from osf_check.properties import catalogue, sources
+from osf_check.properties.base import PROVED
 
 __all__ = ["Checker", "ExploreResult", "ProveResult", "load", "models"]
 
@@ -272,7 +273,7 @@ class Checker:
         timeout = _seconds("timeout", timeout, zero=False)
         _, chosen, _ = prepare(self.model, params=dict(self._params), mutant=self._mutant,
                                props=self._properties)
-        if not [p for p in chosen if any(c.kind in ("inv", "trans") for c in p.checks)]:
+        if not [p for p in chosen if any(c.kind in PROVED for c in p.checks)]:
             raise BadValue(f"{', '.join(p.id for p in chosen) or 'no property'}: reach and "
                            "fair properties are checked by explore, not prove")
         t0 = time.perf_counter()
@@ -386,7 +387,8 @@ class ExploreResult:
 
 
 class ProveResult:
-    """z3's verdict per property: proved, refuted (with a trace), unknown or timeout."""
+    """z3's verdict per property: proved, proved in part (its reach and fair checks left
+    to explore), refuted (with a trace), unknown, timeout, skipped or not checked."""
 
     def __init__(self, model: Model, results: list[Any], seed: int, k: int,
                  sample_depth: int, mine: bool, seconds: float):

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from osf_check.properties.base import undecided
 from osf_check.traces import render, story
 from osf_check.output import atomic_write
 
@@ -161,7 +162,8 @@ def traces_in(doc: Any) -> list[dict[str, Any]]:
 
 def _status(s: Any) -> str:
     cls = {"holds": "ok", "proved": "ok", "ok": "ok", "violated": "bad", "fails": "bad",
-           "safety": "bad", "liveness": "bad", "deadlock": "bad"}.get(str(s), "unknown")
+           "refuted": "bad", "safety": "bad", "liveness": "bad",
+           "deadlock": "bad"}.get(str(s), "unknown")
     return f'<td class="{cls}">{_e(s)}</td>'
 
 
@@ -205,7 +207,9 @@ def _summary(doc: Mapping[str, Any]) -> str:
         # unknown, every reachable state), else the method (k-induction)
         return _table(["id", "name", "kind", "status", "k", "how"],
                       [[p["id"], p["name"], p["kind"], _status(p["status"]), p.get("k") or "",
-                        p.get("note") or p.get("method") or ""]
+                        "; ".join(x for x in (p.get("note") or p.get("method"),
+                                              p["status"] == "proved in part"
+                                              and undecided(p["unchecked"])) if x)]
                        for p in doc["properties"]])
     if cmd == "fuzz":
         return _table(["system", "mutant", "tour states", "tour transitions",

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 from osf_check.explorer.check import EXIT, ModelResult
 from osf_check.explorer.explicit import Violation
-from osf_check.properties.base import reads
+from osf_check.properties.base import reads, undecided
 from osf_check.traces import render
 from osf_check.output import atomic_write
 from osf_check.traces.format import dumps, make_trace, to_itf
@@ -226,6 +226,7 @@ def prove_traces(pr: Any) -> list[dict[str, Any]]:
                                  "mined": [describe(e, m) for e in r.mined],
                                  "lemmas": {"proved": r.lemmas[0], "given": r.lemmas[1]},
                                  "cti_reachable": r.cti_reachable, "note": r.note,
+                                 "unchecked": r.unchecked,
                                  "queries": [{"what": q, "seconds": round(sec, 3)}
                                              for q, sec in r.queries]}
         for label, data in (("trace", r.trace), ("cti", r.cti)):
@@ -263,7 +264,7 @@ def prove_text(pr: Any, docs: Sequence[dict[str, Any]] | None = None) -> str:
         line = f"  {r.prop.title:<36} {r.status}"
         if r.method == "every reachable state":
             line += f" ({r.note})"
-        elif r.status == "proved":
+        elif r.status in ("proved", "proved in part"):
             line += f" (k={r.k}" + (f", assuming {', '.join(r.assumed)}" if r.assumed else "") + \
                 (f", with {len(r.mined)} strengthening invariants" if r.mined else "") + \
                 (f" incl. {r.lemmas[0]} hand-written lemmas" if r.lemmas[0] else "") + ")"
@@ -271,6 +272,8 @@ def prove_text(pr: Any, docs: Sequence[dict[str, Any]] | None = None) -> str:
             line += f" at depth {r.k}"
         elif r.note:
             line += f" ({r.note})"
+        if r.status == "proved in part":
+            line += f"; {undecided(r.unchecked)}"
         lines.append(line)
         lines += [f"      {q['what']}: {q['seconds']:.2f} s" for q in d["queries"]]
         if r.status == "refuted":

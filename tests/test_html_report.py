@@ -176,3 +176,23 @@ def test_hostile_strings_stay_text_in_the_pictures_and_mermaid_files(tmp_path):
             "&lt;script&gt;alert(\"label\")" in svg  # shown, as text
     for mm in (render.mermaid_sequence(tr), render.mermaid_graph(tr)):
         assert "<script" not in mm and "<img" not in mm and "<svg" not in mm
+
+
+def test_a_prove_report_colours_each_verdict_by_what_it_settles(tmp_path):
+    """A refutation was drawn in the colour of "unknown" (the map of classes lacked
+    "refuted"); "proved in part" is not a proof of the whole property and says what it
+    leaves to explore."""
+    from osf_check.html_report import build
+    prop = {"id": "X", "name": "x", "kind": "inv", "k": None, "method": None, "note": None,
+            "unchecked": []}
+    doc = {"command": "prove", "properties": [
+        {**prop, "id": "P1", "status": "proved", "method": "k-induction", "k": 1},
+        {**prop, "id": "P2", "status": "refuted", "k": 3},
+        {**prop, "id": "P3", "kind": "inv + reach + fair", "status": "proved in part",
+         "method": "k-induction", "k": 1, "unchecked": ["reach", "fair"]},
+        {**prop, "id": "P4", "status": "unknown", "note": "induction failed"}]}
+    page = build(doc, repro="osf-check prove")
+    cells = dict(re.findall(r'<td>(P\d)</td>.*?<td class="(\w+)">', page, re.S))
+    assert cells == {"P1": "ok", "P2": "bad", "P3": "unknown", "P4": "unknown"}, cells
+    assert "k-induction; its reach and fair checks are explore&#x27;s: not checked here" \
+        in page

@@ -6,12 +6,14 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
 from osf_check.explorer.prove import prove
 from osf_check.cli import main
 from osf_check.properties import catalogue
+from osf_check.report import result_schema
 
 SAFETY_MUTANTS = [mu for mu in catalogue.MUTANTS if mu.model in ("graph-relay", "wire-relay")
                   and any(c.kind in ("inv", "trans")
@@ -107,3 +109,61 @@ def test_a_sample_of_every_reachable_state_proves_without_z3():
         assert res.method != "every reachable state" and res.status == "unknown", cut
     _, [res] = prove("two-phase", params={"rms": 3}, mutant="commit-without-all-prepared")
     assert res.status == "refuted" and res.method is None
+
+
+LATCH = '''
+from osf_check import Check, Goal, Int, ModelBuilder, ModelSpec, Property
+
+def build(params, mutant):
+    b = ModelBuilder("latch", params, mutant, actors=("c",))
+    b.var("x", Int(0, 2), actor="c")
+    b.var("stuck", Int(0, 1), actor="c")
+
+    @b.action("c", name="Inc")
+    def inc(s):
+        return (s.x < 2) & (s.stuck == 0), {s.x: s.x + 1}
+
+    @b.action("c", name="Jam")
+    def jam(s):
+        return s.stuck == 0, {s.stuck: 1}
+
+    @b.action("c", name="Idle")
+    def idle(s):
+        return True, {}
+    b.init(x=0, stuck=0)
+    return b.build()
+
+SPEC = ModelSpec(name="latch", title="latch", params=(), mutants={}, build_fn=build)
+
+PROPERTIES = (
+    Property("L1", "in-range-and-reaches-two", "latch",
+             "x stays in 0..2 (holds), and x = 2 is reachable from every state (it is not: "
+             "a jam stops the count)",
+             (Check("inv", lambda s, m: s.x <= 2),
+              Check("reach", lambda s, m: [Goal("two", s.x >= 0, s.x == 2)])), ()),
+)
+'''
+
+
+@pytest.mark.parametrize("sample_depth", ["12", "0"])
+def test_a_property_whose_reach_part_prove_does_not_decide_is_not_called_proved(
+        tmp_path, sample_depth):
+    """prove decides inv and trans checks only.  A property that has reach or fair checks
+    too (A2, and any a user writes) had its safety checks proved and was reported
+    "proved" as a whole: here explore finds its reach check violated."""
+    f = tmp_path / "latch.py"
+    f.write_text(LATCH)
+    ex = CliRunner().invoke(main, ["explore", "--model-file", str(f), "--depth", "unbounded",
+                                   "--json"])
+    assert ex.exit_code == 13, ex.output  # the reach part fails
+    r = CliRunner().invoke(main, ["prove", "--model-file", str(f), "--sample-depth",
+                                  sample_depth, "--json"])
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, result_schema())
+    [p] = doc["properties"]
+    assert r.exit_code == 0 and p["status"] == "proved in part" and p["unchecked"] == ["reach"], p
+    assert p["method"] == ("every reachable state" if sample_depth == "12" else "k-induction")
+    text = CliRunner().invoke(main, ["prove", "--model-file", str(f), "--sample-depth",
+                                     sample_depth]).stdout
+    assert "L1 in-range-and-reaches-two" in text and "proved in part" in text, text
+    assert "its reach checks are explore's: not checked here" in text, text

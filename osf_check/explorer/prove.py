@@ -31,7 +31,7 @@ import numpy as np
 from osf_check.models.dsl import Model, slot_ranges
 from osf_check.models.expr import And, Expr, Implies, Or, Slot, bounds, evaluate
 from osf_check.properties import catalogue
-from osf_check.properties.base import Property
+from osf_check.properties.base import PROVED, Property
 
 from .check import prepare
 from .explicit import bfs
@@ -46,7 +46,9 @@ __all__ = ["ProofResult", "prove", "mine_candidates"]
 @dataclass
 class ProofResult:
     prop: Property
-    status: str  # proved, refuted, unknown, timeout, skipped
+    #: proved, proved in part (see :data:`~osf_check.properties.base.PROVED`), refuted,
+    #: unknown, timeout, skipped, not checked
+    status: str
     k: int = 0
     trace: tuple[list[tuple], list[int]] | None = None  # states, actions (refuted)
     cti: tuple[list[tuple], list[int]] | None = None
@@ -58,6 +60,8 @@ class ProofResult:
     lemmas: tuple[int, int] = (0, 0)  # hand-written lemmas proved / given
     #: how a proved property was proved: "k-induction" or "every reachable state"
     method: str | None = None
+    #: the kinds of the property's checks that prove does not decide (reach, fair)
+    unchecked: list[str] = field(default_factory=list)
 
 
 def describe(e: Expr, model: Model) -> str:
@@ -372,6 +376,11 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
         _deepen(model, checks, res, k, sample, sample_depth, tms)
         if res.status == "unknown" and kept_in and res.cti is not None:
             res.note += _leaves_domain(model, res.cti[0][-1])
+    for res in results:
+        res.unchecked = list(dict.fromkeys(c.kind for c in res.prop.checks
+                                           if c.kind not in PROVED))
+        if res.status == "proved" and res.unchecked:
+            res.status = "proved in part"
     return model, results
 
 

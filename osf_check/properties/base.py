@@ -11,6 +11,19 @@ from osf_check.models.expr import And, Expr, Slot, fold
 __all__ = ["Check", "CheckList", "Property", "Mutant", "Assumption", "KINDS", "Goal", "reads"]
 
 KINDS = ("inv", "trans", "reach", "fair")
+#: the kinds of check ``prove`` decides.  A property with reach or fair checks besides
+#: (A2) is at most "proved in part": its safety checks hold at every depth, the rest
+#: is explore's; a refutation of any part refutes it whole.
+PROVED = ("inv", "trans")
+
+
+def undecided(kinds: Sequence[str]) -> str:
+    """What a "proved in part" leaves open, as ``prove``'s text and the HTML report say.
+
+    >>> undecided(["reach", "fair"])
+    "its reach and fair checks are explore's: not checked here"
+    """
+    return f"its {' and '.join(kinds)} checks are explore's: not checked here"
 
 
 @dataclass(frozen=True)
