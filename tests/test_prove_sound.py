@@ -30,6 +30,17 @@ def test_assuming_the_property_being_proved_is_bad_input():
     assert "cannot be assumed to prove itself" in r.stderr
 
 
+@pytest.mark.parametrize("assumed, kind", [("A10", "reach"), ("A3", "trans")])
+def test_assuming_a_property_without_an_invariant_is_bad_input(assumed, kind):
+    """prove assumes an assumed property's invariants (inv checks) and nothing else: it
+    said "proved (k=1, assuming A10)" of a proof that had assumed nothing."""
+    r = CliRunner().invoke(main, ["prove", "--model", "graph-relay", "--property", "A4",
+                                  "--assume", assumed, "--no-mine"])
+    assert r.exit_code == 150, r.output
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert f"--assume {assumed}: {assumed} has no invariant to assume ({kind})" in r.stderr
+
+
 def test_an_unknown_assumption_is_bad_input():
     r = CliRunner().invoke(main, ["prove", "--model", "graph-relay", "--assume", "A99"])
     assert r.exit_code == 150 and "has no property 'A99'" in r.stderr

@@ -252,6 +252,10 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
         if hp is None:
             raise UnknownName(f"--assume {hid}: model {model_name} has no property {hid!r} "
                               f"(it has: {', '.join(all_props)})")
+        if not any(c.kind == "inv" for c in hp.checks):
+            raise BadValue(f"--assume {hid}: {hp.id} has no invariant to assume ({hp.kinds}); "
+                           f"prove assumes a property's inv checks only: name one that has "
+                           f"them")
         assumed_ids.append(hp.id)
     circular = [h for h in assumed_ids if any(h == p.id for p in chosen)]
     if circular:
