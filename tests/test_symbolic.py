@@ -134,3 +134,27 @@ def test_prove_cli_wire_relay_proves_every_safety_property_with_the_b2_lemmas():
                                         "B13")}, st
     b2 = next(p for p in doc["properties"] if p["id"] == "B2")
     assert b2["lemmas"] == {"proved": 4, "given": 4}  # every hand-written lemma survived Houdini
+
+
+def test_houdini_keeps_no_candidate_whose_initial_check_z3_left_unknown(monkeypatch):
+    """A candidate must hold on the initial states; when z3 answered ``unknown`` to "does
+    every candidate hold initially?", every candidate was kept unchecked, so one that is
+    inductive but false at the start (n >= 1 from n = 0) came out as a proved invariant."""
+    from osf_check.explorer.symbolic import houdini
+    from osf_check.models.dsl import Int, ModelBuilder
+    b = ModelBuilder("up", actors=("clock",))
+    b.var("n", Int(0, 3), actor="clock")
+
+    @b.action("clock")
+    def inc(s):
+        return s.n < 3, {s.n: s.n + 1}
+    b.init(n=0)
+    m = b.build()
+    calls, real = [], z3.Solver.check
+
+    def first_unknown(self, *a):
+        calls.append(1)
+        return z3.unknown if len(calls) == 1 else real(self, *a)
+    monkeypatch.setattr(z3.Solver, "check", first_unknown)
+    kept = houdini(m, [Slot(0) >= 1, Slot(0) <= 3])
+    assert [repr(c) for c in kept] == [repr(Slot(0) <= 3)], kept

@@ -26,6 +26,17 @@ def test_spec_numbers_hold_and_ios_outbox_gives_up_first():
     assert [c.name for c in rep.classes if c.gives_up_first] == ["outbox submit (iOS)"]
 
 
+def test_z3_unknown_is_never_read_as_holds(monkeypatch):
+    """Each B9/B10 query asks z3 for a violating schedule; ``unknown`` was read as "no
+    schedule", so as "holds"."""
+    import z3
+    monkeypatch.setattr(z3.Optimize, "check", lambda self, *a: z3.unknown)
+    with pytest.raises(RuntimeError, match="z3 could not decide"):
+        analyse()
+    r = CliRunner().invoke(main, ["timing"])
+    assert r.exit_code == 153 and "holds" not in r.stdout, r.output
+
+
 def test_a_relay_timeout_below_the_desktop_bound_breaks_b9_with_a_schedule():
     rep = analyse({"relay_other": 50})
     c = next(c for c in rep.classes if c.name == "anything else")

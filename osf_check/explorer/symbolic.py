@@ -304,7 +304,7 @@ def houdini(model: Model, candidates: list[Expr], *, assume: Sequence[Expr] = ()
     init_s.push()
     init_s.add(z3.Not(z3.And(*[sym.pred(c, 0) for c in candidates])) if candidates else False)
     keep = list(candidates)
-    if candidates and init_s.check() == z3.sat:
+    if candidates and init_s.check() != z3.unsat:  # (unknown too: each is asked alone)
         keep = [c for c in candidates if _holds_initially(init_s, sym, c)]
     s = z3.Solver()
     if timeout_ms:

@@ -131,7 +131,10 @@ def _solve(constraints: list, names: tuple[str, ...], seed: int, maximize=None) 
     opt.add(*constraints)
     if maximize is not None:
         opt.maximize(maximize)
-    if opt.check() != z3.sat:
+    got = opt.check()
+    if got == z3.unknown:  # never read as "no violating schedule", which would say "holds"
+        raise RuntimeError(f"z3 could not decide a timing query ({opt.reason_unknown()})")
+    if got != z3.sat:
         return None
     m = opt.model()
     return {n: _num(m.eval(z3.Real(n), model_completion=True)) for n in names}
