@@ -685,3 +685,54 @@ def test_a_domain_past_64_bits_is_refused_where_it_is_declared():
     for lo, hi in ((0, 2**64), (-2**63 - 1, 0)):
         with pytest.raises(ModelError, match="past 64-bit integers"):
             Int(lo, hi)
+
+
+PLAIN_VALUES = '''
+from osf_check import Check, Goal, Int, ModelBuilder, ModelSpec, Property
+
+def build(params, mutant):
+    b = ModelBuilder("plain", params, mutant, actors=("c",))
+    b.var("x", Int(0, 3), actor="c")
+
+    @b.action("c", name="Inc")
+    def inc(s):
+        return s.x < 3, {s.x: s.x + 1}
+
+    @b.action("c", name="Stay")
+    def stay(s):
+        return True, {}
+    b.init(x=0)
+    return b.build()
+
+SPEC = ModelSpec(name="plain", title="plain values", params=(), mutants={}, build_fn=build)
+PROPERTIES = (
+    Property("P1", "python-true", "plain", "", (Check("inv", lambda s, m: True),), ()),
+    Property("P2", "never-inc-past-two", "plain", "",
+             (Check("trans", lambda s, t, inst, m: s.x < 2 if inst.name == "Inc" else True),),
+             ()),
+    Property("P3", "python-int", "plain", "", (Check("inv", lambda s, m: 1),), ()),
+    Property("P4", "goal-of-a-list", "plain", "",
+             (Check("reach", lambda s, m: [Goal("three", True, [s.x == 3])]),), ()),
+)
+'''
+
+
+@pytest.mark.parametrize("prop, code, needle", [
+    ("P1", 0, "P1 python-true"),  # a Python bool is a constant, as in an action's guard
+    ("P2", 12, "VIOLATION of P2 (trans)"),  # `else True`: the other actions' check holds
+    ("P3", 150, "an inv check returned 1 (int), not an expression"),
+    ("P4", 150, "a reach check's goal returned [eq(s[0], 3)] (list), not an expression"),
+])
+def test_a_property_function_that_returns_a_plain_value(tmp_path, prop, code, needle):
+    """A check returning a Python value (True, an int) stopped osf-check with an internal
+    error ('bool' object has no attribute 'op'): a bool is now a constant, and anything
+    else that is not an expression bad input naming the function's line."""
+    f = tmp_path / "plain.py"
+    f.write_text(PLAIN_VALUES)
+    got, out, err = run("explore", "--model-file", f, "--depth", "unbounded",
+                        "--property", prop)
+    assert got == code, (out, err)
+    assert needle in (out if code != 150 else err), (out, err)
+    if code == 150:
+        [line] = [x for x in err.splitlines() if "error" in x]  # (progress aside)
+        assert line.startswith(f"osf-check: error: {f}, line "), err

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from osf_check.models.dsl import ActionInstance, Model, StateView, within_int64
-from osf_check.models.expr import And, Expr, Slot, fold
+from osf_check.models.errors import BadValue
+from osf_check.models.expr import And, Const, Expr, Slot, fold
 
 __all__ = ["Check", "CheckList", "Property", "Mutant", "Assumption", "KINDS", "Goal", "reads"]
 
@@ -41,7 +43,8 @@ class Check:
     ``s.x`` is variable ``x``, ``s.a[i]`` an array element, both DSL expressions;
     ``model`` is the built :class:`~osf_check.models.dsl.Model` (its ``params``,
     ``variables``, ``constants``).  Each function is called once, when the check is
-    compiled, and returns expressions, never Python truth values.
+    compiled, and returns expressions (a Python ``True`` or ``False`` is a constant, as
+    in an action's guard; any other plain value is bad input).
 
     - ``inv``: ``fn(s, model) -> Expr``, true on every reachable state;
     - ``trans``: ``fn(s, t, inst, model) -> Expr | None``, true on every edge of
@@ -83,16 +86,34 @@ class Check:
             raise ValueError(f"unknown check kind {self.kind}")
 
     def inv(self, model: Model) -> Expr:
-        return self.fn(model.view(0), model)
+        return predicate(self.fn(model.view(0), model), self.fn, "an inv check")
 
     def trans(self, model: Model, inst: ActionInstance) -> Expr | None:
-        return self.fn(model.view(0), model.view(1), inst, model)
+        e = self.fn(model.view(0), model.view(1), inst, model)
+        return None if e is None else predicate(e, self.fn, "a trans check")
 
     def goals(self, model: Model) -> list[Goal]:
-        out = list(self.fn(model.view(0), model))
+        out = [Goal(g.label, predicate(g.premise, self.fn, f"a {self.kind} check's premise"),
+                    predicate(g.goal, self.fn, f"a {self.kind} check's goal"))
+               for g in self.fn(model.view(0), model)]
         within_int64(model.slot_domains, [(e, f"goal {g.label}") for g in out
                                           for e in (g.premise, g.goal)])
         return out
+
+
+def predicate(v: Any, fn: Callable[..., Any], what: str) -> Expr:
+    """``v``, what a property's function ``fn`` returned, as an expression: a Python bool
+    is a constant (``else True`` in a trans check, as in an action's guard); anything else
+    that is not an expression is bad input that names ``fn``'s line."""
+    if isinstance(v, Expr):
+        return v
+    if isinstance(v, bool):
+        return Const(v)
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    where = f"{code.co_filename}, line {code.co_firstlineno}: " if code else ""
+    raise BadValue(f"{where}{what} returned {v!r} ({type(v).__name__}), not an expression: "
+                   "build it from the state's variables (s.x == 1, And(...), If(...)); "
+                   "Python's and/or/not and sums of plain values give plain values")
 
 
 @dataclass(frozen=True)
@@ -229,8 +250,10 @@ def witness_conditions(p: Property, m: Model) -> list[tuple[str, Expr]]:
     """Every condition some explored state must meet for ``p``'s check not to be vacuous,
     keyed as in ``Exploration.witness_seen``: the premise under ``p.id``, each limit under
     ``p.id~i``."""
-    out = [(p.id, p.witness(m.view(0), m))] if p.witness is not None else []
-    out += [(f"{p.id}~{i}", f(m.view(0), m)) for i, (_, f) in enumerate(p.reaches)]
+    out = [(p.id, predicate(p.witness(m.view(0), m), p.witness, "a witness"))] \
+        if p.witness is not None else []
+    out += [(f"{p.id}~{i}", predicate(f(m.view(0), m), f, "a limit's condition"))
+            for i, (_, f) in enumerate(p.reaches)]
     return out
 
 

@@ -88,6 +88,7 @@ def _located(fn: Callable[..., Any], path: Path, doing: str) -> Callable[..., An
             raise UserModelError.located(exc, path, doing) from exc
     call.__name__ = getattr(fn, "__name__", "call")
     call.__doc__ = fn.__doc__
+    call.__wrapped__ = fn  # type: ignore[attr-defined]  # (whose line an error names)
     return call
 
 
