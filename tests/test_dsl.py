@@ -199,6 +199,25 @@ def test_labels_name_only_values_their_parameter_takes(params, words):
         b.build()
 
 
+def test_two_actions_of_one_name_are_refused():
+    """Traces, check-log's mappings and the driver protocol find an action by its label:
+    two actions both named A were built, and a trace's step "A" named either."""
+    b = ModelBuilder("twice", actors=("a",))
+    b.var("x", Int(0, 3), actor="a")
+
+    @b.action("a", name="A")
+    def up(s):
+        return s.x < 3, {s.x: s.x + 1}
+
+    @b.action("a", name="A")
+    def down(s):
+        return s.x > 0, {s.x: s.x - 1}
+    b.init(x=0)
+    with pytest.raises(ModelError, match=r"two action instances are labelled A \(actions at "
+                                         r".*test_dsl.py:\d+ and .*test_dsl.py:\d+\)"):
+        b.build()
+
+
 def test_a_model_declares_its_own_actors_or_takes_them_in_order_of_use():
     b = ModelBuilder("free")
     b.var("x", Bool(), actor="proc")

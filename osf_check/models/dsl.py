@@ -492,6 +492,18 @@ def _where(fn: Callable[..., Any]) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}" if code else repr(fn)
 
 
+def _one_label_each(instances: Sequence["ActionInstance"],
+                    fns: Sequence[Callable[..., Any]]) -> None:
+    """Traces, check-log's mappings and the driver protocol find an action instance by
+    its label: two with one label are a model error."""
+    first: dict[str, int] = {}
+    for inst, fn in zip(instances, fns):
+        j = first.setdefault(inst.label, inst.index)
+        if j != inst.index:
+            raise ModelError(f"two action instances are labelled {inst.label} (actions at "
+                             f"{_where(fns[j])} and {_where(fn)}): give them different names")
+
+
 class ModelBuilder:
     """Collects variables, actions and the initial state; :meth:`build` freezes them.
 
@@ -646,6 +658,7 @@ class ModelBuilder:
             names.extend([v.name] if v.length is None else
                          [f"{v.name}[{i}]" for i in range(v.length)])
         instances: list[ActionInstance] = []
+        where: list[Callable[..., Any]] = []  # each instance's function
         for actor, target, params, fn, fair, name, labels in self._actions:
             params = {k: list(v) for k, v in params.items()}  # (read twice below)
             keys = list(params)
@@ -679,6 +692,8 @@ class ModelBuilder:
                 instances.append(ActionInstance(len(instances), name, actor, target, args,
                                                 guard, updates, fair, (fn.__doc__ or "").strip(),
                                                 outs, labels))
+                where.append(fn)
+        _one_label_each(instances, where)
         if not self._init:
             raise ModelError("a model needs at least one initial state (ModelBuilder.init)")
         inits: list[tuple[int, ...]] = []
