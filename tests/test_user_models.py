@@ -330,6 +330,22 @@ def test_two_sources_may_not_define_the_same_model(tmp_path):
     assert code == 150 and "model 'two-phase'" in err and "already defined (built-in)" in err
 
 
+@pytest.mark.parametrize("second, clash", [
+    ('"D9", "never-the-goal"', "property name never-the-goal is used twice"),
+    ('"D9", "d1"', "property name d1 is also the id of D1"),
+])
+def test_a_property_name_names_one_property(model_file, second, clash):
+    """--property takes an id or a name: with D2's name given to another property too,
+    `--property never-the-goal` checked one of the two and said nothing."""
+    text = model_file.read_text()
+    extra = text.replace('PROPERTIES = (', 'PROPERTIES = (\n    Property(' + second +
+                         ', "diehard", "again", (Check("inv", not_solved),), ()),', 1)
+    assert extra != text
+    model_file.write_text(extra)
+    code, _, err = run("list", "--model-file", model_file)
+    assert code == 150 and clash in err, err
+
+
 # entry points --------------------------------------------------------------------------------
 def test_an_installed_package_registers_its_models_through_an_entry_point(tmp_path):
     site = tmp_path / "site"

@@ -40,6 +40,21 @@ def from_source(source: str) -> list[str]:
     return [n for n, s in SOURCES.items() if s == source]
 
 
+def _one_name_each(model: str, properties: Sequence[Property], source: str) -> None:
+    """``--property`` takes an id (in any case) or a name: each must name one property."""
+    ids = {p.id.upper(): p.id for p in properties}
+    names: set[str] = set()
+    for p in properties:
+        if p.name in names:
+            raise BadValue(f"model {model!r} from {source}: property name {p.name} is used "
+                           "twice")
+        other = ids.get(p.name.upper())
+        if other is not None and other != p.id:
+            raise BadValue(f"model {model!r} from {source}: property name {p.name} is also "
+                           f"the id of {other}")
+        names.add(p.name)
+
+
 def register(model: ModelSpec, properties: Sequence[Property] = (),
              mutants: Sequence[Mutant] = (), assumptions: Sequence[Assumption] = (), *,
              source: str) -> None:
@@ -53,6 +68,7 @@ def register(model: ModelSpec, properties: Sequence[Property] = (),
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise BadValue(f"model {model.name!r} from {source}: property id {dup[0]} is used twice")
+    _one_name_each(model.name, properties, source)
     unknown = sorted({n for p in properties for n in p.mutants} - set(model.mutants))
     if unknown:
         raise BadValue(f"model {model.name!r} from {source}: a property names mutant "
