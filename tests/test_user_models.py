@@ -729,6 +729,7 @@ PROPERTIES = (
     Property("P3", "python-int", "plain", "", (Check("inv", lambda s, m: 1),), ()),
     Property("P4", "goal-of-a-list", "plain", "",
              (Check("reach", lambda s, m: [Goal("three", True, [s.x == 3])]),), ()),
+    Property("P5", "no-goals", "plain", "", (Check("fair", lambda s, m: s.x == 3),), ()),
 )
 '''
 
@@ -738,6 +739,7 @@ PROPERTIES = (
     ("P2", 12, "VIOLATION of P2 (trans)"),  # `else True`: the other actions' check holds
     ("P3", 150, "an inv check returned 1 (int), not an expression"),
     ("P4", 150, "a reach check's goal returned [eq(s[0], 3)] (list), not an expression"),
+    ("P5", 150, "a fair check returned eq(s[0], 3) (Expr), not a list of Goal"),
 ])
 def test_a_property_function_that_returns_a_plain_value(tmp_path, prop, code, needle):
     """A check returning a Python value (True, an int) stopped osf-check with an internal

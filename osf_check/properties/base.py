@@ -93,9 +93,12 @@ class Check:
         return None if e is None else predicate(e, self.fn, "a trans check")
 
     def goals(self, model: Model) -> list[Goal]:
+        got = self.fn(model.view(0), model)
+        if not isinstance(got, (list, tuple)) or not all(isinstance(g, Goal) for g in got):
+            raise _returned(got, self.fn, f"a {self.kind} check", "a list of Goal")
         out = [Goal(g.label, predicate(g.premise, self.fn, f"a {self.kind} check's premise"),
                     predicate(g.goal, self.fn, f"a {self.kind} check's goal"))
-               for g in self.fn(model.view(0), model)]
+               for g in got]
         within_int64(model.slot_domains, [(e, f"goal {g.label}") for g in out
                                           for e in (g.premise, g.goal)])
         return out
@@ -109,11 +112,16 @@ def predicate(v: Any, fn: Callable[..., Any], what: str) -> Expr:
         return v
     if isinstance(v, bool):
         return Const(v)
+    raise _returned(v, fn, what, "an expression: build it from the state's variables "
+                    "(s.x == 1, And(...), If(...)); Python's and/or/not and sums of plain "
+                    "values give plain values")
+
+
+def _returned(v: Any, fn: Callable[..., Any], what: str, want: str) -> BadValue:
+    """Bad input: ``fn`` (``what``) returned ``v``, not ``want``; names ``fn``'s line."""
     code = getattr(inspect.unwrap(fn), "__code__", None)
     where = f"{code.co_filename}, line {code.co_firstlineno}: " if code else ""
-    raise BadValue(f"{where}{what} returned {v!r} ({type(v).__name__}), not an expression: "
-                   "build it from the state's variables (s.x == 1, And(...), If(...)); "
-                   "Python's and/or/not and sums of plain values give plain values")
+    return BadValue(f"{where}{what} returned {v!r} ({type(v).__name__}), not {want}")
 
 
 @dataclass(frozen=True)
