@@ -368,7 +368,7 @@ class ExploreResult:
         out = report.explore_text(self.raw, self.bound, self.seed) + "\n"
         for v, tr in zip(self.raw.violations, self.traces):
             out += (f"VIOLATION of {v.prop} ({v.kind}): shortest counterexample, "
-                    f"{len(tr['steps']) - 1} steps\n") + render.text(tr) + "\n"
+                    f"{render.n_steps(len(tr['steps']) - 1)}\n") + render.text(tr) + "\n"
         return out
 
     def write(self, out: str | Path) -> list[Path]:

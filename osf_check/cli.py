@@ -1055,8 +1055,8 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
         click.echo(f"the implementation{' (mutant ' + mu + ')' if mu else ''} does not follow "
                    f"the trace at step {failed[0].index}")
         sys.exit(12)
-    click.echo(f"the implementation{' (mutant ' + mu + ')' if mu else ''} followed all "
-               f"{len(steps)} steps")
+    click.echo(f"the implementation{' (mutant ' + mu + ')' if mu else ''} followed "
+               f"{'all ' if len(steps) > 1 else ''}{rnd.n_steps(len(steps))}")
     prop = tr.get("property") if isinstance(tr.get("property"), dict) else {}
     if prop.get("kind") in ("reach", "fair"):  # a liveness counterexample: its steps only
         click.echo(f"(replay checks each step; {prop.get('id')} is a {prop['kind']} property, "
@@ -1216,8 +1216,8 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
             click.echo(f"  warning: {w}")
         if res.trace is not None:
             steps = [st["label"] for st in res.trace["steps"][1:]]
-            click.echo(f"  a behaviour of the model up to there ({len(steps)} steps, the "
-                       f"last the model's own reading of line {fail['line']}):")
+            click.echo(f"  a behaviour of the model up to there ({rnd.n_steps(len(steps))}, "
+                       f"the last the model's own reading of line {fail['line']}):")
             more = len(steps) - 8
             click.echo("    " + ("… " if more > 0 else "") + " → ".join(steps[-8:]))
             if out is None:

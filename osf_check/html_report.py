@@ -252,7 +252,7 @@ def _trace_section(k: int, tr: Mapping[str, Any], svg: bytes | None) -> str:
     parts = [f'<section class="violation" id="violation-{k}">',
              f"<h3>{_e(head)} <span class='hint'>({_e(tr['model'])}"
              f"{', mutant ' + _e(tr['mutant']) if tr.get('mutant') else ''}; "
-             f"{len(tr['steps']) - 1} steps)</span></h3>"]
+             f"{render.n_steps(len(tr['steps']) - 1)})</span></h3>"]
     if tr.get("message"):
         parts.append(f"<p>{_e(tr['message'])}</p>")
     if story.reads(tr):

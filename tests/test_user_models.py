@@ -754,3 +754,12 @@ def test_a_property_function_that_returns_a_plain_value(tmp_path, prop, code, ne
     if code == 150:
         [line] = [x for x in err.splitlines() if "error" in x]  # (progress aside)
         assert line.startswith(f"osf-check: error: {f}, line "), err
+
+
+def test_a_one_step_counterexample_is_said_in_the_singular(tmp_path):
+    f = tmp_path / "plain.py"
+    f.write_text(PLAIN_VALUES.replace('Check("inv", lambda s, m: True)',
+                                      'Check("inv", lambda s, m: s.x < 1)'))
+    code, out, _ = run("explore", "--model-file", f, "--depth", "unbounded", "--property", "P1")
+    assert code == 12 and "VIOLATION of P1 (inv): shortest counterexample, 1 step\n" in out, out
+    assert "; seed 0; 1 step\n" in out, out

@@ -31,13 +31,24 @@ class RenderError(RuntimeError):
 lanes = story.lane_actors  # the chart's lanes, for callers of this module
 
 
+
+def n_steps(n: int) -> str:
+    """``n`` steps, said as a person would.
+
+    >>> n_steps(1), n_steps(8)
+    ('1 step', '8 steps')
+    """
+    return f"{n:,} step" + ("" if n == 1 else "s")
+
+
 def text(tr: Mapping[str, Any]) -> str:
     """The trace as text: each step, who took it, and the full state with changes marked."""
     lines = [story.title(tr)]
     if tr.get("message"):
         lines.append(f"  {tr['message']}")
     params = ", ".join(f"{k}={v}" for k, v in tr["params"].items())
-    lines.append(f"  parameters: {params or 'none'}; seed {tr['seed']}; {len(tr['steps']) - 1} steps")
+    lines.append(f"  parameters: {params or 'none'}; seed {tr['seed']}; "
+                 f"{n_steps(len(tr['steps']) - 1)}")
     if tr.get("assumptions"):
         lines.append(f"  assumptions in force: {', '.join(tr['assumptions'])}")
     if story.reads(tr):
