@@ -236,6 +236,10 @@ class Param:
     4
     >>> Param("jugs", (3, 5), 1, 9, "capacities").check("4, 9, 2")
     (4, 9, 2)
+    >>> Param("jugs", (3, 5), 1, 9, "capacities").check("3,,5")
+    Traceback (most recent call last):
+    ...
+    osf_check.models.errors.BadValue: parameter jugs takes integers separated by commas, like 3,5; got '3,,5'
     >>> Param("jugs", (3, 5), 1, 9, "capacities").check([3, 10])
     Traceback (most recent call last):
     ...
@@ -280,8 +284,8 @@ class Param:
         what = (f"parameter {self.name} takes integers separated by commas, like "
                 f"{','.join(map(str, self.default))}")  # type: ignore[arg-type]
         if isinstance(value, str):
-            try:
-                value = [int(x, 10) for x in value.strip().strip("()[]").split(",") if x.strip()]
+            try:  # (an empty element, "3,,5" or "3,", is a slip, not a shorter tuple)
+                value = [int(x, 10) for x in value.strip().strip("()[]").split(",")]
             except ValueError:
                 raise BadValue(f"{what}; got {value!r}") from None
         if not isinstance(value, (list, tuple)) or not value or not all(
