@@ -31,7 +31,6 @@ class RenderError(RuntimeError):
 lanes = story.lane_actors  # the chart's lanes, for callers of this module
 
 
-
 def n_steps(n: int) -> str:
     """``n`` steps, said as a person would.
 
