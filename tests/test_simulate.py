@@ -140,3 +140,37 @@ def test_000s_figures_are_compared_only_where_this_run_sets_what_they_depend_on(
     t = pickup_wait(N, 0, Facts(poll=10.0))
     t.compare_at(Facts(poll=10.0), N)
     assert not t.ref and "Uniform(0, 10)" in t.note and "000's figures are for --poll 20, not compared" in t.note
+
+
+def test_a_difference_beyond_both_samples_noise_is_marked_and_one_within_is_not():
+    """000's figure printed with "difference" under ours said nothing of noise: 0.82 s
+    (seed 0, 500 runs) read like a deviation.  A mark now says which differences are
+    larger than our 95 % interval widened for 000's own 2,000 runs (sqrt 2 at 2,000)."""
+    from osf_check.simulate.experiments import Table
+    t = Table("t", ["", "a", "b", "c"], [["ours", 10.0, 10.0, 10.0]], 0, 2_000,
+              ref=[(("ours",), [None, 11.2, 11.5, 30.0])], spread=[[None, 1.0, 1.0, None]])
+    # 1.2 < 1.0 * sqrt(2) < 1.5; c has no interval (a maximum), so no mark whatever it is
+    assert t.beyond_noise(0, t.ref[0][1]) == [False, False, True, False]
+    text = t.text()
+    assert "-1.50*" in text and "-1.20 " in text and "-20.00*" not in text, text
+    assert "* beyond both samples' noise (95 %)" in text
+    [ref] = t.as_dict()["reference_000"]
+    assert ref["beyond_noise"] == ["b"] and t.as_dict()["half_width_95"] == [[None, 1.0, 1.0, None]]
+    t.ref = [(("ours",), [None, 10.5, 9.0, 30.0])]
+    assert "*" not in t.text() and t.as_dict()["reference_000"][0]["beyond_noise"] == []
+
+
+def test_the_intervals_hold_the_true_pickup_wait_about_as_often_as_they_say():
+    """The wait is Uniform(0, 20): its mean and median are 10.  Over twenty seeds of 300
+    runs each, a 95 % interval misses 10 about once; five misses of twenty would mean
+    intervals too narrow (the chance of five or more at 95 % is 1.6 %)."""
+    from osf_check.simulate.experiments import mean_hw, quantile_hw
+    missed = {"mean": 0, "median": 0}
+    for seed in range(20):
+        w = pickup_wait(300, seed, Facts()).samples
+        missed["mean"] += abs(w.mean() - 10) > mean_hw(w)
+        missed["median"] += abs(np.median(w) - 10) > quantile_hw(w, 0.5)
+    assert max(missed.values()) < 5, missed
+    # and the interval narrows with the runs, as one over their square root
+    w = pickup_wait(1_200, 0, Facts()).samples
+    assert 0.4 < mean_hw(w) / mean_hw(w[:300]) < 0.6

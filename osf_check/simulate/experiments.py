@@ -73,6 +73,9 @@ class Table:
     samples: Any = field(default=None, repr=False)
     #: what 000's figures depend on: facts (Facts' fields) and "n" for counts of runs
     ref_uses: tuple[str, ...] = ()
+    #: per row, the half-width of each figure's 95 % interval (None: no interval, as for
+    #: a maximum or an analytic value); empty when the table has none
+    spread: list[list[float | None]] = field(default_factory=list)
 
     def compare_at(self, f: "Facts", n: int) -> None:
         """Keep 000's figures only where this run sets what they depend on as 000 did
@@ -85,37 +88,65 @@ class Table:
                 f"{_FACT_NAMES[k]} {doc[k]:g}" if isinstance(doc[k], float) else
                 f"{_FACT_NAMES[k]} {_fmt(doc[k])}" for k in moved) + ", not compared here"
 
+    def beyond_noise(self, r: int, vals: list) -> list[bool]:
+        """Which of row ``r``'s figures differ from 000's ``vals`` by more than the two
+        samples' noise: our 95 % interval, widened for 000's own sample of
+        :data:`DOCUMENT_N` runs (half-widths shrink as one over the square root of the
+        runs, so both together are ours times sqrt(1 + n / 2,000))."""
+        hw = self.spread[r] if self.spread else [None] * len(vals)
+        widen = math.sqrt(1 + self.n / DOCUMENT_N)
+        return [h is not None and _number(x) and _number(v) and abs(x - v) > h * widen
+                for x, v, h in zip(self.rows[r], vals, hw)]
+
     def _lines(self) -> list[list[Any]]:
         out: list[list[Any]] = []
-        for r in self.rows:
+        for i, r in enumerate(self.rows):
             out.append(r)
             for lead, vals in self.ref:
                 if tuple(r[:len(lead)]) != lead:
                     continue
                 out.append(["  000"] + [("" if v is None else v) for v in vals[1:]])
+                far = self.beyond_noise(i, vals)
                 out.append(["  difference"] + [
-                    (round(x - v, 2) if isinstance(x, (int, float)) and isinstance(v, (int, float))
-                     and not isinstance(x, bool) else "") for x, v in zip(r[1:], vals[1:])])
+                    (_fmt(round(x - v, 2)) + ("*" if f else "") if _number(x) and _number(v)
+                     else "") for x, v, f in list(zip(r, vals, far))[1:]])
         return out
 
     def text(self) -> str:
-        cells = [[_fmt(x) for x in r] for r in self._lines()]
+        lines = self._lines()
+        cells = [[_fmt(x) for x in r] for r in lines]
+        marked = any(c.endswith("*") for r in cells for c in r)
+        if marked:  # a mark's column to the right of every figure, so that digits align
+            cells = [[c if not i or c.endswith("*") or not c else c + " "
+                      for i, c in enumerate(r)] for r in cells]
         widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(self.columns)]
         out = [f"{self.title}  (seed {self.seed}, N={self.n})"]
         out.append("  " + "  ".join(c.rjust(w) if i else c.ljust(w)
                                     for i, (c, w) in enumerate(zip(self.columns, widths))))
         for r in cells:
-            out.append("  " + "  ".join(x.rjust(w) if i else x.ljust(w)
-                                        for i, (x, w) in enumerate(zip(r, widths))))
+            out.append(("  " + "  ".join(x.rjust(w) if i else x.ljust(w)
+                                         for i, (x, w) in enumerate(zip(r, widths)))).rstrip())
         if self.note:
             out.append(f"  {self.note}")
+        if marked:
+            out.append("  * beyond both samples' noise (95 %): ours and 000's of "
+                       f"{DOCUMENT_N:,} runs")
         return "\n".join(out) + "\n"
 
     def as_dict(self) -> dict[str, Any]:
         return {"title": self.title, "seed": self.seed, "n": self.n, "columns": self.columns,
                 "rows": self.rows, "note": self.note,
-                "reference_000": [{"row": list(lead), "values": vals} for lead, vals in self.ref],
+                "half_width_95": self.spread,
+                "reference_000": [{"row": list(lead), "values": vals,
+                                   "beyond_noise": self._far_columns(lead, vals)}
+                                  for lead, vals in self.ref],
                 **self.extra}
+
+    def _far_columns(self, lead: tuple, vals: list) -> list[str]:
+        """The columns where the row that ``lead`` names is beyond noise from ``vals``."""
+        at = next((i for i, r in enumerate(self.rows) if tuple(r[:len(lead)]) == lead), None)
+        return [] if at is None else [c for c, far in zip(self.columns,
+                                                          self.beyond_noise(at, vals)) if far]
 
 
 def _fmt(x: Any) -> str:
@@ -124,6 +155,49 @@ def _fmt(x: Any) -> str:
     if isinstance(x, int):
         return f"{x:,}"
     return str(x)
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+#: the standard normal's 97.5 % quantile
+Z95 = 1.959963984540054
+
+
+def mean_hw(xs: np.ndarray) -> float | None:
+    """Half-width of the 95 % interval of the mean of ``xs`` (normal approximation).
+
+    >>> round(mean_hw(np.arange(100.0)), 2)
+    5.69
+    """
+    xs = np.asarray(xs, dtype=float)
+    return float(Z95 * xs.std(ddof=1) / math.sqrt(len(xs))) if len(xs) > 1 else None
+
+
+def quantile_hw(xs: np.ndarray, q: float) -> float | None:
+    """Half the width of the distribution-free 95 % interval of the ``q`` quantile of
+    ``xs``: between the order statistics n q -/+ 1.96 sqrt(n q (1 - q)).
+
+    >>> quantile_hw(np.arange(1000.0), 0.5)
+    31.0
+    """
+    n = len(xs)
+    if n < 2:
+        return None
+    s, d = np.sort(np.asarray(xs, dtype=float)), Z95 * math.sqrt(n * q * (1 - q))
+    lo, hi = max(0, math.floor(n * q - d)), min(n - 1, math.ceil(n * q + d))
+    return float(s[hi] - s[lo]) / 2
+
+
+def share_hw(p: float, n: int) -> float:
+    """Half-width of the 95 % interval of a share ``p`` of ``n`` (normal approximation)."""
+    return Z95 * math.sqrt(p * (1 - p) / n)
+
+
+def _spread(xs: np.ndarray) -> list[float | None]:
+    """The half-widths of :func:`_stats`' figures (none for the maximum)."""
+    return [mean_hw(xs), quantile_hw(xs, 0.5), quantile_hw(xs, 0.95), None]
 
 
 def _stats(xs: np.ndarray) -> list[float]:
@@ -256,12 +330,14 @@ def pickup_wait(n: int, seed: int, f: Facts) -> Table:
                  seed, n, f"the relay's phase is uniform over the {f.poll:g} s poll: the wait "
                  f"is Uniform(0, {f.poll:g}); the max is its supremum",
                  ref=[(("simulated",), [None, 9.8, 9.8, 18.9, 20.0, None, None, None])],
-                 samples=waits, ref_uses=("poll",))
+                 samples=waits, ref_uses=("poll",),
+                 spread=[[None] + _spread(waits) + [share_hw(p, n) for p in sim_cdf],
+                         [None] * 8])
 
 
 def queued_together(n: int, seed: int, f: Facts) -> Table:
     rng = np.random.default_rng(seed)
-    rows = []
+    rows, spread = [], []
     for batch in (1, 3, 5):
         reps = max(1, n // batch)
         first, last = np.empty(reps), np.empty(reps)
@@ -273,11 +349,13 @@ def queued_together(n: int, seed: int, f: Facts) -> Table:
             first[k], last[k] = min(ends), max(ends)
         rows.append([batch, float(np.median(first)), float(np.percentile(first, 95)),
                      float(np.median(last)), float(np.percentile(last, 95))])
+        spread.append([None, quantile_hw(first, 0.5), quantile_hw(first, 0.95),
+                       quantile_hw(last, 0.5), quantile_hw(last, 0.95)])
     return Table("2. runs queued together: time to results, seconds",
                  ["runs", "first median", "first p95", "last median", "last p95"], rows, seed, n,
                  "one desktop runs one Graph at a time: the last result waits for all the others",
                  ref=[((1,), [1, 74.0, None, 74.0, 254.0]), ((3,), [3, 73.0, None, 233.0, 483.0]),
-                      ((5,), [5, 75.0, None, 399.0, 776.0])], ref_uses=TIMING)
+                      ((5,), [5, 75.0, None, 399.0, 776.0])], ref_uses=TIMING, spread=spread)
 
 
 STRATEGIES: dict[str, Callable[[int], float]] = {
@@ -332,7 +410,7 @@ def _polls(gap: Callable[[int], float], done: np.ndarray) -> tuple[np.ndarray, n
 
 
 def poll_strategies(n: int, seed: int, f: Facts) -> Table:
-    rows, points = [], []
+    rows, points, spread = [], [], []
     for row, (name, gap) in enumerate(STRATEGIES.items()):
         # each row its own n runs, as 000 reports it ("2,000 run per riga")
         done = _done_times(n, np.random.default_rng([seed, row]), f)
@@ -340,10 +418,13 @@ def poll_strategies(n: int, seed: int, f: Facts) -> Table:
         rows.append([name, float(calls.mean()), float(np.percentile(calls, 95)),
                      float(delay.mean()), float(np.percentile(delay, 95))])
         points.append((name, float(calls.mean()), float(delay.mean())))
+        spread.append([None, mean_hw(calls), quantile_hw(calls, 0.95), mean_hw(delay),
+                       quantile_hw(delay, 0.95)])
     return Table("3. client poll strategies: get_graph_run calls per run vs delay in noticing",
                  ["strategy", "calls mean", "calls p95", "delay mean s", "delay p95 s"], rows,
                  seed, n, "each row has its own sample of runs", extra={"points": points},
-                 ref=[((k,), [k, *v]) for k, v in POLL_000.items()], ref_uses=TIMING)
+                 ref=[((k,), [k, *v]) for k, v in POLL_000.items()], ref_uses=TIMING,
+                 spread=spread)
 
 
 def cancellation(n: int, seed: int, f: Facts) -> Table:
@@ -374,10 +455,12 @@ def cancellation(n: int, seed: int, f: Facts) -> Table:
             groups["still queued"].append(0.0)
         else:
             groups["already running"].append(r.ended[cid] - at)
-    rows = []
+    rows, spread = [], []
     for g, xs in groups.items():
         a = np.array(xs) if xs else np.zeros(1)
         rows.append([g, len(xs), float(a.mean()), float(np.percentile(a, 95)), float(a.max())])
+        spread.append([None, n * share_hw(len(xs) / n, n), mean_hw(a), quantile_hw(a, 0.95),
+                       None])
     return Table("4. cancellation at a uniform 0–40 s after queueing: time to terminal, seconds",
                  ["run was", "count", "mean", "p95", "max"], rows, seed, n,
                  f"a queued run is cancelled at once; a running one at the next {f.control:g} s "
@@ -385,7 +468,7 @@ def cancellation(n: int, seed: int, f: Facts) -> Table:
                  "(000's max of 3.5 s includes the stop and the POST, which we do not time)",
                  ref=[(("still queued",), ["", 523, 0.0, None, None]),
                       (("already running",), ["", 1370, 2.0, 3.3, 3.5])],
-                 ref_uses=(*TIMING, "n"))
+                 ref_uses=(*TIMING, "n"), spread=spread)
 
 
 def idempotency(n: int, seed: int, f: Facts, reps: int = 3, runs: int = 200) -> Table:
