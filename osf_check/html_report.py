@@ -167,6 +167,14 @@ def _status(s: Any) -> str:
     return f'<td class="{cls}">{_e(s)}</td>'
 
 
+def _how(p: Mapping[str, Any]) -> str:
+    """How a property's prove verdict was reached, and what a proof in part leaves open."""
+    parts = [p.get("note") or p.get("method") or ""]
+    if p["status"] == "proved in part":
+        parts.append(undecided(p["unchecked"]))
+    return "; ".join(x for x in parts if x)
+
+
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     out = ["<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"]
     for r in rows:
@@ -207,10 +215,7 @@ def _summary(doc: Mapping[str, Any]) -> str:
         # unknown, every reachable state), else the method (k-induction)
         return _table(["id", "name", "kind", "status", "k", "how"],
                       [[p["id"], p["name"], p["kind"], _status(p["status"]), p.get("k") or "",
-                        "; ".join(x for x in (p.get("note") or p.get("method"),
-                                              p["status"] == "proved in part"
-                                              and undecided(p["unchecked"])) if x)]
-                       for p in doc["properties"]])
+                        _how(p)] for p in doc["properties"]])
     if cmd == "fuzz":
         return _table(["system", "mutant", "tour states", "tour transitions",
                        "hypothesis examples", "failure"],

@@ -103,7 +103,7 @@ class Table:
         for i, r in enumerate(self.rows):
             out.append(r)
             for lead, vals in self.ref:
-                if tuple(r[:len(lead)]) != lead:
+                if not _names(r, lead):
                     continue
                 out.append(["  000"] + [("" if v is None else v) for v in vals[1:]])
                 far = self.beyond_noise(i, vals)
@@ -144,7 +144,7 @@ class Table:
 
     def _far_columns(self, lead: tuple, vals: list) -> list[str]:
         """The columns where the row that ``lead`` names is beyond noise from ``vals``."""
-        at = next((i for i, r in enumerate(self.rows) if tuple(r[:len(lead)]) == lead), None)
+        at = next((i for i, r in enumerate(self.rows) if _names(r, lead)), None)
         return [] if at is None else [c for c, far in zip(self.columns,
                                                           self.beyond_noise(at, vals)) if far]
 
@@ -155,6 +155,11 @@ def _fmt(x: Any) -> str:
     if isinstance(x, int):
         return f"{x:,}"
     return str(x)
+
+
+def _names(row: list[Any], lead: tuple) -> bool:
+    """Whether 000's figures led by ``lead`` (the row's first cells) are of ``row``."""
+    return tuple(row[:len(lead)]) == lead
 
 
 def _number(x: Any) -> bool:
