@@ -1166,12 +1166,13 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
     if out is not None and res.trace is not None:
         report.write_outputs(out, res.trace, f"{name}-log", report.err)
     _record(result, out, "check-log.json", as_json, code)
-    click.echo(f"{name}: {res.lines:,} lines, {res.events:,} events ({res.ignored:,} ignored) "
-               f"in {res.seconds:.2f} s, {res.events_per_second:,.0f} lines/s; up to "
-               f"{hidden_depth} unlogged steps between two lines")
+    click.echo(f"{name}: {rnd.counted(res.lines, 'line')}, {rnd.counted(res.events, 'event')} "
+               f"({res.ignored:,} ignored) in {res.seconds:.2f} s, "
+               f"{res.events_per_second:,.0f} lines/s; up to "
+               f"{rnd.counted(hidden_depth, 'unlogged step')} between two lines")
     if res.explained:
         click.echo(f"explained: a behaviour of {name} explains the whole log "
-                   f"({res.possible:,} states still possible at its end, at most "
+                   f"({rnd.counted(res.possible, 'state')} still possible at its end, at most "
                    f"{res.peak_possible:,} on the way)")
         click.echo("properties the logged run exercised: " + (", ".join(res.exercised) or
                                                                 "none"))
@@ -1203,7 +1204,9 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
         shown = fail["possible_before"][:3]
         differ = [k for k in shown[0] if len({json.dumps(x[k]) for x in shown}) > 1] \
             if shown else []
-        click.echo(f"  {fail['possible_count']:,} model states were possible just before it"
+        were = "was" if fail["possible_count"] == 1 else "were"
+        click.echo(f"  {rnd.counted(fail['possible_count'], 'model state')} {were} possible "
+                   f"just before it"
                    + (f"; {len(shown)} of them, where they differ:" if differ else ""))
         for st in shown if differ else shown[:1]:
             part = {k: st[k] for k in differ} if differ else st
@@ -1216,8 +1219,12 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
             click.echo(f"  warning: {w}")
         if res.trace is not None:
             steps = [st["label"] for st in res.trace["steps"][1:]]
+            last = (f"the last the model's own version of line {fail['line']}"
+                    if res.trace["property"]["read"] else
+                    f"which explain the lines before it; the model has no version of line "
+                    f"{fail['line']} after them")
             click.echo(f"  a behaviour of the model up to there ({rnd.n_steps(len(steps))}, "
-                       f"the last the model's own reading of line {fail['line']}):")
+                       f"{last}):")
             more = len(steps) - 8
             click.echo("    " + ("… " if more > 0 else "") + " → ".join(steps[-8:]))
             if out is None:

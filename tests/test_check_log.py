@@ -522,6 +522,44 @@ def test_cli_refuses_a_log_with_the_line_its_reasons_and_a_picture(tmp_path):
     assert "first unexplained line" in html and "leaves outbox[0] = true" in html
 
 
+def test_cli_a_line_the_model_cannot_take_at_all_is_red_after_the_last_explained_step(
+        tmp_path):
+    """Where the model has no version of the failing line (a reconnect past the model's
+    generations), the trace ends on the step that explains line 3; the text called that
+    step "the model's own reading of line 4" and the picture said "fails here" of it, and
+    "1 model states were possible"."""
+    p = _write(tmp_path, _flaps(2))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping",
+                                  str(EXAMPLES / "wire-relay.logmap.toml"), "--out", str(out)])
+    assert r.exit_code == 152, r.output
+    assert "reconnect is enabled in none of them" in r.output
+    assert "1 model state was possible just before it" in r.output
+    assert "(3 steps, which explain the lines before it; the model has no version of " \
+        "line 4 after them)" in r.output and "own version" not in r.output
+    tr = json.loads((out / "wire-relay-log.trace.json").read_text())
+    assert tr["property"]["line"] == 4 and tr["property"]["read"] is False
+    assert [s["label"] for s in tr["steps"][1:]] == ["disconnect", "reconnect", "disconnect"]
+    text = (out / "wire-relay-log.txt").read_text()
+    assert "× line 4 (relay.desktop_connected) cannot follow this step" in text
+    assert "fails here" not in text
+
+
+def test_cli_the_models_own_version_of_the_failing_line_is_the_red_step(tmp_path):
+    m = model_for("graph-relay", "outbox-off")
+    p = _write(tmp_path, walk(m, "outbox-off", seed=1, steps=60).log)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING),
+                                  "--out", str(out)])
+    assert r.exit_code == 12, r.output
+    assert "the last the model's own version of line 20)" in r.output
+    tr = json.loads((out / "graph-relay-log.trace.json").read_text())
+    assert tr["property"]["line"] == 20 and tr["property"]["read"] is True
+    text = (out / "graph-relay-log.txt").read_text()
+    assert "× line 20 (desktop.graph_finished): the model's version of it, where the log parts " \
+        "from the model" in text
+
+
 @pytest.mark.parametrize("how", ["pipe", "stdin"])
 def test_cli_a_log_from_a_pipe_or_stdin_is_read_and_pictured_as_a_file(tmp_path, how):
     """``check-log <(kubectl logs ...)`` was "no log file /dev/fd/63", and a log on stdin

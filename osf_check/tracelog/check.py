@@ -581,14 +581,15 @@ def failure_trace(path: str, model: Model, mapping: Mapping, res: LogResult,
                   open_log: Callable[[str], IO[str]]) -> dict[str, Any]:
     """The log up to its first unexplained line as a trace: a behaviour that explains the
     lines before it, then (where one exists) the model's own version of that line, the
-    step where the model and the log part, drawn red."""
+    step where the model and the log part, drawn red; where none exists, the last step
+    (the one that explains the line before) is red: the line cannot follow it."""
     from osf_check.traces.format import make_trace
     fail = res.failing
     assert fail is not None
     with open_log(path) as f:
         states, actions, chk, cands = explanation(f, model, mapping, fail["line"],
                                                   hidden_depth=res.hidden_depth)
-    last = states[-1]
+    last, read = states[-1], False
     if not isinstance(cands, str):
         for t, hidden in chk.closure(last).items():
             c = next((c for c in cands if c.action != OBSERVE and
@@ -597,6 +598,7 @@ def failure_trace(path: str, model: Model, mapping: Mapping, res: LogResult,
                 for ai in hidden + (c.action,):
                     states.append(chk.steps[ai](states[-1]))
                     actions.append(ai)
+                read = True
                 break
     message = (f"line {fail['line']} ({fail['event']['event']}) is explained by no behaviour "
                f"of {model.name}: {'; '.join(fail['why'])}")
@@ -604,6 +606,9 @@ def failure_trace(path: str, model: Model, mapping: Mapping, res: LogResult,
         message += f" (unknown: the log reached the model's bounds; {fail['limits']['verdict']})"
     elif fail["hidden_cut"]:
         message += " (unknown: more unlogged steps in a row than --hidden-depth might explain it)"
-    return make_trace(model, states, actions, prop={"id": "log", "name": "explained-by-model",
-                                                    "kind": "check-log"},
-                      message=message, source="check-log")
+    # "read": the last step is the model's own version of the line (the step where model
+    # and log part); otherwise the line has none after the last step, which explains the
+    # line before it
+    prop = {"id": "log", "name": "explained-by-model", "kind": "check-log",
+            "line": fail["line"], "event": fail["event"]["event"], "read": read}
+    return make_trace(model, states, actions, prop=prop, message=message, source="check-log")

@@ -31,13 +31,22 @@ class RenderError(RuntimeError):
 lanes = story.lane_actors  # the chart's lanes, for callers of this module
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` of ``noun``, said as a person would (``noun`` takes an s for more than one).
+
+    >>> counted(1, "model state"), counted(1_200, "line")
+    ('1 model state', '1,200 lines')
+    """
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def n_steps(n: int) -> str:
     """``n`` steps, said as a person would.
 
     >>> n_steps(1), n_steps(8)
     ('1 step', '8 steps')
     """
-    return f"{n:,} step" + ("" if n == 1 else "s")
+    return counted(n, "step")
 
 
 def text(tr: Mapping[str, Any]) -> str:

@@ -86,7 +86,13 @@ def verdict_lines(tr: Mapping[str, Any]) -> list[str]:
     if not p:
         return []
     last = tr["steps"][-1]["state"]
-    out = [f"× {p['id']} {p['name']} fails here"]
+    if p.get("kind") == "check-log" and "line" in p:  # older traces lack the line
+        out = [f"× line {p['line']} ({p['event']}): the model's version of it, where the "
+               f"log parts from the model" if p["read"] else
+               f"× line {p['line']} ({p['event']}) cannot follow this step: no behaviour "
+               f"of the model takes it from here"]
+    else:
+        out = [f"× {p['id']} {p['name']} fails here"]
     names = [n for n in reads(tr) if n in last]
     if names:
         out.append("it reads " + ", ".join(f"{n} = {fmt(last[n])}" for n in names))
