@@ -1024,8 +1024,10 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
 @_impl_options
 def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl: str | None,
            impl_timeout: float) -> None:
-    """Run a trace against the implementation and say step by step whether it followed."""
-    from osf_check.fuzz.driver import IMPL_MUTANTS, SYSTEMS
+    """Run a trace against the implementation and say step by step how it went: exit 12
+    if it broke a property or did what the model does not, 0 if it followed the trace or
+    did what the model does where the trace (a model mutant's) does otherwise."""
+    from osf_check.fuzz.driver import IMPL_MUTANTS, PARTED, SYSTEMS
     from osf_check.fuzz.driver import replay as run_replay
     tr = load_trace(trace_file)
     if impl is not None:
@@ -1049,18 +1051,36 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
         atomic_write(emit_pytest, _regression_test(tr, mu, steps, trace_file.name))
         click.echo(f"written {emit_pytest}", err=True)
     for st in steps:
-        click.echo(f"  {st.index:>3}. {st.label:<40} {'followed' if st.ok else 'FAILED: ' + st.note}")
-    failed = [s for s in steps if not s.ok]
-    if failed:
-        click.echo(f"the implementation{' (mutant ' + mu + ')' if mu else ''} does not follow "
-                   f"the trace at step {failed[0].index}")
-        sys.exit(12)
-    click.echo(f"the implementation{' (mutant ' + mu + ')' if mu else ''} followed "
-               f"{'all ' if len(steps) > 1 else ''}{rnd.n_steps(len(steps))}")
+        click.echo(f"  {st.index:>3}. {st.label:<40} "
+                   + (st.outcome if st.ok else f"{_REPLAYED[st.outcome]}: {st.note}"))
+    who = f"the implementation{' (mutant ' + mu + ')' if mu else ''}"
+    last = steps[-1] if steps else None
+    if last is not None and not last.ok:
+        click.echo(_replay_verdict(who, last))
+        sys.exit(0 if last.outcome == PARTED else 12)
+    click.echo(f"{who} followed {'all ' if len(steps) > 1 else ''}{rnd.n_steps(len(steps))}")
     prop = tr.get("property") if isinstance(tr.get("property"), dict) else {}
     if prop.get("kind") in ("reach", "fair"):  # a liveness counterexample: its steps only
         click.echo(f"(replay checks each step; {prop.get('id')} is a {prop['kind']} property, "
                    "about what may follow the last step, which replay does not judge)")
+
+
+#: a replayed step's outcome as the step-by-step lines show it
+_REPLAYED = {"violated": "VIOLATED", "diverged": "DIVERGED", "parted": "parted"}
+
+
+def _replay_verdict(who: str, last: Any) -> str:
+    """What a replay that stopped at ``last`` says of the implementation: a property
+    broken or a step the correct model does not take is its bug (exit 12); doing what the
+    correct model does where the trace does otherwise is not (exit 0): the trace's bug
+    does not reproduce on it."""
+    if last.outcome == "violated":
+        return f"{who} breaks a property at step {last.index} (the line above names it)"
+    if last.outcome == "diverged":
+        return f"{who} does not follow the model at step {last.index}"
+    return (f"{who} does not reproduce the trace: at step {last.index} it does what the "
+            f"model does, not what the trace records (a model mutant's counterexample, or "
+            f"a trace of another version of the model), and it broke no property before")
 
 
 def _open_log(path: str) -> IO[str]:  # a byte-order mark (Windows' editors) is no event
@@ -1250,7 +1270,7 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
     """A standalone pytest module that replays ``tr`` and expects today's outcome."""
     import re as _re
     name = _re.sub(r"\W+", "_", source.removesuffix(".json")).strip("_") or "trace"
-    expected = [(s.index, s.ok) for s in steps]
+    expected = [(s.index, s.outcome) for s in steps]
     return (f'"""Regression test emitted by `osf-check replay {source} --emit-pytest`.\n\n'
             f"It replays the trace against the implementation"
             f"{' (mutant ' + mutant + ')' if mutant else ''} and expects the outcome recorded "
@@ -1258,10 +1278,12 @@ def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], s
             f"import json\n\nfrom osf_check.fuzz.driver import replay\n\n"
             f"TRACE = json.loads({json.dumps(tr, ensure_ascii=False)!r})\n"
             f"MUTANT = {mutant!r}\n"
-            f"EXPECTED = {expected!r}  # (step, followed)\n\n\n"
+            f"# (step, outcome): followed; parted (did what the model does, not the trace);\n"
+            f"# violated (broke a property); diverged (did what the model does not)\n"
+            f"EXPECTED = {expected!r}\n\n\n"
             f"def test_replay_{name}():\n"
             f"    steps = replay(TRACE, mutant=MUTANT)\n"
-            f"    assert [(s.index, s.ok) for s in steps] == EXPECTED\n")
+            f"    assert [(s.index, s.outcome) for s in steps] == EXPECTED\n")
 
 
 @main.command()

@@ -118,7 +118,7 @@ def test_render_and_replay_read_the_itf_files_the_tool_writes(tmp_path):
                                   str(tmp_path / "x.svg")])
     assert r.exit_code == 0 and (tmp_path / "x.svg").read_text().startswith("<?xml")
     r = CliRunner().invoke(main, ["replay", str(itf)])
-    assert r.exit_code == 12 and "does not follow the trace at step 8" in r.stdout
+    assert r.exit_code == 12 and "breaks a property at step 8" in r.stdout
 
 
 def test_another_tool_s_itf_renders_too(tmp_path):

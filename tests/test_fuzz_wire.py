@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -67,7 +69,7 @@ def test_explore_counterexample_reproduces_on_the_implementation_mutant(tmp_path
     bad = CliRunner().invoke(main, ["replay", str(tr)])
     assert bad.exit_code == 12 and "property B7 violated by the implementation" in bad.stdout
     good = CliRunner().invoke(main, ["replay", str(tr), "--mutant", "none"])
-    assert good.exit_code == 12 and "differs from the trace" in good.stdout
+    assert good.exit_code == 0 and "differs from the trace" in good.stdout
 
 
 def test_a_step_only_the_mutants_model_takes_is_tried_on_the_implementation(tmp_path):
@@ -82,10 +84,34 @@ def test_a_step_only_the_mutants_model_takes_is_tried_on_the_implementation(tmp_
     assert bad.exit_code == 12 and "property B1 violated by the implementation on " \
         "deliver(o=0, a=0), a step the model does not enable here" in bad.stdout, bad.stdout
     good = CliRunner().invoke(main, ["replay", str(tr), "--mutant", "none"])
-    assert good.exit_code == 12, good.output
+    assert good.exit_code == 0, good.output
     assert "9. deliver(o=0, a=0)" in good.stdout and "the model does not enable this step " \
         "here, nor does the implementation take it" in good.stdout, good.stdout
     assert "violated" not in good.stdout
+
+
+def test_a_regression_test_of_the_fixed_implementation_fails_when_the_bug_returns(tmp_path):
+    """Replay said "does not follow the trace" (exit 12) both when the implementation
+    reproduced the counterexample's bug and when it did what the correct model does; the
+    emitted regression test pinned only followed-or-not per step, so a test emitted on
+    the fixed relay passed on the buggy one too: a check that could not fail."""
+    CliRunner().invoke(main, ["explore", "--mutant", "no-generation-check", "--out",
+                              str(tmp_path)])
+    [tr] = tmp_path.glob("wire-relay-no-generation-check-B1*.trace.json")
+    out = tmp_path / "test_regression_stale.py"
+    r = CliRunner().invoke(main, ["replay", str(tr), "--mutant", "none", "--emit-pytest",
+                                  str(out)])
+    assert r.exit_code == 0 and "does not reproduce the trace: at step 9" in r.stdout, r.output
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               str(out)], capture_output=True, text=True, cwd=tmp_path)
+    ran = run()
+    assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
+    # the bug comes back: the relay delivers the stale answer again
+    out.write_text(out.read_text().replace("MUTANT = None", "MUTANT = 'no-generation-check'"))
+    ran = run()
+    assert ran.returncode == 1 and "'violated'" in ran.stdout, ran.stdout + ran.stderr
 
 
 def test_a_trace_the_implementations_abstraction_cannot_show_is_refused(tmp_path):

@@ -74,6 +74,6 @@ def test_a_bug_in_the_javascript_relay_is_caught_with_its_picture(tmp_path):
     path = tmp_path / "a8.trace.json"
     path.write_text(dumps(tr))
     bad = CliRunner().invoke(main, ["replay", str(path), "--impl", " ".join(adapter(buggy))])
-    assert bad.exit_code == 12 and "does not follow the trace at step 5" in bad.output
+    assert bad.exit_code == 12 and "breaks a property at step 5" in bad.output
     good = CliRunner().invoke(main, ["replay", str(path), "--impl", " ".join(adapter())])
     assert good.exit_code == 0 and "followed all 5 steps" in good.output

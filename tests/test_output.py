@@ -184,4 +184,4 @@ def test_a_trace_on_stdin_is_read_as_from_a_file(trace):
     res = CliRunner().invoke(main, ["render", "-", "--format", "svg"], input=data)
     assert res.exit_code == 150 and "- is not a file (stdin, a pipe)" in res.stderr
     res = CliRunner().invoke(main, ["replay", "-"], input=data)
-    assert res.exit_code == 12 and "does not follow the trace at step 2" in res.output
+    assert res.exit_code == 12 and "does not follow the model at step 2" in res.output

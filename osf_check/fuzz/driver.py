@@ -32,7 +32,7 @@ from . import mutants, stories
 from . import profiles  # noqa: F401  (registers the Hypothesis profiles)
 from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
 from .graph_harness import GraphHarness
-from .harness import Divergence
+from .harness import Divergence, Violation
 from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
 from .wire_harness import WireHarness
 from osf_check.models.errors import BadValue
@@ -45,7 +45,7 @@ TOUR_DEPTH = {"graph-relay": 8, "wire-relay": 9}
 
 Harness = GraphHarness | WireHarness
 
-__all__ = ["FuzzReport", "Checker", "tour", "hypothesis_run", "make_harness", "SYSTEMS",
+__all__ = ["FuzzReport", "Checker", "ReplayStep", "FOLLOWED", "PARTED", "VIOLATED", "DIVERGED", "tour", "hypothesis_run", "make_harness", "SYSTEMS",
            "IMPL_MUTANTS", "TOUR_DEPTH"]
 
 
@@ -104,7 +104,7 @@ class Checker:
         after = h.abstract()
         broken = self._broken(h, ai, before, after)  # first: the implementation's own state
         if broken:
-            raise Divergence(broken)
+            raise Violation(broken)
         expected = self.steps[ai](before)
         if expected != after:
             diff = [n for n, x, y in zip(self.model.slot_names, expected or (), after) if x != y]
@@ -125,32 +125,35 @@ class Checker:
                 raise Divergence(f"{inst.label} answered {outs.get(k)!r}, the model {want!r}")
         return after
 
-    def off_model(self, h: Harness, ai: int, before: tuple, recorded: dict[str, Any]) -> str:
+    def off_model(self, h: Harness, ai: int, before: tuple,
+                  recorded: dict[str, Any]) -> tuple[str, str]:
         """What the implementation does with a step the model does not enable here (a
-        model mutant's counterexample takes one: its bug).  The properties judge it only
-        if the implementation took the step as the trace records it: a transition check
-        reads the step's name, which the harness asks for whether or not the
-        implementation then does it (a correct relay drops the answer it was asked to
-        deliver)."""
+        model mutant's counterexample takes one: its bug), as a replay outcome and a
+        note.  The properties judge it only if the implementation took the step as the
+        trace records it: a transition check reads the step's name, which the harness
+        asks for whether or not the implementation then does it (a correct relay drops
+        the answer it was asked to deliver)."""
         from osf_check.driver.protocol import AdapterError
         inst = self.model.instances[ai]
         nor = "the model does not enable this step here, nor does the implementation"
         if inst.name in h.DECIDES and inst.label not in h.offers():
-            return f"{nor} offer it"
+            return PARTED, f"{nor} offer it"
         try:
             h.apply(inst)
             after = h.abstract()
         except AdapterError:
             raise
         except Exception as e:  # (the implementation refused it, as it should)
-            return f"{nor} take it ({type(e).__name__}: {e})"
+            return PARTED, f"{nor} take it ({type(e).__name__}: {e})"
         got = self.model.show_state(after)
         differ = [k for k, v in recorded.items() if k in got and got[k] != v]
         if differ:
-            return f"{nor} take it (its state differs from the trace in {', '.join(differ)})"
+            return PARTED, (f"{nor} take it (its state differs from the trace in "
+                            f"{', '.join(differ)})")
         off = "a step the model does not enable here"
         broken = self._broken(h, ai, before, after)
-        return f"{broken}, {off}" if broken else f"the implementation takes this step, {off}"
+        return (VIOLATED, f"{broken}, {off}") if broken else \
+            (DIVERGED, f"the implementation takes this step, {off}")
 
     def _broken(self, h: Harness, ai: int, before: tuple, after: tuple) -> str | None:
         """The first property the implementation's step broke, on its own state: an
@@ -581,12 +584,24 @@ def path_trace(model: Model, path: list[int], *, message: str, mutant: str | Non
     return tr
 
 
+#: how a replayed step went: the implementation took it as the trace records it; it did
+#: what the correct model does, which is not what the trace records (a model mutant's
+#: counterexample: the bug does not reproduce); it broke a property; it did what the
+#: correct model does not
+FOLLOWED, PARTED, VIOLATED, DIVERGED = "followed", "parted", "violated", "diverged"
+
+
 @dataclass
 class ReplayStep:
     index: int
     label: str
-    ok: bool
+    outcome: str
     note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """The implementation took the step as the trace records it."""
+        return self.outcome == FOLLOWED
 
 
 def _same_shape(model: Model, init: tuple, trace: dict[str, Any]) -> None:
@@ -632,23 +647,25 @@ def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0,
                                f"{model.name} at these parameters (a corrupted trace, or one "
                                f"of another version of the model)")
             if chk.steps[ai](s) is None:
-                out.append(ReplayStep(step["index"], step["label"], False,
-                                      chk.off_model(h, ai, s, step["state"])))
+                out.append(ReplayStep(step["index"], step["label"],
+                                      *chk.off_model(h, ai, s, step["state"])))
                 break
             try:
                 s = chk.check(h, ai, s)
             except Divergence as e:
-                out.append(ReplayStep(step["index"], step["label"], False, str(e)))
+                out.append(ReplayStep(step["index"], step["label"], VIOLATED if
+                                      isinstance(e, Violation) else DIVERGED, str(e)))
                 break
-            # the trace's own record of the state (the variables both models have)
+            # the trace's own record of the state (the variables both models have); the
+            # implementation's is the correct model's here (check saw to that)
             got = model.show_state(s)
             differ = [k for k, v in step["state"].items() if k in got and got[k] != v]
             if differ:
-                out.append(ReplayStep(step["index"], step["label"], False,
-                                      f"the implementation's state differs from the trace in "
-                                      f"{', '.join(differ)}"))
+                out.append(ReplayStep(step["index"], step["label"], PARTED,
+                                      f"the implementation does what the model does; its state "
+                                      f"differs from the trace in {', '.join(differ)}"))
                 break
-            out.append(ReplayStep(step["index"], step["label"], True))
+            out.append(ReplayStep(step["index"], step["label"], FOLLOWED))
     finally:
         h.close()
     return out

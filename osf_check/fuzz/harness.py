@@ -20,6 +20,10 @@ class Divergence(AssertionError):
     """The implementation did not follow the model (or broke a property)."""
 
 
+class Violation(Divergence):
+    """The implementation broke a property on its own state."""
+
+
 class HarnessBase:
     #: the attribute of ``self.desktop`` that holds the SQLite store
     STORE = ""
