@@ -940,19 +940,17 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
             who = f" (adapter: {run['implementation']['name']})"
         click.echo(f"{run['model']}{who}: seed {seed}, profile {prof}")
         st_, ed = tr_["states"], tr_["transitions"]
-        click.echo(f"  tour to depth {tr_['depth']}: {tr_['steps']:,} steps in "
-                   f"{tr_['seconds']:.1f} s, states {st_[0]:,}/{st_[1]:,} "
-                   f"({100 * st_[0] / max(1, st_[1]):.1f}%), transitions {ed[0]:,}/{ed[1]:,} "
-                   f"({100 * ed[0] / max(1, ed[1]):.1f}%)")
+        click.echo(f"  tour to depth {tr_['depth']}: {rnd.n_steps(tr_['steps'])} in "
+                   f"{tr_['seconds']:.1f} s, states {_share(*st_)}, transitions {_share(*ed)}")
         rate = f", {hy['examples_per_second']} examples/s" if hy["examples_per_second"] else ""
         click.echo(f"  hypothesis: {hy['examples']:,} examples, {hy['steps']:,} steps in "
                    f"{hy['seconds']:.1f} s{rate}, {hy['distinct_model_states']:,} distinct model "
                    f"states")
         if hy["map_states"]:
-            click.echo(f"    of the {hy['map_states']:,} states within depth {hy['map_depth']}: "
-                       f"{hy['map_states_visited']:,} "
+            click.echo(f"    of the {rnd.counted(hy['map_states'], 'state')} within depth "
+                       f"{hy['map_depth']}: {hy['map_states_visited']:,} "
                        f"({100 * hy['map_states_visited'] / hy['map_states']:.1f}%); "
-                       f"{hy['states_beyond_map']:,} states beyond that depth")
+                       f"{rnd.counted(hy['states_beyond_map'], 'state')} beyond that depth")
         if hy["long_stories"]:
             click.echo("    long stories (distinct states): " + ", ".join(
                 f"{k} {v:,}" for k, v in hy["long_stories"].items()))
@@ -1063,6 +1061,15 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
     if prop.get("kind") in ("reach", "fair"):  # a liveness counterexample: its steps only
         click.echo(f"(replay checks each step; {prop.get('id')} is a {prop['kind']} property, "
                    "about what may follow the last step, which replay does not judge)")
+
+
+def _share(part: int, whole: int) -> str:
+    """``part``/``whole`` and its percentage (none of nothing).
+
+    >>> _share(3, 4), _share(0, 0)
+    ('3/4 (75.0%)', '0/0')
+    """
+    return f"{part:,}/{whole:,}" + (f" ({100 * part / whole:.1f}%)" if whole else "")
 
 
 #: a replayed step's outcome as the step-by-step lines show it

@@ -16,6 +16,26 @@ from osf_check.cli import main
 from osf_check.relay.wire.idempotency import DurableClaims, Scope
 
 
+def test_every_walk_counts_the_initial_state_as_visited():
+    """The walks' visited states left out the state each walk begins in: with a map of
+    depth 0 (the initial state alone) the fuzzer said it visited 0 of its 1 state."""
+    rep = hypothesis_run("wire-relay", examples=3, steps=4, start_depth=0, profile="ci")
+    assert rep.failure is None and (rep.map_states, rep.map_visited) == (1, 1)
+
+
+def test_a_walk_from_an_initial_state_not_the_models_is_a_divergence():
+    from osf_check.fuzz.driver import make_harness
+
+    def shifted(*args, **kw):
+        h = make_harness(*args, **kw)
+        real = h.abstract
+        h.abstract = lambda: (real()[0] + 1,) + real()[1:]
+        return h
+    rep = hypothesis_run("wire-relay", examples=2, steps=4, start_depth=0, profile="ci",
+                         harness=shifted)
+    assert rep.failure == "the implementation's initial state is not the model's"
+
+
 @pytest.mark.slow
 def test_the_tour_covers_every_state_and_transition_within_depth_8():
     rep = tour("wire-relay", depth=8)

@@ -366,7 +366,10 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
                            lambda r: self.results.get(r, "done"))
             self.s = self.h.abstract()
             record["path"] = []
-            self.seen: set[tuple] = set()
+            if self.s != model.initial_states[0]:
+                raise Divergence("the implementation's initial state is not the model's")
+            rep.visited.add(self.s)  # every walk is there first
+            self.seen: set[tuple] = {self.s}
             rep.hypothesis_examples += 1
             if tick is not None:
                 tick(rep.hypothesis_examples, examples)
