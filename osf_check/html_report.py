@@ -109,8 +109,10 @@ for (const box of document.querySelectorAll(".viewer")) {
       body.appendChild(row);
     }
     pos.textContent = "step " + cur + " of " + (n - 1) +
-      (cur === failing ? (tr.source === "check-log" ? ": the model and the log part here"
-                                                    : ": the property fails here") : "") +
+      (cur === failing ? (tr.source !== "check-log" ? ": the property fails here"
+                          : tr.property.read === false
+                          ? ": line " + tr.property.line + " of the log cannot follow this step"
+                          : ": the model and the log part here") : "") +
       (loop !== null && cur > loop ? ": in the cycle" : "");
   }
   box.querySelector(".prev").addEventListener("click", () => show(cur - 1));

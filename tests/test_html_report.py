@@ -152,6 +152,37 @@ def test_the_report_loads_without_errors_and_steps_through_a_trace(page, tmp_pat
     assert page.locator("img[alt^='sequence chart']").evaluate("i => i.naturalWidth") > 300
 
 
+def test_a_check_log_report_says_whether_the_red_step_is_the_models_version_of_the_line(
+        page, tmp_path):
+    """A log line the model has no version of at all ends the trace on the step that
+    explains the line before; the page said of it "the model and the log part here"."""
+    flaps = "".join(json.dumps({"time": t + 1.0, "station": "relay", "event": ev,
+                                "fields": {}}) + "\n"
+                    for t, ev in enumerate(["relay.desktop_disconnected",
+                                            "relay.desktop_connected"] * 2))
+    log = tmp_path / "flaps.jsonl"
+    log.write_text(flaps)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["check-log", str(log), "--mapping",
+                                    str(ROOT / "examples/wire-relay.logmap.toml"),
+                                    "--out", str(out)])
+    assert res.exit_code == 152, res.output
+    seen = _open(page, out / "report.html")
+    assert seen["console"] == [], seen
+    assert page.locator(".pos").inner_text() == \
+        "step 3 of 3: line 4 of the log cannot follow this step"
+    # a line the model reads otherwise: its version is the red step
+    tr = json.loads((out / "wire-relay-log.trace.json").read_text())
+    tr["property"]["read"] = True
+    f = tmp_path / "read.trace.json"
+    f.write_text(json.dumps(tr))
+    page_file = tmp_path / "read.html"
+    assert CliRunner().invoke(main, ["render", str(f), "--format", "html", "-o",
+                                     str(page_file)]).exit_code == 0
+    _open(page, page_file)
+    assert page.locator(".pos").inner_text() == "step 3 of 3: the model and the log part here"
+
+
 def test_a_hostile_trace_runs_nothing_and_shows_its_text(page, tmp_path):
     f = _hostile_trace(tmp_path)
     out = tmp_path / "r.html"
