@@ -158,8 +158,9 @@ def explore_text(r: ModelResult, depth: int | None, seed: int) -> str:
         comp = f"bounded: {human(ex.unexpanded)} states at the bound left unexpanded"
     lines.append(f"  {human(ex.distinct)} distinct states, {human(ex.generated)} generated, depth "
                  f"{ex.depth_reached}, {comp}")
-    lines.append(f"  {ex.seconds:.2f} s exploring ({human(rate)} distinct states/s), "
-                 f"{r.seconds:.2f} s in all")
+    before = f", {ex.seconds_before:.2f} s of it before --resume" if ex.seconds_before else ""
+    lines.append(f"  {ex.seconds:.2f} s exploring ({human(rate)} distinct states/s{before}), "
+                 f"{r.seconds:.2f} s in all" + (" here" if before else ""))
     lines.append(f"  states per depth: {' '.join(human(x) for x in ex.histogram())}")
     sym = r.symmetry
     if sym.get("used"):

@@ -84,6 +84,24 @@ def test_a_checkpoint_of_other_parameters_is_refused(tmp_path):
     assert r.exit_code == 150 and "mutant is None there" in r.stderr
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_checkpoint_past_the_depth_asked_is_refused(tmp_path, workers):
+    """Resumed with a smaller --depth than it had reached, a checkpoint of depth 6 was
+    reported as "depth bound 4" with depth 6's counts and "holds up to depth 6"."""
+    cp = tmp_path / "cp"
+    base = ["explore", "--model", "two-phase", "--param", "rms=4", "--engine", "vector"]
+    r = CliRunner().invoke(main, base + ["--depth", "6", "--checkpoint", str(cp),
+                                         "--checkpoint-every", "0"])
+    assert r.exit_code == 0 and (cp / "state.npz").exists(), r.output
+    r = CliRunner().invoke(main, base + ["--depth", "4", "--resume", str(cp),
+                                         "--workers", workers])
+    assert r.exit_code == 150, r.output
+    assert "has explored to depth 6 already, past --depth 4" in r.stderr
+    r = CliRunner().invoke(main, base + ["--depth", "6", "--resume", str(cp),
+                                         "--workers", workers])
+    assert r.exit_code == 0 and "depth bound 6" in r.stdout, r.output
+
+
 @pytest.mark.parametrize("was, now, words", [
     ("b.init(x=0)", "b.init(x=2)", "the model is not the one it was written for"),
     ("b.quiescent(lambda s: s.x == 9)", "b.quiescent(lambda s: s.x == 5)",

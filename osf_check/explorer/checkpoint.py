@@ -73,8 +73,9 @@ def save(d: Path, meta: dict[str, Any], **arrays: object) -> None:
         **{k: np.asarray(v) for k, v in arrays.items()}), what="the checkpoint ")
 
 
-def load(d: Path, ident: dict[str, Any]) -> dict[str, Any]:
-    """The arrays and the metadata of ``d``'s checkpoint, if it belongs to ``ident``."""
+def load(d: Path, ident: dict[str, Any], depth: int | None = None) -> dict[str, Any]:
+    """The arrays and the metadata of ``d``'s checkpoint, if it belongs to ``ident`` and
+    has not gone deeper than ``depth`` (its counts and verdicts are of all its levels)."""
     p = d / "state.npz"
     if not p.exists():
         raise BadValue(f"--resume {d}: no checkpoint there (state.npz)")
@@ -97,6 +98,10 @@ def load(d: Path, ident: dict[str, Any]) -> dict[str, Any]:
     if why is not None:
         raise BadValue(f"--resume {d}: the checkpoint is damaged ({why}): resume an intact "
                        "copy, or start the run again")
+    if depth is not None and int(st["level"]) > depth:
+        raise BadValue(f"--resume {d}: the checkpoint has explored to depth {int(st['level'])} "
+                       f"already, past --depth {depth}: resume it with --depth "
+                       f"{int(st['level'])} or more, or start again with --depth {depth}")
     st["meta"] = meta
     return st
 

@@ -60,6 +60,7 @@ class Exploration:
     stopped: str | None = None  # why the search ended early: violation, max-states
     expanded: int = 0  # ids < expanded have had all their successors computed
     seconds: float = 0.0
+    seconds_before: float = 0.0  # of ``seconds``, those of the run a --resume continues
     edges: tuple[array, array, array] | None = None  # src, dst, action instance
     ids: dict[int, int] = field(default_factory=dict)  # packed state -> id
     witness_seen: dict[str, bool] = field(default_factory=dict)

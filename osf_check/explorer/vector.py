@@ -199,11 +199,12 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                frontier=(0, len(store)), level=0)
     saved: dict[str, Any] | None = None
     if resume is not None:
-        saved = load_checkpoint(Path(resume), ident)
+        saved = load_checkpoint(Path(resume), ident, depth)
         store = LevelStore.from_arrays(saved["keys"], saved["parent"], saved["via"],
                                        saved["level_start"].tolist())
         run = _Run.resumed(saved)
         t0 -= float(saved["seconds"])
+        ex.seconds_before = float(saved["seconds"])
     judge = Judge(model, checks, store.path_to)
     edges = EdgeLog(succ.act_dtype, saved if keep_graph and saved is not None else None) \
         if keep_graph else None
@@ -360,9 +361,10 @@ def _partitioned(model: Model, props: Sequence[Property], ex: "_VectorExploratio
     judge = Judge(model, CheckList.of(model, props), lambda sid: ([sid], [-1]))
     saved = None
     if resume is not None:
-        saved = load_checkpoint(Path(resume), ident)
+        saved = load_checkpoint(Path(resume), ident, depth)
         judge.restore(saved["meta"])
         t0 -= float(saved["seconds"])
+        ex.seconds_before = float(saved["seconds"])
         init = saved["keys"][:0]
     else:
         init = init[np.argsort(lay.sortable(init), kind="stable")]
