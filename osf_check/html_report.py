@@ -241,10 +241,12 @@ def _summary(doc: Mapping[str, Any]) -> str:
             (["more unlogged steps in a row might explain it (--hidden-depth)"]
              if fail.get("hidden_cut") else [])
         return _table(["model", "log", "lines", "lines/s", "verdict", "first unexplained line",
-                       "why", "properties exercised"],
+                       "why", "properties exercised", "witness not shown met"],
                       [[doc["model"], doc["log"], doc["lines"], doc["events_per_second"],
                         doc["verdict"], fail.get("line", ""), "; ".join(why),
-                        ", ".join(doc["exercised"])]])
+                        ", ".join(doc["exercised"]),
+                        "; ".join(f"{v['property']} ({v['witness']})"
+                                  for v in doc.get("unwitnessed", []))]])
     if cmd == "render":
         return _table(["model", "mutant", "parameters", "property", "steps", "source"],
                       [[t["model"], t.get("mutant") or "", _params(t["params"]),

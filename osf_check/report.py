@@ -347,6 +347,7 @@ def check_log_json(res: Any, log: str, mapping: str, params: dict[str, Any],
             "events_per_second": round(res.events_per_second),
             "hidden_depth": res.hidden_depth, "possible_at_end": res.possible,
             "peak_possible": res.peak_possible, "exercised": res.exercised,
+            "unwitnessed": [{"property": k, "witness": v} for k, v in res.unwitnessed.items()],
             "failing": res.failing, "trace": res.trace, "warnings": list(warnings)}
 
 

@@ -224,7 +224,34 @@ def test_the_exercised_properties_depend_on_what_the_log_did():
     full = _check("".join(lines))
     assert short.explained and full.explained
     assert set(short.exercised) < set(full.exercised)
-    assert "A5" in full.exercised and "A5" not in short.exercised
+    assert "A7" in full.exercised and "A7" not in short.exercised
+
+
+def test_a_property_whose_witness_the_log_never_shows_is_not_called_exercised(tmp_path):
+    """A5 (single worker) was "exercised" by any log whose actions write the desktop's
+    execution state, though with one command ever fetched no command can wait while
+    another runs; the README's 200,000-line log (two start calls, no retry, one Graph)
+    was said to exercise A1, A3, A4 and A5."""
+    m = model_for("graph-relay", None)
+    one = walk(m, None, seed=1, steps=60).log
+    assert one.count("desktop.command_received") == 1
+    res = _check(one)
+    assert res.explained and "A5" not in res.exercised
+    assert res.unwitnessed["A5"].startswith("a command waiting while another one executes")
+    two = walk(m, None, seed=8, steps=120).log
+    assert two.count("desktop.command_received") == 2
+    res = _check(two)
+    assert res.explained and "A5" in res.exercised and "A5" not in res.unwitnessed
+    r = CliRunner().invoke(main, ["check-log", str(_write(tmp_path, one)), "--mapping",
+                                  str(MAPPING), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output[r.output.index("{"):])
+    assert {"property": "A5", "witness": res_doc("A5")} in doc["unwitnessed"]
+
+
+def res_doc(pid: str) -> str:
+    from osf_check.properties import catalogue
+    return next(p.witness_doc for p in catalogue.properties_of("graph-relay") if p.id == pid)
 
 
 def test_hidden_steps_are_searched_only_to_the_depth_asked(tmp_path):

@@ -71,6 +71,9 @@ class LogResult:
     peak_possible: int = 0
     failing: dict[str, Any] | None = None
     exercised: list[str] = field(default_factory=list)
+    #: properties whose checks the run reached without ever meeting their witness (the
+    #: premise that makes them more than vacuous): property id -> the witness said
+    unwitnessed: dict[str, str] = field(default_factory=dict)
     trace: dict[str, Any] | None = None
     #: lines whose time is earlier than the line before them, and the first of them
     backwards: int = 0
@@ -334,6 +337,8 @@ def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth:
     chk = LogChecker(model, mapping, hidden_depth, bounds_of(model))
     res = LogResult(model.name, True, hidden_depth=hidden_depth)
     possible = frozenset(model.initial_states)
+    witnesses = Witnesses(model)
+    witnesses.see(possible)
     last_time = None
     for n, ev, line in _lines(f):
         if upto is not None and n > upto:
@@ -372,12 +377,44 @@ def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth:
                            "bounded": False, "hidden_cut": False, "limits": None}
             break
         possible = new
+        witnesses.see(possible)
         res.peak_possible = max(res.peak_possible, len(possible))
     res.possible = len(possible)
     res.seconds = time.perf_counter() - t0
-    res.exercised = sorted(set(exercised(model, chk.taken)) | chk.monitored_props,
+    reached = set(exercised(model, chk.taken))
+    res.unwitnessed = {pid: doc for pid, doc in witnesses.unmet().items() if pid in reached}
+    res.exercised = sorted((reached - set(res.unwitnessed)) | chk.monitored_props,
                            key=lambda p: (p[0], int(p[1:]) if p[1:].isdigit() else 0, p))
     return res
+
+
+class Witnesses:
+    """Which properties' witnesses every behaviour that explains the log met: at some line
+    each state still possible satisfied it (a state a hidden step passed through is not
+    counted, so a witness may be met unseen: the answer errs towards 'not met')."""
+
+    def __init__(self, model: Model):
+        from osf_check.explorer.pycompile import compile_pred
+        from osf_check.properties import catalogue
+        from osf_check.properties.base import witness_conditions
+        props = catalogue.properties_of(model.name)
+        self.doc = {p.id: p.witness_doc or "its witness" for p in props}
+        self.open = [(pid, compile_pred(e)) for p in props
+                     for pid, e in witness_conditions(p, model) if pid == p.id]
+        self.met: set[str] = set()
+        self._seen: set[frozenset] = set()
+
+    def see(self, possible: frozenset) -> None:
+        if not self.open or possible in self._seen:  # a long log repeats few sets
+            return
+        self._seen.add(possible)
+        met = {pid for pid, f in self.open if all(f(s) for s in possible)}
+        if met:
+            self.met |= met
+            self.open = [(pid, f) for pid, f in self.open if pid not in met]
+
+    def unmet(self) -> dict[str, str]:
+        return {pid: self.doc[pid] for pid, _ in self.open}
 
 
 def _judge_bounds(res: LogResult, chk: LogChecker, mapping: Mapping,
@@ -517,19 +554,25 @@ def _failure(chk: LogChecker, possible: frozenset[State], cands: list[Candidate]
 
 
 def exercised(model: Model, taken: set[int]) -> list[str]:
-    """The properties the explained run exercised: a transition check on an action it
-    took, or an invariant reading a variable one of its actions writes."""
+    """The properties whose checks the explained run reached: a transition check (not a
+    trivially true one) on an action it took, or an invariant reading a variable one of
+    its actions writes."""
     from osf_check.properties import catalogue
     from osf_check.properties.base import reads
     owner = {i: v.name for v in model.variables for i in v.slots}
     written = {owner[slot] for ai in taken for slot in model.instances[ai].updates}
     out = []
     for p in catalogue.properties_of(model.name):
-        if any(c.kind == "trans" and any(c.trans(model, model.instances[ai]) is not None
+        if any(c.kind == "trans" and any(_checks(c.trans(model, model.instances[ai]))
                                          for ai in taken) for c in p.checks) or \
                 set(reads(model, p, "inv")) & written:
             out.append(p.id)
     return out
+
+
+def _checks(e: Any) -> bool:
+    """A transition check that is there and not trivially true."""
+    return e is not None and e.op != "true"
 
 
 def explanation(f: IO[str], model: Model, mapping: Mapping, upto: int, *,
