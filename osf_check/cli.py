@@ -1205,8 +1205,8 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
                                                                 "none"))
         if res.unwitnessed:
             click.echo("reached, but the log does not show their witness met (they may "
-                       "have been checked only vacuously): " + "; ".join(f"{pid} ({doc})" for pid, doc
-                                                in res.unwitnessed.items()))
+                       "have been checked only vacuously): "
+                       + "; ".join(f"{pid} ({doc})" for pid, doc in res.unwitnessed.items()))
         for w in warnings:
             click.echo(f"warning: {w}")
     else:

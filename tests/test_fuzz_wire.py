@@ -134,6 +134,41 @@ def test_a_regression_test_of_the_fixed_implementation_fails_when_the_bug_return
     assert ran.returncode == 1 and "'violated'" in ran.stdout, ran.stdout + ran.stderr
 
 
+def test_an_off_model_step_parts_only_where_the_implementation_does_what_the_model_does(
+        tmp_path):
+    """Asked for a step the correct model does not enable, the implementation "parted"
+    (exit 0) whatever state it then reached; now only if that state is the model's (its
+    state before, or a step of the model from there: the correct relay drops the stale
+    answer), else it diverged."""
+    import json as _json
+    from osf_check.fuzz.driver import DIVERGED, PARTED, make_harness, replay
+    CliRunner().invoke(main, ["explore", "--mutant", "no-generation-check", "--out",
+                              str(tmp_path)])
+    [tr] = tmp_path.glob("wire-relay-no-generation-check-B1*.trace.json")
+    trace = _json.loads(tr.read_text())
+    assert replay(trace)[-1].outcome == PARTED
+
+    def odd(*args, **kw):  # the stale delivery leaves the relay's generation bumped
+        h = make_harness(*args, **kw)
+        real_apply, real_abstract, applied = h.apply, h.abstract, [0]
+
+        def apply(inst):
+            applied[0] += 1
+            return real_apply(inst)
+
+        def abstract():
+            s = real_abstract()
+            if applied[0] < 9:
+                return s
+            i = h.model.slot_names.index("gen")
+            return s[:i] + (s[i] + 1,) + s[i + 1:]
+        h.apply, h.abstract = apply, abstract
+        return h
+    last = replay(trace, harness=odd)[-1]
+    assert (last.index, last.outcome) == (9, DIVERGED), last
+    assert "reaches a state no step of the model reaches" in last.note
+
+
 def test_a_trace_the_implementations_abstraction_cannot_show_is_refused(tmp_path):
     """retry-mints-new-key's model keeps rows the correct model has not: its states were
     compared with the implementation's and differed at step 1, on the buggy
