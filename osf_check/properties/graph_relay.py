@@ -200,7 +200,7 @@ PROPERTIES = (
              witness=lambda s, m: Or(*(And(s.status[r] == STATUS.queued,
                                            Not(project_enabled(s, _ctx(m), r)))
                                        for r in _runs(m))),
-             witness_doc="a queued run of a disabled project (needs projects=2)"),
+             witness_doc="a queued run of a disabled project"),
     Property("A10", "offline-work-survives", MODEL,
              "Runs queued while the desktop is offline still reach a terminal state (handled by "
              "the desktop) once it is back.",

@@ -92,7 +92,8 @@ SPEC = ModelSpec(
         # number renames differently rather than further
         Param("slugs", 2, 1, 3, "slugs the shared session can have (1: never renamed)"),
         Param("projects", 1, 1, 2, "connected projects, each with one shared session; intent "
-              "i starts runs of project i mod projects (2: A12 is checked)"),
+              "i starts runs of project i mod projects (2: A12's two projects apart is checked "
+              "too; 1: only that a disabled project's command is not fetched)"),
     ),
     mutants=MUTANTS,
     build_fn=build,
