@@ -401,17 +401,13 @@ class Witnesses:
         self.doc = {p.id: p.witness_doc or "its witness" for p in props}
         self.open = [(pid, compile_pred(e)) for p in props
                      for pid, e in witness_conditions(p, model) if pid == p.id]
-        self.met: set[str] = set()
         self._seen: set[frozenset] = set()
 
     def see(self, possible: frozenset) -> None:
         if not self.open or possible in self._seen:  # a long log repeats few sets
             return
         self._seen.add(possible)
-        met = {pid for pid, f in self.open if all(f(s) for s in possible)}
-        if met:
-            self.met |= met
-            self.open = [(pid, f) for pid, f in self.open if pid not in met]
+        self.open = [(pid, f) for pid, f in self.open if not all(f(s) for s in possible)]
 
     def unmet(self) -> dict[str, str]:
         return {pid: self.doc[pid] for pid, _ in self.open}
