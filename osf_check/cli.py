@@ -1050,7 +1050,8 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
         click.echo(f"written {emit_pytest}", err=True)
     for st in steps:
         click.echo(f"  {st.index:>3}. {st.label:<40} "
-                   + (st.outcome if st.ok else f"{_REPLAYED[st.outcome]}: {st.note}"))
+                   + (st.outcome if st.ok else  # its bugs in capitals
+                      f"{st.outcome if st.outcome == PARTED else st.outcome.upper()}: {st.note}"))
     who = f"the implementation{' (mutant ' + mu + ')' if mu else ''}"
     last = steps[-1] if steps else None
     if last is not None and not last.ok:
@@ -1072,18 +1073,15 @@ def _share(part: int, whole: int) -> str:
     return f"{part:,}/{whole:,}" + (f" ({100 * part / whole:.1f}%)" if whole else "")
 
 
-#: a replayed step's outcome as the step-by-step lines show it
-_REPLAYED = {"violated": "VIOLATED", "diverged": "DIVERGED", "parted": "parted"}
-
-
 def _replay_verdict(who: str, last: Any) -> str:
     """What a replay that stopped at ``last`` says of the implementation: a property
     broken or a step the correct model does not take is its bug (exit 12); doing what the
     correct model does where the trace does otherwise is not (exit 0): the trace's bug
     does not reproduce on it."""
-    if last.outcome == "violated":
+    from osf_check.fuzz.driver import DIVERGED, VIOLATED
+    if last.outcome == VIOLATED:
         return f"{who} breaks a property at step {last.index} (the line above names it)"
-    if last.outcome == "diverged":
+    if last.outcome == DIVERGED:
         return f"{who} does not follow the model at step {last.index}"
     return (f"{who} does not reproduce the trace: at step {last.index} it does what the "
             f"model does, not what the trace records (a model mutant's counterexample, or "
