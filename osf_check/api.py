@@ -217,7 +217,8 @@ class Checker:
         return self._with(_cluster=address)
 
     def max_states(self, n: int | None) -> "Checker":
-        """Stop (verdict ``incomplete``) past this many distinct states."""
+        """Stop (verdict ``incomplete``) once this many distinct states are stored with
+        more left to expand."""
         return self._with(_max_states=_integer("max_states", n, 1, none=True))
 
     def seed(self, n: int) -> "Checker":

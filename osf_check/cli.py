@@ -540,7 +540,7 @@ def _progress(name: str, disp: Any, task: Any):
               help="Property id or name (repeatable; default: all of the model's).")
 @click.option("--mutant", default=None, metavar="NAME", help="Switch on a known bug.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Model parameter.")
-@click.option("--max-states", type=int, default=None, help="Stop (exit 152) past this many states.")
+@click.option("--max-states", type=int, default=None, help="Stop (exit 152, no verdict) once this many states are stored with more left to expand (the vector engine: at the end of a level).")
 @click.option("--seed", type=SEEDS, default=0, show_default=True, help="Recorded for reproducibility.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,

@@ -217,3 +217,35 @@ def test_the_checkpoint_records_what_it_belongs_to(tmp_path):
     assert ident["model"] == "two-phase" and ident["params"] == {"rms": 3}
     assert ident["engine"] == "vector" and ident["tool"].startswith("osf-check ")
     assert set(ident) >= {"mutant", "properties", "structure", "checks"}
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_resumed_run_already_past_max_states_stops_at_once(tmp_path, workers):
+    """Resumed with a --max-states its checkpoint had passed, a run expanded one more
+    level (764 states to depth 6 became 1,034) before it stopped."""
+    cp = tmp_path / "cp"
+    base = ["explore", "--model", "two-phase", "--param", "rms=4", "--engine", "vector",
+            "--json"]
+    r = CliRunner().invoke(main, base + ["--depth", "6", "--checkpoint", str(cp),
+                                         "--checkpoint-every", "0"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["states"] == 764, r.output
+    r = CliRunner().invoke(main, base + ["--depth", "unbounded", "--max-states", "500",
+                                         "--resume", str(cp), "--workers", workers])
+    assert r.exit_code == 152, r.output
+    out = json.loads(r.stdout)["models"][0]
+    assert (out["distinct_states"], out["stopped"]) == (764, "max-states"), out
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_max_states_reached_at_the_depth_bound_cut_nothing(workers):
+    """A run that stores its --max-states-th state on the level of its --depth has
+    explored everything to that depth: it holds up to the bound (it said 'no verdict')."""
+    base = ["explore", "--model", "two-phase", "--param", "rms=4", "--engine", "vector",
+            "--json", "--depth", "6", "--workers", workers]
+    r = CliRunner().invoke(main, base + ["--max-states", "764"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)["models"][0]
+    assert (out["distinct_states"], out["stopped"]) == (764, None), out
+    r = CliRunner().invoke(main, base[:-4] + ["--depth", "7", "--workers", workers,
+                                              "--max-states", "764"])
+    assert r.exit_code == 152, r.output

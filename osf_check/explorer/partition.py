@@ -911,6 +911,9 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             break
         if stop_after_levels is not None and level >= stop_after_levels:
             break
+        if max_states is not None and total >= max_states:
+            stopped = "max-states"  # (before the level: see vector_bfs)
+            break
         before = shards.shuffled
         stats = shards.expand(judge.failed)
         applied: dict[str, int] = {}
@@ -939,9 +942,6 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             total += frontier
         if progress is not None:
             progress(level, total, generated, time.perf_counter() - t0)
-        if max_states is not None and total >= max_states and frontier:
-            stopped = "max-states"
-            break
         if save is not None and time.perf_counter() - last_cp >= checkpoint_every:
             keys, parent, via = shards.leave(total).arrays()
             # the frontier of one process's checkpoint: the level not yet expanded,

@@ -222,6 +222,9 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             break
         if stop_after_levels is not None and run.level >= stop_after_levels:
             break  # (tests: simulate an interrupted run)
+        if max_states is not None and len(store) >= max_states:
+            ex.stopped = "max-states"  # (checked here, not as a level ends: a checkpoint
+            break  # resumed may hold more already; and at the depth bound nothing was cut)
         # the level in chunks, so that temporaries stay bounded
         lo, hi = run.frontier
         found = expand_range(succ, store, lo, hi, lo, hi, chunk=chunk, failed=judge.failed,
@@ -240,9 +243,6 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         _judge_level(judge, lay, store, run.frontier[0], chunk)
         if progress is not None:
             progress(run.level, len(store), run.generated, time.perf_counter() - t0)
-        if max_states is not None and len(store) >= max_states and run.open:
-            ex.stopped = "max-states"
-            break
         if checkpoint is not None and time.perf_counter() - last_cp >= checkpoint_every:
             _save_run(Path(checkpoint), ident, store, run, judge, edges,
                       time.perf_counter() - t0)
