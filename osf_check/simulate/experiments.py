@@ -129,8 +129,8 @@ class Table:
         if self.note:
             out.append(f"  {self.note}")
         if marked:
-            out.append("  * beyond both samples' noise (95 %): ours and 000's of "
-                       f"{DOCUMENT_N:,} runs")
+            out.append(f"  * beyond both samples' noise (95 %): ours of {self.n:,} runs and "
+                       f"000's of {DOCUMENT_N:,}")
         return "\n".join(out) + "\n"
 
     def as_dict(self) -> dict[str, Any]:
