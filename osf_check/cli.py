@@ -951,9 +951,14 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                        f"{hy['map_depth']}: {hy['map_states_visited']:,} "
                        f"({100 * hy['map_states_visited'] / hy['map_states']:.1f}%); "
                        f"{rnd.counted(hy['states_beyond_map'], 'state')} beyond that depth")
-        if hy["long_stories"]:
+        far = hy.get("long_stories_out_of_reach") or {}
+        shown = {k: v for k, v in hy["long_stories"].items() if k not in far}
+        if shown:
             click.echo("    long stories (distinct states): " + ", ".join(
-                f"{k} {v:,}" for k, v in hy["long_stories"].items()))
+                f"{k} {v:,}" for k, v in shown.items()))
+        if far:
+            click.echo("    out of reach at these parameters: " + ", ".join(
+                f"{k} (--param {p})" for k, p in far.items()))
         if run["failure"]:
             click.echo(f"FAILURE: {run['failure']}")
             click.echo(rnd.text(run["trace"]))

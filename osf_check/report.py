@@ -325,7 +325,8 @@ def fuzz_run_json(rep: Any, name: str, mutant: str | None, depth: int, elapsed: 
                        "map_depth": min(depth, 8), "map_states": rep.map_states,
                        "map_states_visited": rep.map_visited,
                        "states_beyond_map": len(rep.visited) - rep.map_visited,
-                       "long_stories": rep.stories},
+                       "long_stories": rep.stories,
+                       "long_stories_out_of_reach": rep.out_of_reach},
         "params": params,
         "failure": rep.failure}
 

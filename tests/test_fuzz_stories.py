@@ -11,7 +11,7 @@ import json
 
 from click.testing import CliRunner
 
-from osf_check.fuzz import mutants
+from osf_check.fuzz import mutants, stories
 from osf_check.fuzz.driver import hypothesis_run, tour
 from osf_check.cli import main
 from osf_check.relay.wire.desktop_router import DesktopRouter
@@ -58,10 +58,45 @@ def test_the_fuzzer_reports_the_long_stories_it_reached():
     stories = run["hypothesis"]["long_stories"]
     assert set(stories) == {"two restarts", "two reconnects", "every operation answered"}
     assert stories["two reconnects"] > 0
-    # the default model has one restart: that story cannot happen, and says so with a 0
+    assert run["hypothesis"]["long_stories_out_of_reach"] == {}
+    # the default model has one restart and two generations: those stories cannot
+    # happen, and the line says so rather than a bare 0 (which read as a blind spot)
     res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--tour-depth", "3",
                                     "--examples", "40", "--json"])
-    assert json.loads(res.stdout)["runs"][0]["hypothesis"]["long_stories"]["two restarts"] == 0
+    hy = json.loads(res.stdout)["runs"][0]["hypothesis"]
+    assert hy["long_stories"]["two restarts"] == 0
+    assert hy["long_stories_out_of_reach"] == {"two restarts": "restarts=2",
+                                               "two reconnects": "gens=3"}
+    res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--tour-depth", "3",
+                                    "--examples", "40"])
+    assert "    out of reach at these parameters: two restarts (--param restarts=2), two " \
+        "reconnects (--param gens=3)" in res.stdout, res.stdout
+    assert "two restarts 0" not in res.stdout
+
+
+@pytest.mark.parametrize("model", sorted(stories.STORIES))
+def test_a_story_is_out_of_reach_exactly_where_the_model_cannot_hold_it(model):
+    """Each story is asked of the state with every slot at its largest value and every
+    run ended (the features count upwards): at the smallest parameters it holds there
+    exactly when it is not called out of reach, and the parameter named brings it back."""
+    import importlib
+    from osf_check.fuzz.driver import model_for
+    spec = importlib.import_module(f"osf_check.models.{model.replace('-', '_')}").SPEC
+    smallest = {p.name: p.lo for p in spec.params}
+
+    def holds_at_top(m, feature):
+        top = [d.hi for d in m.slot_domains]  # (graph-relay's top status, cancelled, ended)
+        return feature(stories._View(m, tuple(top)))
+    low = model_for(model, None, smallest)
+    far = stories.out_of_reach(low)
+    assert far, "the smallest parameters rule some story out"
+    for name, feature, _ in stories.STORIES[model]:
+        assert holds_at_top(low, feature) == (name not in far), name
+        if name in far:
+            k, v = far[name].split("=")
+            back = model_for(model, None, {**smallest, k: int(v)})
+            assert name not in stories.out_of_reach(back)
+            assert holds_at_top(back, feature), name
 
 
 def test_param_needs_a_model_and_valid_values():

@@ -73,6 +73,8 @@ class FuzzReport:
     unreached: int = 0
     #: distinct states the walks reached with each long-story feature (fuzz.stories)
     stories: dict[str, int] = field(default_factory=dict)
+    #: the long stories the parameters rule out, each with the parameter that allows it
+    out_of_reach: dict[str, str] = field(default_factory=dict)
     #: the tour's coverage as it went: (seconds, steps, states, transitions) samples
     coverage: list[tuple[float, int, int, int]] = field(default_factory=list)
 
@@ -476,6 +478,7 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     rep.map_states = len(mapped)
     rep.map_visited = len(rep.visited & mapped)
     rep.stories = stories.count(model, sorted(rep.visited))
+    rep.out_of_reach = stories.out_of_reach(model)
     return rep
 
 
