@@ -447,7 +447,8 @@ def main() -> None:
 @_model_files("Also load the models of this Python file.")
 def list_cmd(as_json: bool, model_files: list[str]) -> None:
     """Models (with parameters and where each comes from), properties and mutants."""
-    data: dict[str, Any] = {"models": []}
+    data: dict[str, Any] = {"schema_version": report.SCHEMA_VERSION, "command": "list",
+                            "models": []}
     for name, spec in catalogue.MODELS.items():
         data["models"].append({
             "name": name, "title": spec.title, "default": spec.default,
