@@ -192,3 +192,41 @@ def test_the_ci_variable_picks_the_profile_as_ci_services_set_it(monkeypatch, va
     from osf_check.fuzz.profiles import current
     monkeypatch.setenv("CI", value)
     assert current() == profile
+
+
+@pytest.mark.parametrize("over", [0, 1])
+def test_an_edge_result_measures_exactly_at_or_one_past_the_limit(over):
+    from osf_check.fuzz.oracles import Edge, stringify, utf16_length
+    for status in ("completed", "failed", "cancelled"):
+        text = Edge(over).text(status, 123, 0.01)
+        full = whole("e3e70682-c209-4cac-a29f-6fbed82c07cd", status, text, 123, 0.01)
+        assert utf16_length(stringify(full)) == RESULT_LIMIT + over
+        assert {"😀", "日", "x"} <= set(text)
+
+
+@pytest.mark.parametrize("bug, depth", [("<", 6), pytest.param("<= 1 +", 8, marks=pytest.mark.slow)])
+def test_the_tour_finds_a_limit_off_by_one(monkeypatch, bug, depth):
+    """`measure(full) < RESULT_LIMIT` (a completion of exactly 100,000 posted truncated)
+    and one unit of slack the other way passed every fuzz run: the results only came
+    near the limit (36,000 Japanese characters, 49,990 emoji; Hypothesis's rarely reach
+    a Graph's end).  A failed Graph's result now fills its completion to the limit or
+    one unit past it."""
+    from osf_check.relay.graph.desktop import DesktopRelay
+    from osf_check.relay.graph.payload import completion_payload, stringify_length
+
+    def measure(full):
+        n = stringify_length(full)
+        return n + 1 if bug == "<" else n - 1  # '<' posts 100,000 cut; '+1' posts 100,001
+
+    class OffByOne(DesktopRelay):
+        @staticmethod
+        def payload(*args, **kw):
+            return completion_payload(*args, measure=measure, **kw)
+
+    monkeypatch.setitem(mutants.MUTANTS, ("graph-relay", "off-by-one"), mutants.ImplMutant(
+        "off-by-one", "graph-relay", "test", {"desktop": OffByOne}))
+    rep = tour("graph-relay", mutant="off-by-one", depth=depth)  # (8: a cancelled Graph's)
+    assert rep.failure is not None and "A8" in rep.failure, rep.failure
+    assert ("length 100,000 (at most 100,000) was not posted whole" if bug == "<" else
+            "length 100,001 (over 100,000) was posted whole") in rep.failure, rep.failure
+

@@ -28,6 +28,7 @@ from osf_check.models.dsl import ActionInstance, Model
 from osf_check.fuzz.graph_harness import FINISH
 from osf_check.fuzz.harness import Divergence
 from osf_check.fuzz.oracles import posted_bounded
+from osf_check.models.graph_relay.vocab import OUTCOME
 from osf_check.models.errors import BadValue
 from osf_check.scratch import memory_dir
 
@@ -176,11 +177,11 @@ class ExternalHarness:
     """A harness whose implementation is an adapter process (see ``fuzz.harness``)."""
 
     def __init__(self, adapter: Adapter, model: Model,
-                 result_for: Callable[[int], Any] | None = None):
+                 result_for: Callable[[int, str], Any] | None = None):
         self.adapter = adapter
         self.model = model
         self.DECIDES = decides(model.name)
-        self.result_for = result_for or (lambda r: "done")
+        self.result_for = result_for or (lambda r, status: "done")
         self.violations: list[str] = []
         self.path: list[dict[str, Any]] = []  # the steps since reset
         self._take(adapter.request("reset"))
@@ -199,7 +200,9 @@ class ExternalHarness:
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
         msg: dict[str, Any] = {"action": inst.name, "args": dict(inst.args), "label": inst.label}
         if inst.name == "graph_finish":  # what the Graph produced is the harness's choice
-            msg["data"] = {"result": self.result_for(inst.args["r"]), **FINISH}
+            # (the status the Graph ends with: the adapter's relay may post it cancelled)
+            result = self.result_for(inst.args["r"], OUTCOME.names[inst.args["o"]])
+            msg["data"] = {"result": result, **FINISH}
         reply = self._step(msg)
         if inst.name == "graph_finish":  # A8, judged here on the payload the adapter sent
             sent = reply.get("sent", [])
@@ -228,6 +231,11 @@ class ExternalHarness:
 
     def offers(self) -> set[str]:
         return set(self.reply["offers"])
+
+    def probe(self, enabled: Callable[[str], bool]) -> str | None:
+        """The driver protocol has no request for the environment's idle events (the in-
+        process harnesses' probe): an adapter is judged on the model's steps alone."""
+        return None
 
     def due(self) -> list[str]:
         return list(self.reply.get("due", ()))
@@ -278,7 +286,7 @@ class External:
         self.implementation: str | None = None
 
     def __call__(self, model: Model, mutant: str | None, tmpdir: str | None, seed: int = 0,
-                 result_for: Callable[[int], Any] | None = None) -> ExternalHarness:
+                 result_for: Callable[[int, str], Any] | None = None) -> ExternalHarness:
         key = (model.name, tuple(sorted(model.params.items())), seed)
         if self.adapter is None or self._for != key:
             self.close()

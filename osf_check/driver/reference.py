@@ -52,7 +52,7 @@ class Reference:
         self.tmp.cleanup()
         self.tmp = _scratch()
         self.h = make_harness(self.model, self.mutant, self.tmp.name, self.seed,
-                              lambda r: self.data.get("result", "done"))
+                              lambda r, status: self.data.get("result", "done"))
         self.seen = 0
 
     def step(self, action: str, args: dict[str, int], label: str,

@@ -28,10 +28,10 @@ from osf_check.models.dsl import Model
 from osf_check.properties import catalogue
 from osf_check.properties.base import CheckList
 
-from . import mutants, stories
+from . import mutants, oracles, stories
 from . import profiles  # noqa: F401  (registers the Hypothesis profiles)
 from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
-from .graph_harness import GraphHarness
+from .graph_harness import FINISH, GraphHarness
 from .harness import Divergence, Violation
 from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
 from .wire_harness import WireHarness
@@ -93,6 +93,9 @@ class Checker:
     def __init__(self, model: Model):
         self.model = model
         self.steps = compile_steps(model)
+        self.by_name: dict[str, list[int]] = {}
+        for i in model.instances:
+            self.by_name.setdefault(i.name, []).append(i.index)
         props = catalogue.properties_of(model.name)
         checks = CheckList.of(model, props).compiled(compile_pred, compile_trans)
         self.invs, self.trans = checks.invs, checks.trans
@@ -121,6 +124,10 @@ class Checker:
             raise Divergence(f"after {inst.label} the desktop would take "
                              f"{sorted(offered - decided) or 'nothing'} where the model enables "
                              f"{sorted(decided - offered) or 'nothing more'}")
+        why = h.probe(lambda name: any(self.steps[i](after) is not None
+                                       for i in self.by_name.get(name, ())))
+        if why:
+            raise Divergence(f"after {inst.label}, {why}")
         for k in inst.outputs:
             want = inst.output(k, before)
             if outs.get(k) != want:
@@ -176,7 +183,7 @@ class Checker:
 
 
 def make_harness(model: Model, mutant: str | None, tmpdir: str | None, seed: int = 0,
-                 result_for: Callable[[int], Any] | None = None) -> Harness:
+                 result_for: Callable[[int, str], Any] | None = None) -> Harness:
     """The model's harness, its database a file in ``tmpdir`` (None: in memory, for
     snapshots)."""
     if model.name == "wire-relay":
@@ -204,18 +211,32 @@ def model_for(name: str, mutant: str | None, params: dict | None = None) -> Mode
     return m
 
 
-#: results the tour's Graphs produce: Japanese whose completion fits in 100,000 UTF-16
-#: code units but not in 100,000 UTF-8 bytes, and emoji that fit when code points are
-#: counted (about 50,000) but not in UTF-16 code units (about 100,000 + the envelope)
+#: results the tour's completed Graphs produce: Japanese whose completion fits in
+#: 100,000 UTF-16 code units but not in 100,000 UTF-8 bytes, and emoji that fit when code
+#: points are counted (about 50,000) but not in UTF-16 code units (about 100,000 + the
+#: envelope)
 TOUR_RESULTS = ("日本語の結果です。" * 4_000, "😀" * 49_990)
 
 
-def tour_result(r: int) -> str:
-    return TOUR_RESULTS[r % len(TOUR_RESULTS)]
+def tour_result(r: int, status: str) -> str:
+    """Run ``r``'s result when its completion says ``status``: a completed Graph's from
+    :data:`TOUR_RESULTS`; a failed or cancelled one's fills the completion to the limit
+    exactly or one unit past it, where an off-by-one shows (run 0: failed at the limit,
+    cancelled past it; run 1 the other way round)."""
+    if status == "completed":
+        return TOUR_RESULTS[r % len(TOUR_RESULTS)]
+    return concrete(oracles.EDGES[(r + (status == "cancelled")) % len(oracles.EDGES)], status)
+
+
+def concrete(result: Any, status: str) -> Any:
+    """A drawn result as the Graph hands it over (an :class:`~.oracles.Edge` made text)."""
+    if isinstance(result, oracles.Edge):
+        return result.text(status, FINISH["tokens"], FINISH["cost"])
+    return result
 
 
 def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
-         params: dict | None = None, result_for: Callable[[int], Any] | None = None,
+         params: dict | None = None, result_for: Callable[[int, str], Any] | None = None,
          log: Callable[[str], None] | None = None,
          harness: Callable[..., Harness] | None = None,
          tick: Callable[[int, int], None] | None = None) -> FuzzReport:
@@ -241,7 +262,7 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
 
 
 def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
-          params: dict | None = None, result_for: Callable[[int], Any] | None = None,
+          params: dict | None = None, result_for: Callable[[int, str], Any] | None = None,
           log: Callable[[str], None] | None = None,
           harness: Callable[..., Harness] | None = None,
           tick: Callable[[int, int], None] | None = None) -> FuzzReport:
@@ -359,7 +380,7 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     texts = st.one_of(
         st.text(max_size=40),
         st.sampled_from(["日本語の結果" * 5_000, "日本語" * 40_000, "x" * 99_900, "😀" * 49_990,
-                         "𝄞" * 30_000 + "z" * 40_000]))
+                         "𝄞" * 30_000 + "z" * 40_000, *oracles.EDGES]))
     record: dict[str, Any] = {"path": []}
     labels = {i.label: i.index for i in model.instances}
     JUMPS = (1.0, 3.0, 8.0, 20.0, 60.0, 3600.0, 48 * 3600.0)
@@ -370,7 +391,7 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
             self.tmp = tempfile.TemporaryDirectory()
             self.results: dict[int, Any] = {}
             self.h = build(model, mutant, self.tmp.name, seed,
-                           lambda r: self.results.get(r, "done"))
+                           lambda r, status: concrete(self.results.get(r, "done"), status))
             self.s = self.h.abstract()
             record["path"] = []
             if self.s != model.initial_states[0]:

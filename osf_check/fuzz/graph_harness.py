@@ -48,7 +48,7 @@ class GraphHarness(HarnessBase):
     DECIDES = ("start_graph", "refuse", "tick")
 
     def __init__(self, model: Model, outbox_path: str, mutant: str | None = None, seed: int = 0,
-                 result_for: Callable[[int], Any] | None = None):
+                 result_for: Callable[[int, str], Any] | None = None):
         self.model = model
         self.c = model.constants["ctx"]
         self.mutant = mutant
@@ -73,7 +73,9 @@ class GraphHarness(HarnessBase):
         self.qcancel = [0] * self.c.runs
         self.accepted: dict[str, dict[str, Any]] = {}  # command id -> the completion it took
         self.book = GraphBook()
-        self.result_for = result_for or (lambda r: "done")
+        self.result_for = result_for or (lambda r, status: "done")
+        #: the result each run's Graph finished with (what a log records)
+        self.finished_with: dict[int, Any] = {}
         self.violations: list[str] = []  # A8 failures seen on posted payloads
 
     # helpers -------------------------------------------------------------------
@@ -206,7 +208,10 @@ class GraphHarness(HarnessBase):
         elif name == "graph_finish":
             c = self._command(a["r"])
             status = OUTCOME.names[a["o"]]
-            result = self.result_for(a["r"])
+            # the Graph's result, for the status its completion will carry (a stopped
+            # Graph's is cancelled): a result may fill the completion to the limit exactly
+            result = self.result_for(a["r"], "cancelled" if c.state == "stopping" else status)
+            self.finished_with[a["r"]] = result
             payload = self.desktop.finish(c, status, result, FINISH["tokens"], FINISH["cost"])
             full = whole(c.command_id, payload["status"], result, FINISH["tokens"],
                          FINISH["cost"])
@@ -254,6 +259,32 @@ class GraphHarness(HarnessBase):
         if d.online and not d.busy:
             out.add("tick")
         return out
+
+    def probe(self, enabled: Callable[[str], bool]) -> str | None:
+        """The 20 s timer fires whether or not a round may start (000: it skips the round
+        while the last one is busy), and the loop asks whether its round is over after
+        every step: where the model takes neither, the desktop must do nothing."""
+        d = self.desktop
+        if not enabled("tick"):
+            phase = d.phase
+            self.book.ticked_now(self._at(self.book.ticked + RELAY_ROUND))
+            posts = d.tick()
+            # the next event comes a moment later: at the timer's own instant a count
+            # restarted elsewhere (at the round's end, say) would look right
+            self._at(self.desktop.clock.now() + 1.0)
+            if posts or d.phase != phase:
+                why = f"the round was busy ({phase})" if phase != "idle" else \
+                    "the desktop was offline"
+                sent = f", re-sending {len(posts)} completion(s)" if posts else ""
+                return (f"the 20 s timer fired while {why} and the desktop started a round "
+                        f"({phase} -> {d.phase}{sent}) where the model skips it")
+        if not enabled("round_end"):
+            phase = d.phase
+            if d.round_end() or d.phase != phase:
+                running = [c.command_id for c in d.executing()]
+                return (f"the desktop ended its round ({phase} -> {d.phase}) where the model "
+                        f"does not" + (f": a Graph still runs ({running[0]})" if running else ""))
+        return None
 
     # the abstraction function ------------------------------------------------------
     def abstract(self) -> tuple:

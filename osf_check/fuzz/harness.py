@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import sqlite3
-from typing import Any
+from typing import Any, Callable
 
 from osf_check.models.dsl import Model
 
@@ -37,6 +37,14 @@ class HarnessBase:
             x = st[v.name]
             flat.extend(x if isinstance(x, list) else [x])
         return tuple(flat)
+
+    def probe(self, enabled: Callable[[str], bool]) -> str | None:
+        """Events of the environment the model leaves out where they change nothing (a
+        timer that fires while the round is busy): each is given to the implementation
+        where the model does not enable the action it would otherwise be, and must leave
+        it as it was.  ``enabled(name)``: whether the model enables an action of that
+        name now.  Returns what the implementation did instead, or None."""
+        return None
 
     def snapshot(self) -> Any:
         store = getattr(self.desktop, self.STORE)

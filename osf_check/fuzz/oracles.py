@@ -11,8 +11,9 @@ an oracle that shares the code it judges shares its bugs.
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 #: the properties judged only here, on concrete data (the models abstract it away)
 CONCRETE = {"A8": "bounded-result"}
@@ -49,11 +50,43 @@ def bounded(payload: dict[str, Any], full: dict[str, Any]) -> str | None:
         return None
     want = {"execution_id": full["execution_id"], "status": full["status"],
             "result_truncated": True}
+    if payload == full:
+        return (f"a completion of JSON.stringify length {size:,} (over {RESULT_LIMIT:,}) was "
+                f"posted whole")
     if payload != want:
         return (f"a completion of JSON.stringify length {size:,} (over {RESULT_LIMIT:,}) was "
                 f"posted as {sorted(payload)}"
                 + (": half a result" if "result" in payload else ""))
     return None
+
+
+class Edge(NamedTuple):
+    """A Graph's result chosen so that its completion measures exactly ``over`` units
+    past :data:`RESULT_LIMIT` (0: at the limit, posted whole; 1: one unit past it,
+    posted truncated): the harness makes the text once it knows the completion's status
+    (:meth:`text`).  The fixed samples only come near the limit, where an off-by-one
+    (``<`` for ``<=``) goes unseen."""
+
+    over: int
+
+    def text(self, status: str, tokens: int, cost: float) -> str:
+        """Emoji, Japanese and ASCII (no character JSON escapes) filling the completion
+        ``{execution_id, status, result, total_tokens, reported_cost}`` of a UUID command
+        id (000: command ids are UUIDs) to its measure."""
+        return _filling(RESULT_LIMIT + self.over, status, tokens, cost)
+
+
+#: a completion at the limit and one unit past it
+EDGES = (Edge(0), Edge(1))
+
+
+@functools.lru_cache(maxsize=64)
+def _filling(units: int, status: str, tokens: int, cost: float) -> str:
+    empty = {"execution_id": "0" * 36, "status": status, "result": "",
+             "total_tokens": tokens, "reported_cost": cost}
+    need = units - utf16_length(stringify(empty))
+    emoji, japanese = need // 6, need // 3  # units: a third each
+    return "😀" * emoji + "日" * japanese + "x" * (need - 2 * emoji - japanese)
 
 
 def posted_bounded(sent: list[Any], result: Any, tokens: int, cost: float) -> list[str]:
