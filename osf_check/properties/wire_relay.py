@@ -180,7 +180,19 @@ def _total(s, m):
     return relay.pending_of(s, _c(m), list(_ops(m)))
 
 
-#: each scaled-down limit of B8, and the condition that it is reached
+def _waiters_pressed(s, c):
+    """A key holds its cap of joined copies while one more copy of it, with a free slot,
+    is about to claim: only then is the cap enforced (a key at its cap with no further
+    copy tests nothing; at the defaults, one retry and two slots, no third copy comes)."""
+    free = _holding(s, c) < c.light_slots
+    return Or(*(And(s.waiters[c.impl_scope(o, c.key_of(a))] >= c.waiters,
+                    s.mem[c.impl_scope(o, c.key_of(a))] == MEM.running,
+                    s.stage[c.q(o, a)] == STAGE.slot_wait, free)
+                for o in range(len(c.ops)) for a in c.copies))
+
+
+#: each scaled-down limit of B8, and the condition that it is pressed against (reached,
+#: with one more of its kind on the way: a limit met by the last of its kind tests nothing)
 B8_REACHES = (
     ("pending per client (lim_client)", _client_full),
     ("pending per desktop (lim_desktop)", lambda s, m: _total(s, m) >= _c(m).lim_desktop),
@@ -188,8 +200,7 @@ B8_REACHES = (
     ("pending per process (lim_process)", lambda s, m: _total(s, m) >= _c(m).lim_process),
     ("durable rows (row_cap)", lambda s, m: Count(s.row[k] != ROW.none for k in range(
         len(_c(m).impl_scopes))) >= _c(m).row_cap),
-    ("waiters per key (waiters)", lambda s, m: Or(*(s.waiters[k] >= _c(m).waiters
-                                                    for k in range(len(_c(m).impl_scopes))))),
+    ("waiters per key (waiters)", lambda s, m: _waiters_pressed(s, _c(m))),
     ("light slots (light_slots)", lambda s, m: _holding(s, _c(m)) >= _c(m).light_slots),
 )
 
