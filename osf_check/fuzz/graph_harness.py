@@ -265,13 +265,13 @@ class GraphHarness(HarnessBase):
         while the last one is busy), and the loop asks whether its round is over after
         every step: where the model takes neither, the desktop must do nothing."""
         d = self.desktop
+        phase = d.phase
         if not enabled("tick"):
-            phase = d.phase
             self.book.ticked_now(self._at(self.book.ticked + RELAY_ROUND))
             posts = d.tick()
             # the next event comes a moment later: at the timer's own instant a count
             # restarted elsewhere (at the round's end, say) would look right
-            self._at(self.desktop.clock.now() + 1.0)
+            self._at(d.clock.now() + 1.0)
             if posts or d.phase != phase:
                 why = f"the round was busy ({phase})" if phase != "idle" else \
                     "the desktop was offline"
@@ -279,7 +279,6 @@ class GraphHarness(HarnessBase):
                 return (f"the 20 s timer fired while {why} and the desktop started a round "
                         f"({phase} -> {d.phase}{sent}) where the model skips it")
         if not enabled("round_end"):
-            phase = d.phase
             if d.round_end() or d.phase != phase:
                 running = [c.command_id for c in d.executing()]
                 return (f"the desktop ended its round ({phase} -> {d.phase}) where the model "

@@ -185,10 +185,10 @@ def _waiters_pressed(s, c):
     is about to claim: only then is the cap enforced (a key at its cap with no further
     copy tests nothing; at the defaults, one retry and two slots, no third copy comes)."""
     free = _holding(s, c) < c.light_slots
-    return Or(*(And(s.waiters[c.impl_scope(o, c.key_of(a))] >= c.waiters,
-                    s.mem[c.impl_scope(o, c.key_of(a))] == MEM.running,
+    return Or(*(And(s.waiters[k] >= c.waiters, s.mem[k] == MEM.running,
                     s.stage[c.q(o, a)] == STAGE.slot_wait, free)
-                for o in range(len(c.ops)) for a in c.copies))
+                for o in range(len(c.ops)) for a in c.copies
+                for k in [c.impl_scope(o, c.key_of(a))]))
 
 
 #: each scaled-down limit of B8, and the condition that it is pressed against (reached,
