@@ -925,7 +925,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
             pictures += plots.save(fig, out / f"fuzz-coverage-{name}{'-' + mutant if mutant else ''}")
         if rep.failure:
             code = 12
-            tr = path_trace(model_for(name, mutant), rep.path, message=rep.failure,
+            tr = path_trace(model_for(name, mutant, overrides), rep.path, message=rep.failure,
                             mutant=mutant, seed=seed)
             run["trace"] = tr
             if out is not None:

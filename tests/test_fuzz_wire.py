@@ -82,6 +82,26 @@ def test_fuzz_cli_trace_renders_and_replays_on_the_mutant_only(tmp_path):
     assert ok.exit_code == 0 and "followed all 2 steps" in ok.stdout
 
 
+def test_a_failure_at_other_parameters_is_traced_at_those_parameters(tmp_path):
+    """fuzz --param drove the implementation at the given parameters but drew its trace on
+    the model at the defaults: the failing path's steps were read as other actions (at
+    retries=2 the trace showed two steps at retries=1, without the failing one) and the
+    trace did not replay."""
+    res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--mutant",
+                                    "pending-kept-after-final", "--param", "retries=2",
+                                    "--examples", "0", "--out", str(tmp_path), "--json"])
+    assert res.exit_code == 12, res.output
+    [run] = json.loads(res.stdout)["runs"]
+    tr = run["trace"]
+    assert tr["params"]["retries"] == 2
+    assert tr["steps"][-1]["label"] == "deliver(o=0, a=0)", [s["label"] for s in tr["steps"]]
+    path = tmp_path / "wire-relay-pending-kept-after-final-fuzz.trace.json"
+    bad = CliRunner().invoke(main, ["replay", str(path)])
+    assert bad.exit_code == 12, bad.output
+    ok = CliRunner().invoke(main, ["replay", str(path), "--mutant", "none"])
+    assert ok.exit_code == 0, ok.output
+
+
 def test_explore_counterexample_reproduces_on_the_implementation_mutant(tmp_path):
     CliRunner().invoke(main, ["explore", "--model", "wire-relay", "--mutant",
                               "success-without-store", "--out", str(tmp_path)])
