@@ -825,6 +825,21 @@ class _ExternalRun:
                 raise
 
 
+def _fuzz_goals(rep: Any, name: str, mutant: str | None, seed: int,
+                overrides: dict[str, Any], external: Any, disp: Any) -> None:
+    """fuzz's second phase: the implementation driven to each property's goals."""
+    from osf_check.fuzz import goals
+    task = disp.phase(f"{name}: goals (each property's premise and limits, pressed)",
+                      total=len(goals.of(name)))
+    rep.goals, failed = goals.reach(
+        name, mutant=mutant, seed=seed, params=overrides, harness=external.harness,
+        tick=lambda done, total: disp.update(task, completed=done, total=total))
+    disp.finish(task)
+    disp.line(goals.summary([g.json() for g in rep.goals]))
+    if failed is not None:
+        rep.failure, rep.path, rep.params = failed
+
+
 @main.command()
 @click.option("--model", default=None, metavar="M",
               help="graph-relay or wire-relay (default: both; with --mutant, the one that has it).")
@@ -856,7 +871,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
          profile: str | None, db: Path | None, tour_depth: int | None, as_json: bool,
          out: Path | None, params: tuple[str, ...], impl: str | None,
          impl_timeout: float) -> None:
-    """Fuzz an implementation against the model (tour, then Hypothesis): the Python
+    """Fuzz an implementation against the model (tour, goals, then Hypothesis): the Python
     reference implementation, or with --impl any implementation behind an adapter."""
     from osf_check.fuzz.driver import IMPL_MUTANTS, SYSTEMS, TOUR_DEPTH, hypothesis_run, model_for, \
         path_trace, tour
@@ -885,9 +900,9 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
     from osf_check.fuzz.profiles import FUZZ_EXAMPLES, current
     prof = profile or current()
     n_ex = examples if examples is not None else FUZZ_EXAMPLES[prof]
-    if n_ex == 0 and tour_depth == 0:  # a run that drove nothing would pass
-        raise BadInput("--examples 0 and --tour-depth 0 leave nothing to run: give one of "
-                       "them a positive value")
+    if n_ex == 0 and tour_depth == 0:  # the goals alone: a handful of paths, no coverage
+        raise BadInput("--examples 0 and --tour-depth 0 leave only the goals' shortest paths "
+                       "to run: give one of them a positive value")
     runs: list[dict[str, Any]] = []
     pictures: list[Path] = []
     code = 0
@@ -903,6 +918,9 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                        tick=lambda done, total: disp.update(task, completed=done, total=total))
             disp.finish(task)
             t_tour = time.perf_counter() - t0
+            if rep.failure is None:
+                _fuzz_goals(rep, name, mutant, seed, overrides, external, disp)
+            t_goals = time.perf_counter() - t0 - t_tour
             if rep.failure is None and n_ex:
                 task = disp.phase(f"{name}: hypothesis, {n_ex} examples of up to {steps} "
                                   f"steps, profile {prof}", total=n_ex)
@@ -915,7 +933,8 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                                      tick=lambda done, total: disp.update(task, completed=done))
                 disp.finish(task)
         elapsed = time.perf_counter() - t0
-        run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, overrides)
+        run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, t_goals,
+                                   overrides)
         run["implementation"] = external.describe()
         if out is not None:
             from osf_check import plots
@@ -925,7 +944,8 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
             pictures += plots.save(fig, out / f"fuzz-coverage-{name}{'-' + mutant if mutant else ''}")
         if rep.failure:
             code = 12
-            tr = path_trace(model_for(name, mutant, overrides), rep.path, message=rep.failure,
+            at = overrides if rep.params is None else rep.params
+            tr = path_trace(model_for(name, mutant, at), rep.path, message=rep.failure,
                             mutant=mutant, seed=seed)
             run["trace"] = tr
             if out is not None:
@@ -943,6 +963,9 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
         st_, ed = tr_["states"], tr_["transitions"]
         click.echo(f"  tour to depth {tr_['depth']}: {rnd.n_steps(tr_['steps'])} in "
                    f"{tr_['seconds']:.1f} s, states {_share(*st_)}, transitions {_share(*ed)}")
+        if run["goals"]["each"]:
+            from osf_check.fuzz.goals import summary
+            click.echo("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))
         rate = f", {hy['examples_per_second']} examples/s" if hy["examples_per_second"] else ""
         click.echo(f"  hypothesis: {hy['examples']:,} examples, {hy['steps']:,} steps in "
                    f"{hy['seconds']:.1f} s{rate}, {hy['distinct_model_states']:,} distinct model "

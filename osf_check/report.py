@@ -308,15 +308,19 @@ def timing_json(rep: Any, seed: int, code: int) -> dict[str, Any]:
 
 
 def fuzz_run_json(rep: Any, name: str, mutant: str | None, depth: int, elapsed: float,
-                  t_tour: float, params: dict[str, Any]) -> dict[str, Any]:
-    """One system's part of ``fuzz --json``: the tour, the Hypothesis phase, the failure."""
-    t_hyp = elapsed - t_tour
+                  t_tour: float, t_goals: float, params: dict[str, Any]) -> dict[str, Any]:
+    """One system's part of ``fuzz --json``: the tour, the goals, the Hypothesis phase, the
+    failure."""
+    t_hyp = elapsed - t_tour - t_goals
     return {
         "model": name, "mutant": mutant, "exit_code": 12 if rep.failure else 0,
         "seconds": round(elapsed, 2),
         "tour": {"depth": depth, "steps": rep.steps, "seconds": round(t_tour, 2),
                  "states": [rep.states_covered, rep.states_total],
                  "transitions": [rep.edges_covered, rep.edges_total]},
+        "goals": {"seconds": round(t_goals, 2), "reached": sum(g.path is not None
+                                                                for g in rep.goals),
+                  "total": len(rep.goals), "each": [g.json() for g in rep.goals]},
         "hypothesis": {"examples": rep.hypothesis_examples, "steps": rep.hypothesis_steps,
                        "seconds": round(t_hyp, 2),
                        "examples_per_second": round(rep.hypothesis_examples / t_hyp, 1)

@@ -79,7 +79,7 @@ def one_line_error(res, code=150, needle=""):
     (["replay", "--mutant", "none", "--mutant", "slot-leak", "t.json"], "--mutant is given"),
     # a fuzz run that drove the implementation through nothing passed (exit 0)
     (["fuzz", "--model", "graph-relay", "--examples", "0", "--tour-depth", "0"],
-     "--examples 0 and --tour-depth 0 leave nothing to run"),
+     "--examples 0 and --tour-depth 0 leave only the goals' shortest paths to run"),
 ])
 def test_bad_input_is_one_line_and_exit_150(args, needle):
     one_line_error(run(*args), needle=needle)

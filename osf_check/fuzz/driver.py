@@ -1,11 +1,14 @@
-"""Fuzz the implementation against the model: a transition tour, then Hypothesis.
+"""Fuzz the implementation against the model: a transition tour, goals, then Hypothesis.
 
 1. **Tour**: the explorer's graph to a depth is the coverage map.  A depth-first
    walk over its BFS tree drives the implementation through every state and every
    transition of that graph (snapshots of the implementation let each state's
    transitions be tried in turn), checking at each step that the implementation
    went to exactly the model's successor and that every property holds on it.
-2. **Hypothesis**: a rule-based state machine draws, at each step, an action the
+2. **Goals** (:mod:`.goals`): each property's premise and each limit pressed, reached
+   by its shortest path in the model, at wider parameters where the run's cannot, and
+   tried with every step the model enables there.
+3. **Hypothesis**: a rule-based state machine draws, at each step, an action the
    model enables (plus storage crashes and clock jumps) for longer and more varied
    runs than the tour; Hypothesis shrinks a failure to a short one.
 
@@ -77,6 +80,10 @@ class FuzzReport:
     out_of_reach: dict[str, str] = field(default_factory=dict)
     #: the tour's coverage as it went: (seconds, steps, states, transitions) samples
     coverage: list[tuple[float, int, int, int]] = field(default_factory=list)
+    #: each goal of the properties (fuzz.goals.Reached) and what was tried there
+    goals: list[Any] = field(default_factory=list)
+    #: the parameters ``path`` is at, where not the run's (a goal found at wider ones)
+    params: dict[str, Any] | None = None
 
     @property
     def state_coverage(self) -> float:

@@ -1,0 +1,93 @@
+"""fuzz's goals: the implementation driven to each property's premise and to each limit
+pressed, and given every step the model enables there."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from osf_check.cli import main
+from osf_check.fuzz import goals
+from osf_check.fuzz.driver import model_for, path_trace, replay
+from osf_check.relay.wire.idempotency import MemoryClaims
+
+WAITERS = "waiters per key (waiters)"
+
+
+@pytest.fixture
+def uncapped(monkeypatch):
+    """The desktop's check of the waiter cap removed (a bug planted from the test: relay/
+    keeps only the protocol).  At the wire defaults the model never presses that cap, so
+    the tour and the walks passed this relay."""
+    monkeypatch.setattr(MemoryClaims, "full", lambda self, s: False)
+
+
+@pytest.mark.parametrize("name", ["graph-relay", "wire-relay"])
+def test_every_goal_is_reached_on_the_correct_implementation(name):
+    reached, failed = goals.reach(name)
+    assert failed is None, failed[0]
+    depths = {r.goal.label: (r.depth, r.wider) for r in reached}
+    assert all(d is not None for d, _ in depths.values()), goals.summary(
+        [r.json() for r in reached])
+    # regression pins: the shortest path to each goal (explicit search, these parameters)
+    if name == "wire-relay":
+        assert depths[WAITERS] == (10, {"retries": 2, "light_slots": 3})
+        assert depths["light slots (light_slots)"] == (7, {})
+        assert [w for _, w in depths.values()].count({}) == len(depths) - 1
+    else:
+        assert max(d for d, _ in depths.values()) == 7
+        assert depths["a running Graph stopped after its cancel flag was seen"] == (7, {})
+    assert all(r.tried > 0 for r in reached)  # every goal state has a step to try
+
+
+def test_without_the_wider_parameters_the_waiter_cap_is_not_reached_and_its_bug_passes(
+        uncapped):
+    """What the fuzzer did before its goals: the defaults cannot press the cap, so a relay
+    that ignores it passes; the count of goals reached says so (16 of 17)."""
+    reached, failed = goals.reach("wire-relay", wider=())
+    assert failed is None
+    line = goals.summary([r.json() for r in reached])
+    assert line.startswith("goals: 16 of 17 reached")
+    assert f"not reached: B8 {WAITERS}: not within the first " in line
+
+
+def test_a_relay_that_ignores_the_waiter_cap_is_caught_at_the_wider_parameters(uncapped):
+    reached, failed = goals.reach("wire-relay")
+    assert failed is not None
+    why, path, at = failed
+    assert why.startswith("property B8 violated by the implementation after claim(")
+    assert why.endswith(f"(driven to the goal B8 {WAITERS}, at --param retries=2 "
+                        "--param light_slots=3)")
+    assert at == {"retries": 2, "light_slots": 3}
+    m = model_for("wire-relay", None, at)
+    tr = path_trace(m, path, message=why, mutant=None, seed=0)
+    steps = replay(tr)
+    assert [s.ok for s in steps] == [True] * (len(path) - 1) + [False], steps[-1].note
+
+
+def test_the_correct_relay_follows_the_waiter_cap_story():
+    reached, _ = goals.reach("wire-relay")
+    [r] = [r for r in reached if r.goal.label == WAITERS]
+    m = model_for("wire-relay", None, r.wider)
+    tr = path_trace(m, r.path, message="", mutant=None, seed=0)
+    assert all(s.ok for s in replay(tr))
+
+
+def test_fuzz_reports_its_goals_and_traces_a_goals_failure_at_its_parameters(uncapped,
+                                                                              tmp_path):
+    res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--tour-depth", "2",
+                                    "--examples", "0", "--json", "--out", str(tmp_path)])
+    assert res.exit_code == 12, res.output
+    [run] = json.loads(res.stdout)["runs"]
+    assert run["goals"]["total"] == 17 and run["goals"]["reached"] == 17
+    [w] = [g for g in run["goals"]["each"] if g["goal"] == WAITERS]
+    assert w["parameters"] == {"retries": 2, "light_slots": 3} and w["depth"] == 10
+    tr = run["trace"]
+    assert (tr["params"]["retries"], tr["params"]["light_slots"]) == (2, 3)
+    assert tr["steps"][-1]["label"].startswith("claim(")
+    text = CliRunner().invoke(main, ["fuzz", "--model", "graph-relay", "--tour-depth", "1",
+                                     "--examples", "0"])
+    assert text.exit_code == 0, text.output
+    assert "  goals: 11 of 11 reached in " in text.stdout
