@@ -807,10 +807,16 @@ class _ExternalRun:
     def harness(self) -> Any:
         return self.ext
 
-    def describe(self) -> dict[str, Any] | None:
+    def describe(self, model: str) -> dict[str, Any] | None:
+        """The adapter, what it can do, and the idle events of ``model`` it could not be
+        given (without the idle capability it is judged on the model's steps alone)."""
         if self.ext is None:
             return None
-        return {"command": self.command, "name": self.ext.implementation}
+        from osf_check.driver.external import idle_events
+        caps = self.ext.capabilities
+        return {"command": self.command, "name": self.ext.implementation,
+                "capabilities": sorted(caps),
+                "idle_events_not_tried": [] if "idle" in caps else list(idle_events(model))}
 
     def __enter__(self) -> "_ExternalRun":
         return self
@@ -935,7 +941,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
         elapsed = time.perf_counter() - t0
         run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, t_goals,
                                    overrides)
-        run["implementation"] = external.describe()
+        run["implementation"] = external.describe(name)
         if out is not None:
             from osf_check import plots
             fig = plots.fuzz_coverage(rep.coverage, rep.states_total, rep.edges_total,
@@ -963,6 +969,10 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
         st_, ed = tr_["states"], tr_["transitions"]
         click.echo(f"  tour to depth {tr_['depth']}: {rnd.n_steps(tr_['steps'])} in "
                    f"{tr_['seconds']:.1f} s, states {_share(*st_)}, transitions {_share(*ed)}")
+        skipped = (run["implementation"] or {}).get("idle_events_not_tried")
+        if skipped:
+            click.echo(f"  idle events not tried (the adapter lacks the idle capability): "
+                       f"{', '.join(skipped)}")
         if run["goals"]["each"]:
             from osf_check.fuzz.goals import summary
             click.echo("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))

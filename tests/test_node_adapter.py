@@ -3,6 +3,7 @@ through its Node adapter, correct and with a planted bug from bugs/."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -77,3 +78,34 @@ def test_a_bug_in_the_javascript_relay_is_caught_with_its_picture(tmp_path):
     assert bad.exit_code == 12 and "breaks a property at step 5" in bad.output
     good = CliRunner().invoke(main, ["replay", str(path), "--impl", " ".join(adapter())])
     assert good.exit_code == 0 and "followed all 5 steps" in good.output
+
+
+def test_a_relay_that_ends_its_round_while_a_graph_runs_is_caught_by_the_idle_events(tmp_path):
+    """The loop asks whether its round is over after every step; the model takes round_end
+    only when it is.  Through an adapter with the idle capability the question is asked
+    where the model does not take it too, and the relay must change nothing; an adapter
+    without it is judged on the model's steps alone, and this bug passed (it still does,
+    and fuzz says which events it did not try)."""
+    from click.testing import CliRunner
+    from osf_check.cli import main
+    buggy = tmp_path / "node-graph-relay"
+    shutil.copytree(EXAMPLE, buggy)
+    apply_patch(buggy / "bugs" / "round-end-while-running.patch", buggy)
+    args = ["fuzz", "--model", "graph-relay", "--tour-depth", "5", "--examples", "0",
+            "--json", "--impl"]
+    res = CliRunner().invoke(main, [*args, " ".join(adapter(buggy))])
+    assert res.exit_code == 12, res.output
+    [run] = json.loads(res.stdout)["runs"]
+    assert "the idle event round_end (where the model does not take round_end) reached the " \
+        "implementation and it changed phase" in run["failure"], run["failure"]
+    assert run["trace"]["steps"][-1]["label"] == "start_graph(r=0)"
+    # the same relay behind an adapter that does not offer the idle events passes
+    script = buggy / "adapter.mjs"
+    script.write_text(script.read_text().replace('"reopen", "idle"]', '"reopen"]'))
+    res = CliRunner().invoke(main, [*args, " ".join(adapter(buggy))])
+    assert res.exit_code == 0, res.output
+    [run] = json.loads(res.stdout)["runs"]
+    assert run["implementation"]["idle_events_not_tried"] == ["tick", "round_end"]
+    text = CliRunner().invoke(main, [*args[:-2], "--impl", " ".join(adapter(buggy))])
+    assert "idle events not tried (the adapter lacks the idle capability): tick, round_end" \
+        in text.stdout

@@ -217,13 +217,19 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       case "hello":
         world = new World(m.params, m.seed, dir);
         return reply({ type: "welcome", id: m.id, protocol: 1,
-                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen"] });
+                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen", "idle"] });
       case "reset": world.fresh(); break;
       case "step": {
         const outputs = world.step(m.action, m.args, m.data ?? {});
         return reply({ type: "observed", id: m.id, ...world.observe(), outputs });
       }
       case "observe": break;
+      // the 20 s timer, or the loop asking whether its round is over, where the model
+      // skips them: the relay must change nothing (osf-check compares the states)
+      case "idle":
+        if (m.event !== "tick" && m.event !== "round_end") throw new Error(`no idle event ${m.event}`);
+        world.step(m.event, {}, {});
+        break;
       case "snapshot": snaps.set(String(nextSnap), world.save());
         return reply({ type: "saved", id: m.id, snapshot: String(nextSnap++) });
       case "restore": world.load(snaps.get(m.snapshot)); break;

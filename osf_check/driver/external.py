@@ -38,9 +38,18 @@ from .protocol import VERSION, AdapterError, problem, quote
 def decides(model: str) -> tuple[str, ...]:
     """The model actions that are the implementation's own decisions, checked against the
     adapter's offers (the in-process harnesses' own list)."""
+    return getattr(_harness_of(model), "DECIDES", ())
+
+
+def idle_events(model: str) -> tuple[str, ...]:
+    """The environment's idle events of ``model`` (the in-process harnesses' own list)."""
+    return getattr(_harness_of(model), "IDLE", ())
+
+
+def _harness_of(model: str) -> type | None:
     from osf_check.fuzz.graph_harness import GraphHarness
     from osf_check.fuzz.wire_harness import WireHarness
-    return {"graph-relay": GraphHarness.DECIDES, "wire-relay": WireHarness.DECIDES}.get(model, ())
+    return {"graph-relay": GraphHarness, "wire-relay": WireHarness}.get(model)
 
 
 class Adapter:
@@ -72,6 +81,7 @@ class Adapter:
         self.capabilities: frozenset[str] = frozenset()
         self.implementation = ""
         self.sent = 0
+        self.requests: dict[str, int] = {}  # how many of each type were sent
         self.broken = False  # it failed once: no more requests, not even bye
 
     def _read(self) -> None:
@@ -109,6 +119,7 @@ class Adapter:
                 parse_reply(line, msg)  # raises, quoting the line, unless it reads as a reply
             raise self._crashed(what) from None
         self.sent += 1
+        self.requests[kind] = self.requests.get(kind, 0) + 1
         try:
             line = self._lines.get(timeout=self.timeout)
         except queue.Empty:
@@ -181,9 +192,11 @@ class ExternalHarness:
         self.adapter = adapter
         self.model = model
         self.DECIDES = decides(model.name)
+        # sent only to an adapter that says it can take them
+        self.IDLE = idle_events(model.name) if "idle" in adapter.capabilities else ()
         self.result_for = result_for or (lambda r, status: "done")
         self.violations: list[str] = []
-        self.path: list[dict[str, Any]] = []  # the steps since reset
+        self.path: list[tuple[str, dict[str, Any]]] = []  # the requests since reset
         self._take(adapter.request("reset"))
 
     def _take(self, reply: dict[str, Any]) -> dict[str, Any]:
@@ -192,9 +205,9 @@ class ExternalHarness:
         self.violations.extend(reply.get("violations", ()))
         return reply
 
-    def _step(self, msg: dict[str, Any]) -> dict[str, Any]:
-        reply = self._take(self.adapter.request("step", **msg))
-        self.path.append(msg)
+    def _step(self, msg: dict[str, Any], kind: str = "step") -> dict[str, Any]:
+        reply = self._take(self.adapter.request(kind, **msg))
+        self.path.append((kind, msg))
         return reply
 
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
@@ -233,9 +246,29 @@ class ExternalHarness:
         return set(self.reply["offers"])
 
     def probe(self, enabled: Callable[[str], bool]) -> str | None:
-        """The driver protocol has no request for the environment's idle events (the in-
-        process harnesses' probe): an adapter is judged on the model's steps alone."""
+        """Each idle event the adapter can take (capability ``idle``) where the model
+        does not enable its action: the implementation must change nothing."""
+        for event in self.IDLE:
+            if not enabled(event):
+                why = self.idle(event)
+                if why:
+                    return why
         return None
+
+    def idle(self, event: str) -> str | None:
+        before, seen = self.abstract(), len(self.violations)
+        reply = self._step({"event": event}, "idle")
+        if len(self.violations) > seen:
+            return self.violations[seen]
+        sent = reply.get("sent", [])
+        after = self.abstract()
+        if after == before and not sent:
+            return None
+        differ = [n for n, x, y in zip(self.model.slot_names, before, after) if x != y]
+        did = f"changed {', '.join(differ)}" if differ else ""
+        did += (" and " if did else "") + (f"sent {len(sent)} message(s)" if sent else "")
+        return (f"the idle event {event} (where the model does not take {event}) reached the "
+                f"implementation and it {did}, where it must change nothing")
 
     def due(self) -> list[str]:
         return list(self.reply.get("due", ()))
@@ -252,8 +285,8 @@ class ExternalHarness:
         else:  # no snapshots: back to the state by its path from reset
             self._take(self.adapter.request("reset"))
             self.path = []
-            for msg in path:
-                self._step(msg)
+            for kind, msg in path:
+                self._step(msg, kind)
         self.path, self.violations = list(path), list(violations)
 
     def forget(self, snap: Any) -> None:
@@ -282,8 +315,9 @@ class External:
         self.timeout = timeout
         self.adapter: Adapter | None = None
         self._for: tuple | None = None
-        #: what the adapter called itself (kept once it is stopped)
+        #: what the adapter called itself and what it can do (kept once it is stopped)
         self.implementation: str | None = None
+        self.capabilities: frozenset[str] = frozenset()
 
     def __call__(self, model: Model, mutant: str | None, tmpdir: str | None, seed: int = 0,
                  result_for: Callable[[int, str], Any] | None = None) -> ExternalHarness:
@@ -294,6 +328,7 @@ class External:
             self.adapter.greet(model, seed)
             self._for = key
             self.implementation = self.adapter.implementation
+            self.capabilities = self.adapter.capabilities
         return ExternalHarness(self.adapter, model, result_for)
 
     def close(self) -> None:
@@ -315,4 +350,4 @@ def python_command(module: str, *args: str) -> list[str]:
 
 
 __all__ = ["Adapter", "AdapterError", "External", "ExternalHarness", "python_command",
-           "decides"]
+           "decides", "idle_events"]

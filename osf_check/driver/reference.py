@@ -94,6 +94,13 @@ class Reference:
     def advance(self, seconds: float) -> None:
         self.h.advance(seconds)
 
+    def idle(self, event: str) -> None:
+        if event not in self.h.IDLE:
+            raise ValueError(f"{self.model.name} has no idle event {event!r}")
+        why = self.h.idle(event)
+        if why:
+            self.h.violations.append(why)
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m osf_check.driver.reference",
@@ -110,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"reference adapter: no mutant {a.mutant!r} (known: {', '.join(known)})",
                   file=sys.stderr)
             return 2
-    caps = ("reopen", "clock") if a.no_snapshot else ("snapshot", "reopen", "clock")
+    caps = ("reopen", "clock", "idle") + (() if a.no_snapshot else ("snapshot",))
     name = "osf-check reference (Python)" + (f", mutant {a.mutant}" if a.mutant else "")
     return serve(lambda m, p, s: Reference(m, p, s, a.mutant), name=name, capabilities=caps)
 

@@ -27,6 +27,7 @@ class Implementation(Protocol):
     def restore(self, snap: Any) -> None: ...
     def reopen(self) -> None: ...
     def advance(self, seconds: float) -> None: ...
+    def idle(self, event: str) -> None: ...  # a violation in observe if it changed anything
 
 
 def serve(make: Callable[[str, dict[str, int], int], Implementation], *, name: str,
@@ -85,6 +86,8 @@ def _act(impl: Implementation, kind: str, msg: dict[str, Any],
         impl.reopen()
     elif kind == "advance":
         impl.advance(msg["seconds"])
+    elif kind == "idle":
+        impl.idle(msg["event"])
     elif kind != "observe":
         raise ValueError(f"unknown request {kind!r}")
     return None

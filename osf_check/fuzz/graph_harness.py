@@ -260,13 +260,15 @@ class GraphHarness(HarnessBase):
             out.add("tick")
         return out
 
-    def probe(self, enabled: Callable[[str], bool]) -> str | None:
-        """The 20 s timer fires whether or not a round may start (000: it skips the round
-        while the last one is busy), and the loop asks whether its round is over after
-        every step: where the model takes neither, the desktop must do nothing."""
+    #: the 20 s timer fires whether or not a round may start (000: it skips the round
+    #: while the last one is busy), and the loop asks whether its round is over after
+    #: every step
+    IDLE = ("tick", "round_end")
+
+    def idle(self, event: str) -> str | None:
         d = self.desktop
         phase = d.phase
-        if not enabled("tick"):
+        if event == "tick":
             self.book.ticked_now(self._at(self.book.ticked + RELAY_ROUND))
             posts = d.tick()
             # the next event comes a moment later: at the timer's own instant a count
@@ -278,11 +280,14 @@ class GraphHarness(HarnessBase):
                 sent = f", re-sending {len(posts)} completion(s)" if posts else ""
                 return (f"the 20 s timer fired while {why} and the desktop started a round "
                         f"({phase} -> {d.phase}{sent}) where the model skips it")
-        if not enabled("round_end"):
+        elif event == "round_end":
             if d.round_end() or d.phase != phase:
                 running = [c.command_id for c in d.executing()]
                 return (f"the desktop ended its round ({phase} -> {d.phase}) where the model "
                         f"does not" + (f": a Graph still runs ({running[0]})" if running else ""))
+        else:
+            raise ValueError(f"graph-relay has no idle event {event!r} (it has "
+                             f"{', '.join(self.IDLE)})")
         return None
 
     # the abstraction function ------------------------------------------------------

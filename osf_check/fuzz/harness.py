@@ -38,13 +38,27 @@ class HarnessBase:
             flat.extend(x if isinstance(x, list) else [x])
         return tuple(flat)
 
+    #: events of the environment the model leaves out where they change nothing (a timer
+    #: that fires while the round is busy), each named by the model's action it is
+    #: where the model does take it
+    IDLE: tuple[str, ...] = ()
+
     def probe(self, enabled: Callable[[str], bool]) -> str | None:
-        """Events of the environment the model leaves out where they change nothing (a
-        timer that fires while the round is busy): each is given to the implementation
-        where the model does not enable the action it would otherwise be, and must leave
-        it as it was.  ``enabled(name)``: whether the model enables an action of that
-        name now.  Returns what the implementation did instead, or None."""
+        """Each of :attr:`IDLE` is given to the implementation where the model does not
+        enable its action, and must leave it as it was.  ``enabled(name)``: whether the
+        model enables an action of that name now.  Returns what the implementation did
+        instead, or None."""
+        for event in self.IDLE:
+            if not enabled(event):
+                why = self.idle(event)
+                if why:
+                    return why
         return None
+
+    def idle(self, event: str) -> str | None:
+        """Fire ``event`` (one of :attr:`IDLE`) where the model skips it: what the
+        implementation did instead of nothing, or None."""
+        raise NotImplementedError(event)
 
     def snapshot(self) -> Any:
         store = getattr(self.desktop, self.STORE)
