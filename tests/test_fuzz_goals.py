@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from osf_check.cli import main
 from osf_check.fuzz import goals
 from osf_check.fuzz.driver import model_for, path_trace, replay
+from osf_check.models.expr import And
 from osf_check.relay.wire.idempotency import MemoryClaims
 
 WAITERS = "waiters per key (waiters)"
@@ -91,3 +92,16 @@ def test_fuzz_reports_its_goals_and_traces_a_goals_failure_at_its_parameters(unc
                                      "--examples", "0"])
     assert text.exit_code == 0, text.output
     assert "  goals: 11 of 11 reached in " in text.stdout
+
+
+def test_a_goal_no_state_meets_is_unreachable_on_a_complete_search_else_beyond_the_bound():
+    """What "not reached" says must be true: unreachable only when every state was
+    searched (TwoPhase rms=2: 2 resource managers), else the bound that stopped it."""
+    from osf_check.explorer.check import prepare
+    m, _, _ = prepare("two-phase", params={"rms": 2})
+    never = goals.Goal("T1", "committed and aborted", lambda s, m: And(s.msgCommit, s.msgAbort))
+    both = goals.Goal("T1", "one committed", lambda s, m: s.msgCommit)
+    found, why = goals.shortest(m, [never, both])
+    assert list(found) == [1] and why == "unreachable (every state searched)"
+    found, why = goals.shortest(m, [never, both], max_states=10)
+    assert why.startswith("not within the first ") and why.endswith(")")
