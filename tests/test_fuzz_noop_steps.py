@@ -68,3 +68,33 @@ def test_the_tour_gives_the_desktop_the_timer_and_the_round_end_the_model_leaves
         "buggy", "graph-relay", "test", {"desktop": cls}))
     rep = tour("graph-relay", mutant="buggy", depth=5)
     assert rep.failure is not None and rep.failure.startswith(words), rep.failure
+
+
+class _SharingChangeStartsNothing:
+    def sharing_changed(self):
+        return []
+
+
+class _SharingChangeIgnoresBusy:
+    def sharing_changed(self):
+        self.ticked_at = self.clock.now()
+        self.phase = "sync"
+        return [p for _, p in self.outbox.entries()]
+
+
+@pytest.mark.parametrize("bug, words", [
+    (_SharingChangeStartsNothing, "the implementation diverged from the model on tick: phase"),
+    (_SharingChangeIgnoresBusy, "after toggle_share, the owner changed sharing while the "
+                                "desktop was offline and the desktop started a round (idle -> "
+                                "sync) where the model skips it"),
+])
+def test_a_round_right_after_a_sharing_change_is_the_changes(monkeypatch, bug, words):
+    """000: a round every 20 s "e subito dopo una modifica alla condivisione", skipped
+    while busy.  The model's tick may fire at any moment, which covers the change's round;
+    the harness realised every tick with the timer, so the desktop's own way in
+    (sharing_changed) was driven by its unit test alone, and both bugs passed."""
+    cls = type("Buggy", (bug, DesktopRelay), {})
+    monkeypatch.setitem(mutants.MUTANTS, ("graph-relay", "buggy"), mutants.ImplMutant(
+        "buggy", "graph-relay", "test", {"desktop": cls}))
+    rep = tour("graph-relay", mutant="buggy", depth=5)
+    assert rep.failure is not None and rep.failure.startswith(words), rep.failure

@@ -77,6 +77,10 @@ class GraphHarness(HarnessBase):
         #: the result each run's Graph finished with (what a log records)
         self.finished_with: dict[int, Any] = {}
         self.violations: list[str] = []  # A8 failures seen on posted payloads
+        #: the owner changed sharing in the last step: the desktop's next round (or its
+        #: skipping one) is the change's (000: "e subito dopo una modifica alla
+        #: condivisione"), not the timer's
+        self.shared_just_now = False
 
     # helpers -------------------------------------------------------------------
     def cid(self, r: int) -> str | None:
@@ -133,6 +137,7 @@ class GraphHarness(HarnessBase):
         """Perform ``inst``; returns its outputs (answers), as the model names them.  Then
         every timer the desktop now has is checked against 000's 20 s and 3 s."""
         out = self._apply(inst)
+        self.shared_just_now = inst.name == "toggle_share"
         try:
             self.book.check(self.desktop)
         except Late as e:
@@ -180,9 +185,8 @@ class GraphHarness(HarnessBase):
                 out["answer"] = "answered"
             except ToolError as e:
                 out["answer"] = "not_found" if str(e) == NOT_FOUND else "access_denied"
-        elif name == "tick":  # the 20 s timer fires when 000 says it is due
-            self.book.ticked_now(self._at(self.book.ticked + RELAY_ROUND))
-            for payload in self.desktop.tick():
+        elif name == "tick":
+            for payload in self._round():
                 if payload["execution_id"] not in self.net:
                     self.net[payload["execution_id"]] = ("sent", payload)
         elif name == "sync":
@@ -265,12 +269,25 @@ class GraphHarness(HarnessBase):
     #: every step
     IDLE = ("tick", "round_end")
 
+    def _round(self) -> list[dict[str, Any]]:
+        """What starts a round, as the model's tick: right after the owner changed sharing,
+        the change (now); otherwise the 20 s timer, when 000 says it is due.  Returns the
+        completions the desktop re-sends."""
+        if self.shared_just_now:
+            # the implementation counts its next round from this one (not from the timer's
+            # last): the book does too, 000 says nothing either way
+            self.book.ticked_now(self.desktop.clock.now())
+            return self.desktop.sharing_changed()
+        self.book.ticked_now(self._at(self.book.ticked + RELAY_ROUND))
+        return self.desktop.tick()
+
     def idle(self, event: str) -> str | None:
         d = self.desktop
         phase = d.phase
         if event == "tick":
-            self.book.ticked_now(self._at(self.book.ticked + RELAY_ROUND))
-            posts = d.tick()
+            what = "the owner changed sharing" if self.shared_just_now else \
+                "the 20 s timer fired"
+            posts = self._round()
             # the next event comes a moment later: at the timer's own instant a count
             # restarted elsewhere (at the round's end, say) would look right
             self._at(d.clock.now() + 1.0)
@@ -278,7 +295,7 @@ class GraphHarness(HarnessBase):
                 why = f"the round was busy ({phase})" if phase != "idle" else \
                     "the desktop was offline"
                 sent = f", re-sending {len(posts)} completion(s)" if posts else ""
-                return (f"the 20 s timer fired while {why} and the desktop started a round "
+                return (f"{what} while {why} and the desktop started a round "
                         f"({phase} -> {d.phase}{sent}) where the model skips it")
         elif event == "round_end":
             if d.round_end() or d.phase != phase:
@@ -343,6 +360,7 @@ class GraphHarness(HarnessBase):
 
     def advance(self, seconds: float) -> None:
         self.desktop.clock.advance(seconds)
+        self.shared_just_now = False  # what fires now is the timer
 
     def due(self) -> list[str]:
         """The desktop's timers are model actions it decides itself (tick, control poll)."""
