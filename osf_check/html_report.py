@@ -193,6 +193,22 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "".join(out) + "</table>"
 
 
+def _goals(g: Mapping[str, Any] | None) -> str:
+    """A fuzz run's goals as the table shows them: reached of all, and those missed.
+
+    >>> _goals({"reached": 1, "total": 2, "each": [{"property": "B8", "goal": "waiters",
+    ...         "depth": None, "not_reached": "unreachable"}]})
+    '1/2 (not reached: B8 waiters)'
+    >>> _goals(None)  # a fuzz.json of a version without goals
+    ''
+    """
+    if not g or not g.get("total"):
+        return ""
+    missed = [f"{x['property']} {x['goal']}" for x in g["each"] if x["depth"] is None]
+    return f"{g['reached']}/{g['total']}" + (f" (not reached: {'; '.join(missed)})"
+                                             if missed else "")
+
+
 def _params(p: Mapping[str, Any] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in (p or {}).items()) or "defaults"
 
@@ -219,12 +235,13 @@ def _summary(doc: Mapping[str, Any]) -> str:
                       [[p["id"], p["name"], p["kind"], _status(p["status"]), p.get("k") or "",
                         _how(p)] for p in doc["properties"]])
     if cmd == "fuzz":
-        return _table(["system", "mutant", "tour states", "tour transitions",
+        return _table(["system", "mutant", "tour states", "tour transitions", "goals reached",
                        "hypothesis examples", "failure"],
                       [[r["model"], r.get("mutant") or "", f"{r['tour']['states'][0]:,}/"
                         f"{r['tour']['states'][1]:,}", f"{r['tour']['transitions'][0]:,}/"
-                        f"{r['tour']['transitions'][1]:,}", r["hypothesis"]["examples"],
-                        r.get("failure") or ""] for r in doc["runs"]])
+                        f"{r['tour']['transitions'][1]:,}", _goals(r.get("goals")),
+                        r["hypothesis"]["examples"], r.get("failure") or ""]
+                       for r in doc["runs"]])
     if cmd == "timing":
         return _table(["method class", "desktop by (s)", "phone waits (s)", "relay keeps (s)",
                        "B9", "B10"],
