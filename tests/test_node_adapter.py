@@ -109,3 +109,18 @@ def test_a_relay_that_ends_its_round_while_a_graph_runs_is_caught_by_the_idle_ev
     text = CliRunner().invoke(main, [*args[:-2], "--impl", " ".join(adapter(buggy))])
     assert "idle events not tried (the adapter lacks the idle capability): tick, round_end" \
         in text.stdout
+
+
+def test_a_relay_whose_sharing_change_starts_no_round_is_caught(tmp_path):
+    """000: a round starts right after a sharing change.  The adapter is told which tick
+    is the owner's change (data cause "sharing", the step after toggle_share) and drives
+    the relay's own way in for it; a relay whose change starts nothing passed when every
+    tick was the timer's."""
+    buggy = tmp_path / "node-graph-relay"
+    shutil.copytree(EXAMPLE, buggy)
+    apply_patch(buggy / "bugs" / "sharing-change-starts-nothing.patch", buggy)
+    with External(adapter(buggy)) as ext:
+        rep = tour("graph-relay", depth=4, harness=ext)
+    assert rep.failure == "the implementation diverged from the model on tick: phase"
+    m = model_for("graph-relay", None)
+    assert [m.instances[a].name for a in rep.path][-2:] == ["toggle_share", "tick"]

@@ -98,8 +98,10 @@ class World {
           } catch (e) { out.answer = e.message === NOT_FOUND ? "not_found" : "access_denied"; }
         }
         break;
-      case "tick":
-        for (const p of d.tick()) if (!(p.execution_id in this.net)) this.net[p.execution_id] = ["sent", p];
+      case "tick": // the 20 s timer, or (cause "sharing") the owner's change of sharing
+        for (const p of data.cause === "sharing" ? d.sharingChanged() : d.tick()) {
+          if (!(p.execution_id in this.net)) this.net[p.execution_id] = ["sent", p];
+        }
         break;
       case "sync": {
         const cmds = d.syncRequests().flatMap((req) => s.sync(req.project_id, req.sessions));
@@ -228,7 +230,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       // skips them: the relay must change nothing (osf-check compares the states)
       case "idle":
         if (m.event !== "tick" && m.event !== "round_end") throw new Error(`no idle event ${m.event}`);
-        world.step(m.event, {}, {});
+        world.step(m.event, {}, m.cause ? { cause: m.cause } : {});
         break;
       case "snapshot": snaps.set(String(nextSnap), world.save());
         return reply({ type: "saved", id: m.id, snapshot: String(nextSnap++) });

@@ -59,6 +59,8 @@ export class DesktopRelay {
     this.phase = "sync";
     return this.outbox.entries();
   }
+  // The owner changed sharing: a round starts right away, as the timer would.
+  sharingChanged() { return this.tick(); }
   syncRequests() {
     const out = [];
     for (const [project, session] of Object.entries(this.projects)) {

@@ -197,6 +197,8 @@ class ExternalHarness:
         self.result_for = result_for or (lambda r, status: "done")
         self.violations: list[str] = []
         self.path: list[tuple[str, dict[str, Any]]] = []  # the requests since reset
+        #: the owner changed sharing in the last step (as the in-process harness keeps it)
+        self.shared_just_now = False
         self._take(adapter.request("reset"))
 
     def _take(self, reply: dict[str, Any]) -> dict[str, Any]:
@@ -212,11 +214,14 @@ class ExternalHarness:
 
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
         msg: dict[str, Any] = {"action": inst.name, "args": dict(inst.args), "label": inst.label}
+        if inst.name == "tick" and self.shared_just_now:
+            msg["data"] = {"cause": "sharing"}  # the round the owner's change starts
         if inst.name == "graph_finish":  # what the Graph produced is the harness's choice
             # (the status the Graph ends with: the adapter's relay may post it cancelled)
             result = self.result_for(inst.args["r"], OUTCOME.names[inst.args["o"]])
             msg["data"] = {"result": result, **FINISH}
         reply = self._step(msg)
+        self.shared_just_now = inst.name == "toggle_share"
         if inst.name == "graph_finish":  # A8, judged here on the payload the adapter sent
             sent = reply.get("sent", [])
             if "state" in reply and not any("post" in m for m in sent):
@@ -257,7 +262,8 @@ class ExternalHarness:
 
     def idle(self, event: str) -> str | None:
         before, seen = self.abstract(), len(self.violations)
-        reply = self._step({"event": event}, "idle")
+        cause = {"cause": "sharing"} if event == "tick" and self.shared_just_now else {}
+        reply = self._step({"event": event, **cause}, "idle")
         if len(self.violations) > seen:
             return self.violations[seen]
         sent = reply.get("sent", [])
@@ -276,10 +282,10 @@ class ExternalHarness:
     def snapshot(self) -> Any:
         token = self.adapter.request("snapshot")["snapshot"] \
             if "snapshot" in self.adapter.capabilities else None
-        return token, list(self.path), list(self.violations), self.reply
+        return token, list(self.path), list(self.violations), self.reply, self.shared_just_now
 
     def restore(self, snap: Any) -> None:
-        token, path, violations, reply = snap
+        token, path, violations, reply, self.shared_just_now = snap
         if token is not None:
             self._take(self.adapter.request("restore", snapshot=token))
         else:  # no snapshots: back to the state by its path from reset
@@ -299,6 +305,7 @@ class ExternalHarness:
             self._take(self.adapter.request("reopen"))
 
     def advance(self, seconds: float) -> None:
+        self.shared_just_now = False  # what fires now is the timer
         if "clock" in self.adapter.capabilities:
             self._take(self.adapter.request("advance", seconds=seconds))
 
