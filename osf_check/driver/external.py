@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from osf_check.models.dsl import ActionInstance, Model
 from osf_check.fuzz.graph_harness import FINISH
-from osf_check.fuzz.harness import Divergence
+from osf_check.fuzz.harness import Divergence, IdleEvents
 from osf_check.fuzz.oracles import posted_bounded
 from osf_check.models.graph_relay.vocab import OUTCOME
 from osf_check.models.errors import BadValue
@@ -80,7 +80,6 @@ class Adapter:
         self._next = 0
         self.capabilities: frozenset[str] = frozenset()
         self.implementation = ""
-        self.sent = 0
         self.requests: dict[str, int] = {}  # how many of each type were sent
         self.broken = False  # it failed once: no more requests, not even bye
 
@@ -118,7 +117,6 @@ class Adapter:
             if line is not None:
                 parse_reply(line, msg)  # raises, quoting the line, unless it reads as a reply
             raise self._crashed(what) from None
-        self.sent += 1
         self.requests[kind] = self.requests.get(kind, 0) + 1
         try:
             line = self._lines.get(timeout=self.timeout)
@@ -184,7 +182,7 @@ class Adapter:
         self._err.close()
 
 
-class ExternalHarness:
+class ExternalHarness(IdleEvents):
     """A harness whose implementation is an adapter process (see ``fuzz.harness``)."""
 
     def __init__(self, adapter: Adapter, model: Model,
@@ -250,17 +248,9 @@ class ExternalHarness:
     def offers(self) -> set[str]:
         return set(self.reply["offers"])
 
-    def probe(self, enabled: Callable[[str], bool]) -> str | None:
-        """Each idle event the adapter can take (capability ``idle``) where the model
-        does not enable its action: the implementation must change nothing."""
-        for event in self.IDLE:
-            if not enabled(event):
-                why = self.idle(event)
-                if why:
-                    return why
-        return None
-
     def idle(self, event: str) -> str | None:
+        """Through the adapter (capability ``idle``): the implementation must change
+        nothing, its observed state the same and nothing sent."""
         before, seen = self.abstract(), len(self.violations)
         cause = {"cause": "sharing"} if event == "tick" and self.shared_just_now else {}
         reply = self._step({"event": event, **cause}, "idle")

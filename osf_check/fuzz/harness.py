@@ -24,19 +24,9 @@ class Violation(Divergence):
     """The implementation broke a property on its own state."""
 
 
-class HarnessBase:
-    #: the attribute of ``self.desktop`` that holds the SQLite store
-    STORE = ""
-    model: Model
-    desktop: Any
-
-    def flatten(self, st: dict[str, Any]) -> tuple:
-        """The abstract state, given per variable name, as the model's state tuple."""
-        flat: list[int] = []
-        for v in self.model.variables:
-            x = st[v.name]
-            flat.extend(x if isinstance(x, list) else [x])
-        return tuple(flat)
+class IdleEvents:
+    """The environment's events the model leaves out where they change nothing, given to
+    the implementation all the same (in process, or through an adapter)."""
 
     #: events of the environment the model leaves out where they change nothing (a timer
     #: that fires while the round is busy), each named by the model's action it is
@@ -59,6 +49,21 @@ class HarnessBase:
         """Fire ``event`` (one of :attr:`IDLE`) where the model skips it: what the
         implementation did instead of nothing, or None."""
         raise NotImplementedError(event)
+
+
+class HarnessBase(IdleEvents):
+    #: the attribute of ``self.desktop`` that holds the SQLite store
+    STORE = ""
+    model: Model
+    desktop: Any
+
+    def flatten(self, st: dict[str, Any]) -> tuple:
+        """The abstract state, given per variable name, as the model's state tuple."""
+        flat: list[int] = []
+        for v in self.model.variables:
+            x = st[v.name]
+            flat.extend(x if isinstance(x, list) else [x])
+        return tuple(flat)
 
     def snapshot(self) -> Any:
         store = getattr(self.desktop, self.STORE)
