@@ -17,6 +17,7 @@ from osf_check.cli import main
 from osf_check.fuzz import mutants
 from osf_check.fuzz.oracles import bounded
 from osf_check.relay.graph.payload import RESULT_LIMIT, whole
+from osf_check.relay.graph.payload import cut_units as UNITS
 from test_graph_impl import _sized
 
 
@@ -230,3 +231,40 @@ def test_the_tour_finds_a_limit_off_by_one(monkeypatch, bug, depth):
     assert ("length 100,000 (at most 100,000) was not posted whole" if bug == "<" else
             "length 100,001 (over 100,000) was posted whole") in rep.failure, rep.failure
 
+
+
+@pytest.mark.parametrize("cut, why", [
+    (lambda text, units: text, "was not posted whole"),  # no cut: the completion overflows
+    (lambda text, units: text[:units], "was not posted whole"),  # by code points: 1,001 emoji
+    (lambda text, units: UNITS(text, units - 1), "a failed Graph's error of 2,002 characters "
+     "was posted with 1,998"),  # one unit short (the pair it splits dropped)
+])
+def test_the_tour_hands_a_failed_graph_an_error_and_judges_its_cut(monkeypatch, cut, why):
+    """000: "Gli errori vengono tagliati a 2,000 caratteri", counted as the 100,000 are
+    (UTF-16 code units: the relay is JavaScript).  No Graph the fuzzer finished had an
+    error, so a desktop that cut errors any way at all passed every run, and the reference
+    cut by code points.  Run 0's failed Graph now reports 1,001 emoji (2,002 units) in a
+    completion filled to the limit."""
+    import osf_check.relay.graph.payload as payload
+    monkeypatch.setattr(payload, "cut_units", cut)
+    rep = tour("graph-relay", depth=6)
+    assert rep.failure is not None and rep.failure.startswith("property A8 violated"), \
+        rep.failure
+    assert why in rep.failure, rep.failure
+
+
+def test_an_error_cut_inside_a_pair_may_keep_or_drop_the_half():
+    """JavaScript's slice keeps the first half of a pair it cuts; the reference drops it
+    (a lone half is not valid Unicode to store): the oracle takes either, and nothing
+    else."""
+    from osf_check.fuzz.oracles import bounded, error_cuts
+    from osf_check.relay.graph.payload import completion_payload
+    error = "x" + "😀" * 1_000  # 2,001 units: the 2,000th is the first half of a pair
+    full = whole("e", "failed", "r", 1, 0.5, error)
+    js = error.encode("utf-16-le", "surrogatepass")[:4_000].decode("utf-16-le", "surrogatepass")
+    assert error_cuts(error) == [js, "x" + "😀" * 999]
+    for kept in error_cuts(error):
+        assert bounded(dict(full, error=kept), full) is None
+    assert completion_payload("e", "failed", "r", 1, 0.5, error)["error"] == "x" + "😀" * 999
+    assert "posted with 1,997" in bounded(dict(full, error="x" + "😀" * 998), full)
+    assert "error of 2,001 characters" in bounded(dict(full, error=error), full)

@@ -77,6 +77,16 @@ def test_errors_cut_to_2000_characters(tmp_path, n):
     assert dict(d.outbox.entries())["e"]["error"] == posted["error"]
 
 
+@pytest.mark.parametrize("n", [999, 1_000, 1_001])
+def test_errors_are_cut_in_utf16_code_units_as_the_100000_are(tmp_path, n):
+    # an emoji is two units (JavaScript's length): 1,000 of them fill the 2,000
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.commands["e"] = c = Command("e", SID, d.slug, state="running")
+    posted = d.finish(c, "failed", None, 0, 0.0, error="😀" * n)
+    assert posted["error"] == "😀" * min(n, 1_000)
+    assert dict(d.outbox.entries())["e"]["error"] == posted["error"]
+
+
 @pytest.mark.parametrize("n", [99, 100, 101])
 def test_sync_with_at_most_100_sessions(n):
     s = GraphServer()

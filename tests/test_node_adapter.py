@@ -124,3 +124,19 @@ def test_a_relay_whose_sharing_change_starts_no_round_is_caught(tmp_path):
     assert rep.failure == "the implementation diverged from the model on tick: phase"
     m = model_for("graph-relay", None)
     assert [m.instances[a].name for a in rep.path][-2:] == ["toggle_share", "tick"]
+
+
+def test_a_relay_that_cuts_errors_by_code_points_is_caught(tmp_path):
+    """000 cuts errors to 2,000 "caratteri", as it counts the 100,000: UTF-16 code units
+    (the relay is JavaScript: ``slice``).  The fuzzer handed no Graph an error before, so
+    a relay that cut errors any way at all passed.  A failed Graph's error of 1,001 emoji
+    (2,002 units) in a completion filled to the limit shows the difference."""
+    buggy = tmp_path / "node-graph-relay"
+    shutil.copytree(EXAMPLE, buggy)
+    apply_patch(buggy / "bugs" / "error-cut-by-code-points.patch", buggy)
+    with External(adapter(buggy)) as ext:
+        rep = tour("graph-relay", depth=8, harness=ext)
+    assert rep.failure is not None and rep.failure.startswith("property A8 violated"), \
+        rep.failure
+    m = model_for("graph-relay", None)
+    assert m.instances[rep.path[-1]].label == "graph_finish(r=0, o=failed)"

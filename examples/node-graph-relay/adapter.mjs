@@ -128,7 +128,7 @@ class World {
       }
       case "graph_finish":
         this.post(d.finish(command(a.r), OUTCOME[a.o], data.result ?? "done", data.tokens ?? 123,
-                           data.cost ?? 0.01));
+                           data.cost ?? 0.01, data.error ?? null));
         break;
       case "round_end": d.roundEnd(); break;
       case "go_offline": d.online = false; break;

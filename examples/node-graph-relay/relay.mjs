@@ -99,10 +99,10 @@ export class DesktopRelay {
   controlPoll(c, cancelled) {
     if (c.state === "running" && cancelled) { c.state = "stopping"; c.outcome = "cancelled"; }
   }
-  finish(c, status, result, tokens, cost) {
+  finish(c, status, result, tokens, cost, error = null) {
     if (c.state === "stopping") status = "cancelled";
     c.state = "done"; c.outcome = status;
-    return this.complete(c, status, result, tokens, cost, null);
+    return this.complete(c, status, result, tokens, cost, error);
   }
   complete(c, status, result, tokens, cost, error) {
     const payload = completionPayload(c.id, status, result, tokens, cost, error);

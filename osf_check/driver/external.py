@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 from osf_check.models.dsl import ActionInstance, Model
 from osf_check.fuzz.graph_harness import FINISH
 from osf_check.fuzz.harness import Divergence, IdleEvents
-from osf_check.fuzz.oracles import posted_bounded
+from osf_check.fuzz.oracles import handed_over, posted_bounded
 from osf_check.models.graph_relay.vocab import OUTCOME
 from osf_check.models.errors import BadValue
 from osf_check.scratch import memory_dir
@@ -216,8 +216,11 @@ class ExternalHarness(IdleEvents):
             msg["data"] = {"cause": "sharing"}  # the round the owner's change starts
         if inst.name == "graph_finish":  # what the Graph produced is the harness's choice
             # (the status the Graph ends with: the adapter's relay may post it cancelled)
-            result = self.result_for(inst.args["r"], OUTCOME.names[inst.args["o"]])
+            result, error = handed_over(self.result_for(inst.args["r"],
+                                                        OUTCOME.names[inst.args["o"]]))
             msg["data"] = {"result": result, **FINISH}
+            if error is not None:
+                msg["data"]["error"] = error
         reply = self._step(msg)
         self.shared_just_now = inst.name == "toggle_share"
         if inst.name == "graph_finish":  # A8, judged here on the payload the adapter sent
@@ -229,7 +232,8 @@ class ExternalHarness(IdleEvents):
                                    "no completion in sent (a {\"post\": payload}), so A8 "
                                    "cannot be judged on what the implementation posted")
             self.violations.extend(posted_bounded(sent, msg["data"]["result"],
-                                                  FINISH["tokens"], FINISH["cost"]))
+                                                  FINISH["tokens"], FINISH["cost"],
+                                                  msg["data"].get("error")))
         return dict(reply.get("outputs", {}))
 
     def abstract(self) -> tuple:

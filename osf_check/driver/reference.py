@@ -51,9 +51,18 @@ class Reference:
             self.h.close()
         self.tmp.cleanup()
         self.tmp = _scratch()
+        # a closure, not the bound method: a snapshot deep-copies the harness, and with it
+        # a bound method's object, whose data would then be the snapshot's, not the step's
         self.h = make_harness(self.model, self.mutant, self.tmp.name, self.seed,
-                              lambda r, status: self.data.get("result", "done"))
+                              lambda r, status: self._handed_over(r, status))
         self.seen = 0
+
+    def _handed_over(self, r: int, status: str) -> Any:
+        """What the Graph of this step hands over: osf-check's result, and its error."""
+        from osf_check.fuzz.oracles import Failed
+        result = self.data.get("result", "done")
+        error = self.data.get("error")
+        return result if error is None else Failed(result, error)
 
     def step(self, action: str, args: dict[str, int], label: str,
              data: dict[str, Any]) -> dict[str, Any]:

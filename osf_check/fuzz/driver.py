@@ -223,22 +223,32 @@ def model_for(name: str, mutant: str | None, params: dict | None = None) -> Mode
 #: points are counted (about 50,000) but not in UTF-16 code units (about 100,000 + the
 #: envelope)
 TOUR_RESULTS = ("日本語の結果です。" * 4_000, "😀" * 49_990)
+#: a failed Graph's error past 2,000 characters: counted in UTF-16 code units, 1,001
+#: emoji are 2,002 and keep 1,000 (a cut by code points keeps them all); the second cut
+#: falls inside a pair
+ERRORS = ("😀" * 1_001, "x" + "😀" * 1_000, "é" * 2_001)
 
 
-def tour_result(r: int, status: str) -> str:
+def tour_result(r: int, status: str) -> Any:
     """Run ``r``'s result when its completion says ``status``: a completed Graph's from
     :data:`TOUR_RESULTS`; a failed or cancelled one's fills the completion to the limit
     exactly or one unit past it, where an off-by-one shows (run 0: failed at the limit,
-    cancelled past it; run 1 the other way round)."""
+    cancelled past it; run 1 the other way round).  A failed Graph reports an error from
+    :data:`ERRORS` too, run 0's in the completion at the limit."""
     if status == "completed":
         return TOUR_RESULTS[r % len(TOUR_RESULTS)]
-    return concrete(oracles.EDGES[(r + (status == "cancelled")) % len(oracles.EDGES)], status)
+    edge = oracles.EDGES[(r + (status == "cancelled")) % len(oracles.EDGES)]
+    if status == "failed":
+        error = ERRORS[r % len(ERRORS)]
+        return oracles.Failed(concrete(edge, status, error), error)
+    return concrete(edge, status)
 
 
-def concrete(result: Any, status: str) -> Any:
-    """A drawn result as the Graph hands it over (an :class:`~.oracles.Edge` made text)."""
+def concrete(result: Any, status: str, error: str | None = None) -> Any:
+    """A drawn result as the Graph hands it over (an :class:`~.oracles.Edge` made text,
+    beside ``error``)."""
     if isinstance(result, oracles.Edge):
-        return result.text(status, FINISH["tokens"], FINISH["cost"])
+        return result.text(status, FINISH["tokens"], FINISH["cost"], error)
     return result
 
 
@@ -388,6 +398,9 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
         st.text(max_size=40),
         st.sampled_from(["日本語の結果" * 5_000, "日本語" * 40_000, "x" * 99_900, "😀" * 49_990,
                          "𝄞" * 30_000 + "z" * 40_000, *oracles.EDGES]))
+    errors = st.one_of(st.text(max_size=40), st.sampled_from(ERRORS),
+                       st.integers(1_990, 2_010).map(lambda n: "é" * n),
+                       st.integers(990, 1_010).map(lambda n: "x" + "😀" * n))
     record: dict[str, Any] = {"path": []}
     labels = {i.label: i.index for i in model.instances}
     JUMPS = (1.0, 3.0, 8.0, 20.0, 60.0, 3600.0, 48 * 3600.0)
@@ -397,8 +410,9 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
             super().__init__()
             self.tmp = tempfile.TemporaryDirectory()
             self.results: dict[int, Any] = {}
-            self.h = build(model, mutant, self.tmp.name, seed,
-                           lambda r, status: concrete(self.results.get(r, "done"), status))
+            self.errors: dict[int, str | None] = {}
+            self.h = build(model, mutant, self.tmp.name, seed,  # (a closure: see Reference)
+                           lambda r, status: self.handed_over(r, status))
             self.s = self.h.abstract()
             record["path"] = []
             if self.s != model.initial_states[0]:
@@ -446,7 +460,14 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
             inst = model.instances[ai]
             if inst.name == "graph_finish":
                 self.results[inst.args["r"]] = data.draw(texts, label="result")
+                self.errors[inst.args["r"]] = data.draw(
+                    st.none() | errors, label="error") if inst.label.endswith("o=failed)") else None
             self.apply(ai)
+
+        def handed_over(self, r: int, status: str) -> Any:
+            error = self.errors.get(r) if status == "failed" else None
+            result = concrete(self.results.get(r, "done"), status, error)
+            return result if error is None else oracles.Failed(result, error)
 
         def apply(self, ai: int) -> None:
             record["path"].append(ai)

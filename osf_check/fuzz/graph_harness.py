@@ -21,7 +21,7 @@ from osf_check.relay.graph.server import GraphServer, ToolError
 from . import mutants
 from .deadlines import CONTROL_POLL, RELAY_ROUND, GraphBook, Late
 from .harness import Divergence, HarnessBase
-from .oracles import bounded
+from .oracles import bounded, handed_over
 
 __all__ = ["Divergence", "GraphHarness", "IMPL_MUTANTS"]
 
@@ -76,6 +76,8 @@ class GraphHarness(HarnessBase):
         self.result_for = result_for or (lambda r, status: "done")
         #: the result each run's Graph finished with (what a log records)
         self.finished_with: dict[int, Any] = {}
+        #: and the error a failed one reported (None: none)
+        self.failed_with: dict[int, str | None] = {}
         self.violations: list[str] = []  # A8 failures seen on posted payloads
         #: the owner changed sharing in the last step: the desktop's next round (or its
         #: skipping one) is the change's (000: "e subito dopo una modifica alla
@@ -214,11 +216,13 @@ class GraphHarness(HarnessBase):
             status = OUTCOME.names[a["o"]]
             # the Graph's result, for the status its completion will carry (a stopped
             # Graph's is cancelled): a result may fill the completion to the limit exactly
-            result = self.result_for(a["r"], "cancelled" if c.state == "stopping" else status)
-            self.finished_with[a["r"]] = result
-            payload = self.desktop.finish(c, status, result, FINISH["tokens"], FINISH["cost"])
+            result, error = handed_over(self.result_for(
+                a["r"], "cancelled" if c.state == "stopping" else status))
+            self.finished_with[a["r"]], self.failed_with[a["r"]] = result, error
+            payload = self.desktop.finish(c, status, result, FINISH["tokens"], FINISH["cost"],
+                                          error)
             full = whole(c.command_id, payload["status"], result, FINISH["tokens"],
-                         FINISH["cost"])
+                         FINISH["cost"], error)
             self._post(payload, full)
         elif name == "round_end":
             self.desktop.round_end()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any, NamedTuple
 
 #: the properties judged only here, on concrete data (the models abstract it away)
@@ -29,8 +30,35 @@ def utf16_length(text: str) -> int:
 
 
 def stringify(value: Any) -> str:
-    """``JSON.stringify(value)`` for the JSON values a completion holds: no spaces."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """``JSON.stringify(value)`` for the JSON values a completion holds: no spaces, and a
+    lone surrogate (half a pair a cut left) escaped as JavaScript escapes it."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _LONE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def _units(text: str) -> bytes:
+    return text.encode("utf-16-le", "surrogatepass")
+
+
+def error_cuts(error: str) -> list[str]:
+    """The errors a completion may carry for a Graph's ``error``: whole up to 2,000
+    characters (UTF-16 code units, as the 100,000 are counted), else its first 2,000
+    units; when that cut splits a pair, its first 1,999 too (the half pair dropped).
+    JavaScript's ``slice`` keeps the half; 000 says only "tagliati a 2,000 caratteri".
+
+    >>> [len(e) for e in error_cuts("😀" * 1_001)], [len(e) for e in error_cuts("x" + "😀" * 1_000)]
+    ([1000], [1001, 1000])
+    """
+    data = _units(error)
+    if len(data) <= 2 * ERROR_LIMIT:
+        return [error]
+    cuts = [data[:2 * ERROR_LIMIT]]
+    if 0xD800 <= int.from_bytes(cuts[0][-2:], "little") <= 0xDBFF:
+        cuts.append(cuts[0][:-2])
+    return [c.decode("utf-16-le", "surrogatepass") for c in cuts]
 
 
 def bounded(payload: dict[str, Any], full: dict[str, Any]) -> str | None:
@@ -38,12 +66,19 @@ def bounded(payload: dict[str, Any], full: dict[str, Any]) -> str | None:
     not.  A completion that fits is posted whole (its error cut to 2,000 characters);
     one that does not is exactly ``{execution_id, status, result_truncated: true}``."""
     full = dict(full)
+    error = full.get("error") if isinstance(full.get("error"), str) else ""
+    if isinstance(payload.get("error"), str) and len(_units(payload["error"])) > 2 * ERROR_LIMIT:
+        return f"error of {len(_units(payload['error'])) // 2:,} characters (limit {ERROR_LIMIT:,})"
     if isinstance(full.get("error"), str):
-        full["error"] = full["error"][:ERROR_LIMIT]
-    if isinstance(payload.get("error"), str) and len(payload["error"]) > ERROR_LIMIT:
-        return f"error of {len(payload['error'])} characters (limit {ERROR_LIMIT})"
+        cuts = error_cuts(full["error"])
+        full["error"] = payload["error"] if payload.get("error") in cuts else cuts[-1]
     size = utf16_length(stringify(full))
     if size <= RESULT_LIMIT:
+        if payload != full and isinstance(payload.get("error"), str) and \
+                {**payload, "error": full.get("error")} == full:
+            return (f"a failed Graph's error of {len(_units(error)) // 2:,} characters was "
+                    f"posted with {len(_units(payload['error'])) // 2:,} (the first "
+                    f"{ERROR_LIMIT:,}, counted as the {RESULT_LIMIT:,} are: UTF-16 code units)")
         if payload != full:
             return (f"a completion of JSON.stringify length {size:,} (at most {RESULT_LIMIT:,}) "
                     f"was not posted whole")
@@ -69,11 +104,12 @@ class Edge(NamedTuple):
 
     over: int
 
-    def text(self, status: str, tokens: int, cost: float) -> str:
+    def text(self, status: str, tokens: int, cost: float, error: str | None = None) -> str:
         """Emoji, Japanese and ASCII (no character JSON escapes) filling the completion
         ``{execution_id, status, result, total_tokens, reported_cost}`` of a UUID command
-        id (000: command ids are UUIDs) to its measure."""
-        return _filling(RESULT_LIMIT + self.over, status, tokens, cost)
+        id (000: command ids are UUIDs), and ``error`` cut as posted, to its measure."""
+        return _filling(RESULT_LIMIT + self.over, status, tokens, cost,
+                        None if error is None else error_cuts(error)[-1])
 
 
 #: a completion at the limit and one unit past it
@@ -81,18 +117,36 @@ EDGES = (Edge(0), Edge(1))
 
 
 @functools.lru_cache(maxsize=64)
-def _filling(units: int, status: str, tokens: int, cost: float) -> str:
+def _filling(units: int, status: str, tokens: int, cost: float, error: str | None) -> str:
     empty = {"execution_id": "0" * 36, "status": status, "result": "",
              "total_tokens": tokens, "reported_cost": cost}
+    if error is not None:
+        empty["error"] = error
     need = units - utf16_length(stringify(empty))
     emoji, japanese = need // 6, need // 3  # units: a third each
     return "😀" * emoji + "日" * japanese + "x" * (need - 2 * emoji - japanese)
 
 
-def posted_bounded(sent: list[Any], result: Any, tokens: int, cost: float) -> list[str]:
+class Failed(NamedTuple):
+    """What a failed Graph hands over: its result and its error message (the error is
+    cut to 2,000 characters when posted)."""
+
+    result: Any
+    error: str
+
+
+def handed_over(got: Any) -> tuple[Any, str | None]:
+    """(result, error) of what a harness's ``result_for`` gave: a result, or a
+    :class:`Failed`."""
+    return (got.result, got.error) if isinstance(got, Failed) else (got, None)
+
+
+def posted_bounded(sent: list[Any], result: Any, tokens: int, cost: float,
+                   error: str | None = None) -> list[str]:
     """A8 on the completions an implementation reports it posted (the driver protocol's
-    ``sent``, items ``{"post": payload}``) when its Graph finished with ``result``: the
-    checker judges the concrete payload itself, whatever the adapter thinks of it."""
+    ``sent``, items ``{"post": payload}``) when its Graph finished with ``result`` (and
+    ``error``): the checker judges the concrete payload itself, whatever the adapter
+    thinks of it."""
     out = []
     for item in sent:
         payload = item.get("post") if isinstance(item, dict) else None
@@ -100,6 +154,8 @@ def posted_bounded(sent: list[Any], result: Any, tokens: int, cost: float) -> li
             continue
         full = {"execution_id": payload.get("execution_id"), "status": payload.get("status"),
                 "result": result, "total_tokens": tokens, "reported_cost": cost}
+        if error is not None:
+            full["error"] = error
         why = bounded(payload, full)
         if why:
             out.append(f"property A8 violated by the implementation: {why}")

@@ -63,7 +63,8 @@ def events_of(h: GraphHarness, inst: ActionInstance, outs: dict[str, Any],
         if n == "graph_finish":  # what the Graph handed over, and the POST it made of it
             made = h.net.get(cid)
             f |= {"graph_status": inst.label.split("o=")[1].rstrip(")"),
-                  "result": h.finished_with[a["r"]], "total_tokens": FINISH["tokens"],
+                  "result": h.finished_with[a["r"]], "error": h.failed_with[a["r"]],
+                  "total_tokens": FINISH["tokens"],
                   "reported_cost": FINISH["cost"], "posted": made[1] if made else None}
         if n == "receive_ack":
             f["stored"] = cid in d.outbox

@@ -284,11 +284,13 @@ def _monitor(d: Any, k: int) -> Monitor:
     if not isinstance(d.get("property"), str) or d["property"] not in MONITORS:
         raise MappingError(f"{where}: no monitor for property {d.get('property')!r} (there are "
                            f"{', '.join(sorted(MONITORS))})")
-    need = MONITORS[d["property"]].fields
+    spec = MONITORS[d["property"]]
+    need, may = spec.fields, spec.optional
     fields = d.get("fields", {})
     if not isinstance(d.get("event"), str) or not isinstance(fields, dict) or \
-            set(fields) != set(need):
+            not set(need) <= set(fields) <= set(need + may):
         raise MappingError(f"{where}: {d.get('property')} reads the fields "
-                           f"{', '.join(need)} of one event")
+                           f"{', '.join(need)} of one event"
+                           + (f" (and may read {', '.join(may)})" if may else ""))
     return Monitor(d["event"], d["property"],
                    {n: _source(v, f"{where}, fields.{n}") for n, v in fields.items()})

@@ -14,13 +14,20 @@ from osf_check.fuzz.oracles import posted_bounded
 class MonitorSpec:
     fields: tuple[str, ...]
     judge: Callable[..., str | None]  # the fields' values -> why the property fails, or None
+    #: fields a mapping may leave out (the judge's default stands in)
+    optional: tuple[str, ...] = ()
 
 
-def _a8(posted: Any, result: Any, total_tokens: Any, reported_cost: Any) -> str | None:
+def _a8(posted: Any, result: Any, total_tokens: Any, reported_cost: Any,
+        error: Any = None) -> str | None:
     if not isinstance(posted, dict):
         return None  # nothing was posted: nothing to judge
-    why = posted_bounded([{"post": posted}], result, total_tokens, reported_cost)
+    why = posted_bounded([{"post": posted}], result, total_tokens, reported_cost,
+                         error if isinstance(error, str) else None)
     return why[0] if why else None
 
 
-MONITORS = {"A8": MonitorSpec(("posted", "result", "total_tokens", "reported_cost"), _a8)}
+# a failed Graph's error is in the posted completion, cut: without it the monitor would
+# find that completion "not posted whole"
+MONITORS = {"A8": MonitorSpec(("posted", "result", "total_tokens", "reported_cost"), _a8,
+                              optional=("error",))}

@@ -11,6 +11,8 @@ astral character such as an emoji counts 2, a Japanese character 1).
 True
 >>> stringify_length({"a": "😀"}), stringify_length({"a": "日本"})
 (10, 10)
+>>> len(cut_units("😀" * 1_001, ERROR_LIMIT)), len(cut_units("x" + "😀" * 1_000, ERROR_LIMIT))
+(1000, 1000)
 """
 
 from __future__ import annotations
@@ -28,6 +30,19 @@ def stringify_length(value: Any) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def cut_units(text: str, units: int) -> str:
+    """The first ``units`` UTF-16 code units of ``text`` (JavaScript's ``slice``, the unit
+    the desktop counts in), less the first half of a pair the cut would split: the
+    posted text stays valid Unicode."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    if len(data) <= 2 * units:
+        return text
+    head = data[:2 * units]
+    if 0xD800 <= int.from_bytes(head[-2:], "little") <= 0xDBFF:
+        head = head[:-2]
+    return head.decode("utf-16-le", "surrogatepass")
+
+
 def whole(execution_id: str, status: str, result: Any, total_tokens: int, reported_cost: float,
           error: str | None = None) -> dict[str, Any]:
     """The completion as a whole, before any limit is applied."""
@@ -42,9 +57,10 @@ def completion_payload(execution_id: str, status: str, result: Any, total_tokens
                        reported_cost: float, error: str | None = None, *,
                        measure: Callable[[Any], int] = stringify_length) -> dict[str, Any]:
     """The object the desktop posts: whole if it measures at most 100,000, else
-    ``{execution_id, status, result_truncated: true}`` and no result at all."""
+    ``{execution_id, status, result_truncated: true}`` and no result at all.  The error
+    is cut to 2,000 characters first, counted as the 100,000 are (UTF-16 code units)."""
     full = whole(execution_id, status, result, total_tokens, reported_cost,
-                 None if error is None else error[:ERROR_LIMIT])
+                 None if error is None else cut_units(error, ERROR_LIMIT))
     if measure(full) <= RESULT_LIMIT:
         return full
     return {"execution_id": execution_id, "status": status, "result_truncated": True}
