@@ -15,6 +15,8 @@ from osf_check.models.expr import And
 from osf_check.relay.wire.idempotency import MemoryClaims
 
 WAITERS = "waiters per key (waiters)"
+ROWS = "durable rows (row_cap)"
+SLOTS = "light slots (light_slots)"
 
 
 @pytest.fixture
@@ -35,8 +37,9 @@ def test_every_goal_is_reached_on_the_correct_implementation(name):
     # regression pins: the shortest path to each goal (explicit search, these parameters)
     if name == "wire-relay":
         assert depths[WAITERS] == (10, {"retries": 2, "light_slots": 3})
-        assert depths["light slots (light_slots)"] == (7, {})
-        assert [w for _, w in depths.values()].count({}) == len(depths) - 1
+        assert depths[ROWS] == (6, {"workload": 2})
+        assert depths[SLOTS] == (10, {})
+        assert [w for _, w in depths.values()].count({}) == len(depths) - 2
     else:
         assert max(d for d, _ in depths.values()) == 7
         assert depths["a running Graph stopped after its cancel flag was seen"] == (7, {})
@@ -46,12 +49,14 @@ def test_every_goal_is_reached_on_the_correct_implementation(name):
 def test_without_the_wider_parameters_the_waiter_cap_is_not_reached_and_its_bug_passes(
         uncapped):
     """What the fuzzer did before its goals: the defaults cannot press the cap, so a relay
-    that ignores it passes; the count of goals reached says so (16 of 17)."""
+    that ignores it passes; the count of goals reached says so (15 of 17: the row cap is
+    not pressed at the defaults either)."""
     reached, failed = goals.reach("wire-relay", wider=())
     assert failed is None
     line = goals.summary([r.json() for r in reached])
-    assert line.startswith("goals: 16 of 17 reached")
-    assert f"not reached: B8 {WAITERS}: not within the first " in line
+    assert line.startswith("goals: 15 of 17 reached")
+    assert f"B8 {WAITERS}: not within the first " in line
+    assert f"not reached: B8 {ROWS}: not within the first " in line
 
 
 def test_a_relay_that_ignores_the_waiter_cap_is_caught_at_the_wider_parameters(uncapped):
@@ -82,7 +87,11 @@ def test_fuzz_reports_its_goals_and_traces_a_goals_failure_at_its_parameters(unc
                                     "--examples", "0", "--json", "--out", str(tmp_path)])
     assert res.exit_code == 12, res.output
     [run] = json.loads(res.stdout)["runs"]
-    assert run["goals"]["total"] == 17 and run["goals"]["reached"] == 17
+    # the waiter cap's parameters come before the row cap's, which the failure left
+    assert run["goals"]["total"] == 17 and run["goals"]["reached"] == 16
+    [r] = [g for g in run["goals"]["each"] if g["goal"] == ROWS]
+    assert r["not_reached"].endswith("; the run stopped at its first failure before "
+                                     "looking further"), r
     [w] = [g for g in run["goals"]["each"] if g["goal"] == WAITERS]
     assert w["parameters"] == {"retries": 2, "light_slots": 3} and w["depth"] == 10
     tr = run["trace"]
@@ -105,3 +114,33 @@ def test_a_goal_no_state_meets_is_unreachable_on_a_complete_search_else_beyond_t
     assert list(found) == [1] and why == "unreachable (every state searched)"
     found, why = goals.shortest(m, [never, both], max_states=10)
     assert why.startswith("not within the first ") and why.endswith(")")
+
+
+@pytest.mark.parametrize("bug, goal, at", [
+    ("rows", ROWS, {"workload": 2}),
+    ("slots", SLOTS, {}),
+])
+def test_a_limit_one_too_high_is_caught_where_the_limit_is_pressed(monkeypatch, bug, goal, at):
+    """Two limits counted as reached where they refused nothing: the row cap, met by the
+    default workload's only scope key (its two operations share one); the light slots,
+    both held with no third call waiting.  A durable-row cap one too high and a slot too
+    many each passed every default fuzz run (bugs planted from the test: relay/ keeps
+    only the protocol).  Pressed (one more of its kind on the way), each is caught."""
+    from osf_check.relay.wire.desktop_router import DesktopRouter
+    from osf_check.relay.wire.idempotency import DurableClaims
+    if bug == "rows":
+        monkeypatch.setattr(DurableClaims, "_full", lambda self, rows: rows > self.max_rows)
+    else:
+        def one_more(self, call):
+            taken = sum(1 for c in self.calls.values()
+                        if c.stage in ("dispatch", "joined") and c.heavy == call.heavy)
+            return taken <= self.slots[call.heavy]
+        monkeypatch.setattr(DesktopRouter, "_slot_free", one_more)
+    reached, failed = goals.reach("wire-relay")
+    assert failed is not None
+    why, path, params = failed
+    assert f"(driven to the goal B8 {goal}" in why, why
+    assert params == at
+    m = model_for("wire-relay", None, at)
+    steps = replay(path_trace(m, path, message=why, mutant=None, seed=0))
+    assert [s.ok for s in steps] == [True] * (len(path) - 1) + [False], steps[-1].note

@@ -109,19 +109,28 @@ def test_unknown_assumption_is_bad_input():
     assert res.exit_code == 150 and "no assumption 'x'" in res.stderr
 
 
-def test_every_scaled_down_limit_but_the_waiter_cap_is_pressed_at_the_defaults():
+def test_every_scaled_down_limit_but_the_waiter_and_row_caps_is_pressed_at_the_defaults():
     """Issue 12, blind spot 5: a limit the workload never presses against is untested.
     The waiter cap counted as reached once a key held its one joined copy, though no
     copy then came to be refused (two copies at one retry): a check removed from the
     cap passed explore and the fuzzer alike.  It is pressed at two retries and three
-    slots, from depth 10 on."""
+    slots, from depth 10 on.  The row cap counted as reached by the default workload's
+    only scope key (its two operations share it), which never meets a second: pressed
+    at workload 2, from depth 6.  The slots are pressed (a third call waiting) from
+    depth 10."""
     r = _run(())
     assert [w for w in r.warnings if "limit never reached" in w] == [
+        "B8 limits-hold: limit never reached (durable rows (row_cap))",
         "B8 limits-hold: limit never reached (waiters per key (waiters))"], r.warnings
-    assert [r.exploration.witness_seen[f"B8~{i}"] for i in range(7)] == [True] * 5 + [False, True]
+    assert [r.exploration.witness_seen[f"B8~{i}"] for i in range(7)] == \
+        [True] * 4 + [False, False, True]
     wider = {"retries": 2, "light_slots": 3}
     assert check("wire-relay", params=wider, depth=10).exploration.witness_seen["B8~5"]
     assert not check("wire-relay", params=wider, depth=9).exploration.witness_seen["B8~5"]
+    assert check("wire-relay", params={"workload": 2}, depth=6).exploration.witness_seen["B8~4"]
+    assert not check("wire-relay", params={"workload": 2}, depth=5).exploration.witness_seen["B8~4"]
+    assert check("wire-relay", depth=10).exploration.witness_seen["B8~6"]
+    assert not check("wire-relay", depth=9).exploration.witness_seen["B8~6"]
 
 
 def test_the_guardrail_names_a_limit_the_workload_cannot_reach():

@@ -170,14 +170,39 @@ def _holding(s, c):
     return Count(Or(s.stage[q] == STAGE.dispatch, s.stage[q] == STAGE.joined) for q in range(n))
 
 
-def _client_full(s, m):
+def _enabled(m, name: str, pick) -> object:
+    """Some instance of action ``name`` that ``pick(args)`` selects is enabled."""
+    return Or(*(i.guard for i in m.instances if i.name == name and pick(i.args)))
+
+
+def _client_pressed(s, m):
+    """A phone holds its cap of pending entries while it is about to send one more."""
     c = _c(m)
-    return Or(*(relay.pending_of(s, c, [o for o in _ops(m) if c.ops[o].phone == p]) >= c.lim_client
-                for p in sorted({op.phone for op in c.ops})))
+    out = []
+    for p in sorted({op.phone for op in c.ops}):
+        mine = [o for o in _ops(m) if c.ops[o].phone == p]
+        out.append(And(relay.pending_of(s, c, mine) >= c.lim_client,
+                       _enabled(m, "send", lambda a: a["o"] in mine)))
+    return Or(*out)
 
 
-def _total(s, m):
-    return relay.pending_of(s, _c(m), list(_ops(m)))
+def _total_pressed(limit: str):
+    """The pending entries of every phone meet ``limit`` while one more is about to be
+    sent."""
+    def cond(s, m):
+        return And(relay.pending_of(s, _c(m), list(_ops(m))) >= getattr(_c(m), limit),
+                   _enabled(m, "send", lambda a: True))
+    return cond
+
+
+def _rows_pressed(s, m):
+    """The durable rows meet their cap while a claim of a key without a row is about to
+    be taken."""
+    c = _c(m)
+    rows = Count(s.row[k] != ROW.none for k in range(len(c.impl_scopes)))
+    fresh = Or(*(And(i.guard, s.row[c.impl_scope(i.args["o"], c.key_of(i.args["a"]))] == ROW.none)
+                 for i in m.instances if i.name == "claim"))
+    return And(rows >= c.row_cap, fresh)
 
 
 def _waiters_pressed(s, c):
@@ -191,17 +216,24 @@ def _waiters_pressed(s, c):
                 for k in [c.impl_scope(o, c.key_of(a))]))
 
 
+def _slots_pressed(s, c):
+    """Every light slot is held while one more call waits for one: only then is the
+    count enforced (two calls holding the two slots, with none waiting, test nothing)."""
+    n = len(c.ops) * len(c.copies)
+    return And(_holding(s, c) >= c.light_slots,
+               Or(*(s.stage[q] == STAGE.slot_wait for q in range(n))))
+
+
 #: each scaled-down limit of B8, and the condition that it is pressed against (reached,
 #: with one more of its kind on the way: a limit met by the last of its kind tests nothing)
 B8_REACHES = (
-    ("pending per client (lim_client)", _client_full),
-    ("pending per desktop (lim_desktop)", lambda s, m: _total(s, m) >= _c(m).lim_desktop),
-    ("pending per user (lim_user)", lambda s, m: _total(s, m) >= _c(m).lim_user),
-    ("pending per process (lim_process)", lambda s, m: _total(s, m) >= _c(m).lim_process),
-    ("durable rows (row_cap)", lambda s, m: Count(s.row[k] != ROW.none for k in range(
-        len(_c(m).impl_scopes))) >= _c(m).row_cap),
+    ("pending per client (lim_client)", _client_pressed),
+    ("pending per desktop (lim_desktop)", _total_pressed("lim_desktop")),
+    ("pending per user (lim_user)", _total_pressed("lim_user")),
+    ("pending per process (lim_process)", _total_pressed("lim_process")),
+    ("durable rows (row_cap)", _rows_pressed),
     ("waiters per key (waiters)", lambda s, m: _waiters_pressed(s, _c(m))),
-    ("light slots (light_slots)", lambda s, m: _holding(s, _c(m)) >= _c(m).light_slots),
+    ("light slots (light_slots)", lambda s, m: _slots_pressed(s, _c(m))),
 )
 
 
