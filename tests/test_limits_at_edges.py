@@ -77,6 +77,16 @@ def test_errors_cut_to_2000_characters(tmp_path, n):
     assert dict(d.outbox.entries())["e"]["error"] == posted["error"]
 
 
+@pytest.mark.parametrize("first", ["\U00010000", "😀", "\U0010FC00"])  # halves D800, D83D, DBFF
+def test_an_error_cut_inside_a_pair_drops_its_first_half(tmp_path, first):
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.commands["e"] = c = Command("e", SID, d.slug, state="running")
+    posted = d.finish(c, "failed", None, 0, 0.0, error="x" + first * 1_000)  # 2,001 units
+    assert posted["error"] == "x" + first * 999
+    assert d.finish(c, "failed", None, 0, 0.0, error="xx" + first * 999)["error"] == \
+        "xx" + first * 999  # 2,000 units: whole
+
+
 @pytest.mark.parametrize("n", [999, 1_000, 1_001])
 def test_errors_are_cut_in_utf16_code_units_as_the_100000_are(tmp_path, n):
     # an emoji is two units (JavaScript's length): 1,000 of them fill the 2,000

@@ -34,11 +34,8 @@ def cut_units(text: str, units: int) -> str:
     """The first ``units`` UTF-16 code units of ``text`` (JavaScript's ``slice``, the unit
     the desktop counts in), less the first half of a pair the cut would split: the
     posted text stays valid Unicode."""
-    data = text.encode("utf-16-le", "surrogatepass")
-    if len(data) <= 2 * units:
-        return text
-    head = data[:2 * units]
-    if 0xD800 <= int.from_bytes(head[-2:], "little") <= 0xDBFF:
+    head = text.encode("utf-16-le", "surrogatepass")[:2 * units]
+    if 0xD800 <= int.from_bytes(head[-2:], "little") <= 0xDBFF:  # (never a whole text's end)
         head = head[:-2]
     return head.decode("utf-16-le", "surrogatepass")
 
