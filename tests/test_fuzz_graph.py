@@ -268,3 +268,25 @@ def test_an_error_cut_inside_a_pair_may_keep_or_drop_the_half():
     assert completion_payload("e", "failed", "r", 1, 0.5, error)["error"] == "x" + "😀" * 999
     assert "posted with 1,997" in bounded(dict(full, error="x" + "😀" * 998), full)
     assert "error of 2,001 characters" in bounded(dict(full, error=error), full)
+
+
+@pytest.mark.parametrize("where", ["server", "desktop"])
+def test_the_graph_runs_with_the_arguments_its_agent_passed(monkeypatch, where):
+    """run_graph_session's arguments are the Graph's input.  The harness passed none, and
+    the reference desktop dropped what the sync reply carried: a Graph ran without its
+    arguments and nothing saw it.  Each intent now passes its own, and the command the
+    desktop starts must carry them (a bug planted on either side)."""
+    from osf_check.relay.graph.desktop import DesktopRelay
+    from osf_check.relay.graph.server import GraphServer
+    if where == "server":
+        sync = GraphServer.sync
+        monkeypatch.setattr(GraphServer, "sync", lambda self, p, s: [
+            dict(c, arguments={}) for c in sync(self, p, s)])
+    else:
+        reply = DesktopRelay.sync_reply
+        monkeypatch.setattr(DesktopRelay, "sync_reply", lambda self, cmds: reply(
+            self, [dict(c, arguments={}) for c in cmds]))
+    rep = tour("graph-relay", depth=6)
+    assert rep.failure is not None and rep.failure.startswith(
+        "start_graph(r=0): the desktop would run the Graph with the arguments {}, the agent "
+        "passed {'intent': 0"), rep.failure

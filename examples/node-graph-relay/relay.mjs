@@ -74,7 +74,8 @@ export class DesktopRelay {
   syncReply(commands) {
     for (const c of commands) {
       this.commands.set(c.command_id, { id: c.command_id, session: c.graph_session_id,
-                                        slug: c.slug, state: "fetched", outcome: null });
+                                        slug: c.slug, state: "fetched", outcome: null,
+                                        arguments: c.arguments ?? {} });
     }
     this.phase = "work";
   }

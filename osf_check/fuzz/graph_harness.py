@@ -42,6 +42,11 @@ IMPL_MUTANTS = mutants.names("graph-relay")
 FINISH = {"tokens": 123, "cost": 0.01}
 
 
+def arguments(i: int) -> dict[str, Any]:
+    """What intent ``i``'s agent passes to its Graph (its own, nested, not ASCII)."""
+    return {"intent": i, "brief": {"lang": "日本語", "items": [i, "😀"]}}
+
+
 class GraphHarness(HarnessBase):
     STORE = "outbox"
     #: the model actions that are the desktop's own decisions (checked against offers())
@@ -68,6 +73,7 @@ class GraphHarness(HarnessBase):
         self.attempts = [0] * n
         self.ticket = [0] * n
         self.net: dict[str, tuple[str, dict[str, Any]]] = {}  # command id -> (sent|acked, payload)
+        self.passed: dict[str, dict[str, Any]] = {}  # command id -> the arguments it was given
         # history the properties read, kept from what the harness saw (A6: cancelled
         # while its status was queued)
         self.qcancel = [0] * self.c.runs
@@ -161,8 +167,10 @@ class GraphHarness(HarnessBase):
             key = self.key(i)  # minted before the attempt is counted
             self.attempts[i] += 1
             ticket = self.server.run_graph_session(0, {
-                "graph_session_id": session_of(i % self.c.projects), "idempotency_key": key, "arguments": {}})
+                "graph_session_id": session_of(i % self.c.projects), "idempotency_key": key,
+                "arguments": arguments(i)})
             self.ticket[i] = [r.command_id for r in self.server.runs].index(ticket["command_id"])
+            self.passed.setdefault(ticket["command_id"], arguments(i))
             self.call[i] = "waiting"
         elif name == "lose_response":
             self.call[a["i"]] = "lost"
@@ -204,6 +212,10 @@ class GraphHarness(HarnessBase):
                 raise Divergence(f"{inst.label}: the desktop's next command is "
                                  f"{c.command_id if c else None}")
             self._post(self.desktop.start_or_refuse(c))
+            want = self.passed[c.command_id]
+            if c.state == "running" and c.arguments != want:
+                raise Divergence(f"{inst.label}: the desktop would run the Graph with the "
+                                 f"arguments {c.arguments!r}, the agent passed {want!r}")
             if c.state == "running":
                 self.book.polled_now(c.command_id, self.desktop.clock.now())
         elif name in ("control_poll", "control_poll_clear"):  # every 3 s while it runs

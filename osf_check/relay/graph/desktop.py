@@ -28,6 +28,8 @@ class Command:
     outcome: str | None = None
     stop_sent: int = 0
     polled_at: float | None = None  # when the server was last asked about a stop
+    #: what the agent passed to run_graph_session: the shell runs the Graph with them
+    arguments: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -91,7 +93,7 @@ class DesktopRelay:
     def sync_reply(self, commands: list[dict[str, Any]]) -> None:
         for c in commands:
             self.commands[c["command_id"]] = Command(c["command_id"], c["graph_session_id"],
-                                                     c["slug"])
+                                                     c["slug"], arguments=c["arguments"])
         self.phase = "work"
 
     def sync_failed(self) -> None:
