@@ -39,7 +39,12 @@ def test_every_goal_is_reached_on_the_correct_implementation(name):
         assert depths[WAITERS] == (10, {"retries": 2, "light_slots": 3})
         assert depths[ROWS] == (6, {"workload": 2})
         assert depths[SLOTS] == (10, {})
-        assert [w for _, w in depths.values()].count({}) == len(depths) - 2
+        for limit in ("lim_client", "lim_desktop", "lim_user", "lim_process"):
+            [alone] = [k for k in depths if k.endswith(f"alone ({limit})")]
+            others = {k: 2 for k in ("lim_client", "lim_desktop", "lim_user", "lim_process")
+                      if k != limit}
+            assert depths[alone] == (1, others)
+        assert [w for _, w in depths.values()].count({}) == len(depths) - 6
     else:
         assert max(d for d, _ in depths.values()) == 7
         assert depths["a running Graph stopped after its cancel flag was seen"] == (7, {})
@@ -49,12 +54,12 @@ def test_every_goal_is_reached_on_the_correct_implementation(name):
 def test_without_the_wider_parameters_the_waiter_cap_is_not_reached_and_its_bug_passes(
         uncapped):
     """What the fuzzer did before its goals: the defaults cannot press the cap, so a relay
-    that ignores it passes; the count of goals reached says so (15 of 17: the row cap is
-    not pressed at the defaults either)."""
-    reached, failed = goals.reach("wire-relay", wider=())
+    that ignores it passes; the count of goals reached says so (15 of 21: the row cap is
+    not pressed at the defaults either, nor is any pending limit met alone)."""
+    reached, failed = goals.reach("wire-relay", wider={})
     assert failed is None
     line = goals.summary([r.json() for r in reached])
-    assert line.startswith("goals: 15 of 17 reached")
+    assert line.startswith("goals: 15 of 21 reached")
     assert f"B8 {WAITERS}: not within the first " in line
     assert f"not reached: B8 {ROWS}: not within the first " in line
 
@@ -87,9 +92,9 @@ def test_fuzz_reports_its_goals_and_traces_a_goals_failure_at_its_parameters(unc
                                     "--examples", "0", "--json", "--out", str(tmp_path)])
     assert res.exit_code == 12, res.output
     [run] = json.loads(res.stdout)["runs"]
-    # the waiter cap's parameters come before the row cap's, which the failure left
-    assert run["goals"]["total"] == 17 and run["goals"]["reached"] == 16
-    [r] = [g for g in run["goals"]["each"] if g["goal"] == ROWS]
+    # the row cap's parameters come before the waiter cap's, the limits alone after them
+    assert run["goals"]["total"] == 21 and run["goals"]["reached"] == 17
+    [r] = [g for g in run["goals"]["each"] if g["goal"] == "pending per user alone (lim_user)"]
     assert r["not_reached"].endswith("; the run stopped at its first failure before "
                                      "looking further"), r
     [w] = [g for g in run["goals"]["each"] if g["goal"] == WAITERS]
@@ -144,3 +149,28 @@ def test_a_limit_one_too_high_is_caught_where_the_limit_is_pressed(monkeypatch, 
     m = model_for("wire-relay", None, at)
     steps = replay(path_trace(m, path, message=why, mutant=None, seed=0))
     assert [s.ok for s in steps] == [True] * (len(path) - 1) + [False], steps[-1].note
+
+
+def test_a_relay_that_holds_every_scope_to_one_limit_is_caught_where_a_limit_is_met_alone(
+        monkeypatch):
+    """At the defaults the four pending limits are all 1, so a relay that held every scope
+    to the client's limit passed every default fuzz run (planted from the test).  Where
+    one limit alone is 1 and the others 2, it admits what the desktop's limit refuses."""
+    from osf_check.relay.wire.relay_router import RelayRouter
+    admit = RelayRouter.on_request
+
+    def client_limit_everywhere(self, c, frame, now):
+        own, self.limits = self.limits, dict.fromkeys(self.limits, self.limits["client"])
+        try:
+            return admit(self, c, frame, now)
+        finally:
+            self.limits = own
+    monkeypatch.setattr(RelayRouter, "on_request", client_limit_everywhere)
+    reached, failed = goals.reach("wire-relay", wider={})
+    assert failed is None  # the defaults cannot tell
+    _, failed = goals.reach("wire-relay")
+    why, path, at = failed
+    assert why == ("property B8 violated by the implementation after send(o=1) (driven to "
+                   "the goal B8 pending per desktop alone (lim_desktop), at --param "
+                   "lim_client=2 --param lim_user=2 --param lim_process=2)")
+    assert at == {"lim_client": 2, "lim_user": 2, "lim_process": 2}

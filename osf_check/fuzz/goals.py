@@ -10,9 +10,12 @@ driven there, and it is given every step the model enables from it, each judged 
 tour judges a step.
 
 A goal the run's parameters cannot reach within :data:`SEARCH_STATES` states is looked
-for again at the system's wider parameters (:data:`WIDER`): at the wire defaults (one
-retry, so two copies of a key) no third copy ever comes to be refused by the cap of one
-joined copy, and a relay without that check passed every other phase.
+for again at its own wider parameters (:data:`WIDER`): at the wire defaults (one retry,
+so two copies of a key) no third copy ever comes to be refused by the cap of one joined
+copy, and a relay without that check passed every other phase.  Besides the properties'
+own, :data:`EXTRA` names goals for the implementation alone: each pending limit met
+while the other three are not (at the defaults all four are 1, so a relay that holds one
+scope to another's limit passed).
 """
 
 from __future__ import annotations
@@ -23,19 +26,29 @@ from typing import Any, Callable, Sequence
 from osf_check.explorer.explicit import bfs
 from osf_check.models.dsl import Model
 from osf_check.models.expr import Not
-from osf_check.properties import catalogue
+from osf_check.properties import catalogue, wire_relay
 from osf_check.properties.base import Check, Property
 
 from .driver import (Checker, Divergence, Harness, make_harness, model_for, shrink_path,
                      tour_result)
 
-#: per system, parameters (over the run's defaults) at which the model reaches what the
-#: defaults cannot; tests check that each goal the defaults miss is reached at one of them
-WIDER: dict[str, tuple[dict[str, int], ...]] = {
-    "graph-relay": (),
-    # a third copy of a key for the waiter cap; two scope keys for the row cap (the
-    # default workload's two operations share one key, which the cap of one row admits)
-    "wire-relay": ({"retries": 2, "light_slots": 3}, {"workload": 2}),
+#: goals beyond the properties' own, per system: (property, label, condition, parameters
+#: over the defaults where it is reached)
+EXTRA: dict[str, tuple[tuple[str, str, Callable[..., Any], dict[str, int]], ...]] = {
+    "wire-relay": tuple(("B8", label, cond, at) for label, cond, at in wire_relay.B8_ALONE),
+}
+#: per system and goal, parameters (over the run's) at which the model reaches what the
+#: defaults cannot; tests check that each goal the defaults miss is reached there
+WIDER: dict[str, dict[str, dict[str, int]]] = {
+    "graph-relay": {},
+    "wire-relay": {
+        # a third copy of a key
+        "waiters per key (waiters)": {"retries": 2, "light_slots": 3},
+        # two scope keys: the default workload's two operations share one, which the cap
+        # of one row admits
+        "durable rows (row_cap)": {"workload": 2},
+        **{label: at for _, label, _, at in EXTRA["wire-relay"]},
+    },
 }
 #: the states a search for goals may store at one set of parameters (the wire defaults
 #: hold 495,514 states within depth 12, about 3.5 s)
@@ -85,7 +98,7 @@ def of(system: str) -> list[Goal]:
         if p.witness is not None:
             out.append(Goal(p.id, p.witness_doc, p.witness))
         out += [Goal(p.id, doc, f) for doc, f in p.reaches]
-    return out
+    return out + [Goal(prop, label, cond) for prop, label, cond, _ in EXTRA.get(system, ())]
 
 
 def shortest(model: Model, goals: Sequence[Goal], max_states: int = SEARCH_STATES
@@ -118,22 +131,29 @@ def reach(name: str, *, mutant: str | None = None, seed: int = 0,
           params: dict[str, Any] | None = None,
           harness: Callable[..., Harness] | None = None,
           max_states: int = SEARCH_STATES,
-          wider: Sequence[dict[str, int]] | None = None,
+          wider: dict[str, dict[str, int]] | None = None,
           tick: Callable[[int, int], None] | None = None
           ) -> tuple[list[Reached], tuple[str, list[int], dict[str, Any]] | None]:
     """Drive the implementation to each goal of ``name`` and through every step the model
     enables there.  Returns what was reached, and the first failure as (what the
     implementation did wrong, the path of action instances, the parameters that path is
-    at), or None."""
+    at), or None.  ``wider`` (default :data:`WIDER`'s) gives, by goal label, where to look
+    for a goal the run's parameters do not reach."""
     goals = of(name)
     base = dict(params or {})
     out = [Reached(g) for g in goals]
-    sets = [{}] + [dict(w) for w in (WIDER.get(name, ()) if wider is None else wider)]
+    wide = WIDER.get(name, {}) if wider is None else wider
+    sets: list[dict[str, int]] = [{}]
+    for g in goals:
+        if g.label in wide and wide[g.label] not in sets:
+            sets.append(dict(wide[g.label]))
     done = 0
     for extra in sets:
-        left = [i for i, r in enumerate(out) if r.path is None]
+        # at the run's parameters every goal; then each goal at its own wider ones only
+        left = [i for i, r in enumerate(out) if r.path is None and
+                (not extra or wide.get(goals[i].label) == extra)]
         if not left:
-            break
+            continue
         at = {**base, **extra}
         model = model_for(name, mutant, at)
         found, why = shortest(model, [goals[i] for i in left], max_states)

@@ -175,24 +175,59 @@ def _enabled(m, name: str, pick) -> object:
     return Or(*(i.guard for i in m.instances if i.name == name and pick(i.args)))
 
 
+def _to_limits(s, m, ops):
+    """A request of one of ``ops`` is about to be sent and would meet the pending limits
+    (the relay refuses it for nothing before them: online, no routing switch, its id not
+    pending)."""
+    c = _c(m)
+    return Or(*(And(s.online, s.switching % 2 == 0, s.pend[relay.slot(c, o)] == 0,
+                    _enabled(m, "send", lambda a: a["o"] == o)) for o in ops))
+
+
 def _client_pressed(s, m):
-    """A phone holds its cap of pending entries while it is about to send one more."""
+    """A phone holds its cap of pending entries while one more of its requests comes."""
     c = _c(m)
     out = []
     for p in sorted({op.phone for op in c.ops}):
         mine = [o for o in _ops(m) if c.ops[o].phone == p]
-        out.append(And(relay.pending_of(s, c, mine) >= c.lim_client,
-                       _enabled(m, "send", lambda a: a["o"] in mine)))
+        out.append(And(relay.pending_of(s, c, mine) >= c.lim_client, _to_limits(s, m, mine)))
     return Or(*out)
 
 
 def _total_pressed(limit: str):
-    """The pending entries of every phone meet ``limit`` while one more is about to be
-    sent."""
+    """The pending entries of every phone meet ``limit`` while one more request comes."""
     def cond(s, m):
         return And(relay.pending_of(s, _c(m), list(_ops(m))) >= getattr(_c(m), limit),
-                   _enabled(m, "send", lambda a: True))
+                   _to_limits(s, m, list(_ops(m))))
     return cond
+
+
+def _alone(limit: str):
+    """Only the pending limit ``limit`` is met when one more request comes to the limits:
+    a relay that holds that scope to another scope's limit admits it (or refused before)."""
+    def cond(s, m):
+        c = _c(m)
+        every = list(_ops(m))
+        out = []
+        for o in every:
+            mine = [q for q in every if c.ops[q].phone == c.ops[o].phone]
+            total = relay.pending_of(s, c, every)
+            counts = {"lim_client": relay.pending_of(s, c, mine), "lim_desktop": total,
+                      "lim_user": total, "lim_process": total}
+            met = [n >= getattr(c, k) if k == limit else n < getattr(c, k)
+                   for k, n in counts.items()]
+            out.append(And(*met, _to_limits(s, m, [o])))
+        return Or(*out)
+    return cond
+
+
+_PENDING = (("client", "lim_client"), ("desktop", "lim_desktop"), ("user", "lim_user"),
+            ("process", "lim_process"))
+#: one pending limit met alone, for fuzz's goals, each with the parameters (over the
+#: defaults) that make it the only one of 1: at the defaults all four are 1, so a relay
+#: that holds one scope to another scope's limit cannot be told apart
+B8_ALONE = tuple((f"pending per {n} alone ({k})", _alone(k),
+                  {o: 2 for _, o in _PENDING if o != k}) for n, k in _PENDING)
 
 
 def _rows_pressed(s, m):
