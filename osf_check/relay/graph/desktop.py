@@ -93,7 +93,7 @@ class DesktopRelay:
     def sync_reply(self, commands: list[dict[str, Any]]) -> None:
         for c in commands:
             self.commands[c["command_id"]] = Command(c["command_id"], c["graph_session_id"],
-                                                     c["slug"], arguments=c["arguments"])
+                                                     c["slug"], arguments=c.get("arguments", {}))
         self.phase = "work"
 
     def sync_failed(self) -> None:
