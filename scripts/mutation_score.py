@@ -57,7 +57,9 @@ STATUS = {1: "killed", 3: "killed", 36: "killed", -24: "killed", 24: "killed", 1
 
 
 def _config(fast: bool) -> str:
-    args = ["-p", "no:cacheprovider", "-q", "-m", "not slow", "-k", SELECT]
+    # one process: mutmut records which tests reach a mutant through trampolines in the
+    # process that runs them, which the addopts' xdist workers (-n auto) are not
+    args = ["-p", "no:cacheprovider", "-n", "0", "-q", "-m", "not slow", "-k", SELECT]
     tests = UNIT + ([] if fast else FUZZ)
     also = ["osf_check/", "docs/", "README.md"]
     return ("\n[tool.mutmut]\n"
@@ -177,6 +179,13 @@ def main(argv: list[str] | None = None) -> int:
             statuses = collect(work)
             if not statuses:
                 print(f"mutation_score: mutmut produced no results (exit {run.returncode})",
+                      file=sys.stderr)
+                return 1
+            if all(st == "not checked" for st in statuses.values()):
+                # no score: 0 % would read as tests that kill nothing (with pytest-xdist's
+                # workers mutmut saw no test reach any mutant, and stopped)
+                print(f"mutation_score: mutmut checked none of the {len(statuses):,} mutants "
+                      f"(exit {run.returncode}): no test was seen to reach them",
                       file=sys.stderr)
                 return 1
         report = score(statuses, equivalents())

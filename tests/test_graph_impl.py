@@ -155,6 +155,17 @@ def test_a_sharing_change_starts_a_round_at_once_unless_busy(tmp_path):
     assert d.sharing_changed() == [] and d.phase == "sync"  # busy: skipped
 
 
+def test_a_command_keeps_the_arguments_its_sync_reply_carried(tmp_path):
+    # the Graph runs with what the agent passed (000's run_graph_session arguments); a
+    # reply without the field is a command without arguments
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.sync_reply([{"command_id": "c1", "graph_session_id": SID, "slug": d.slug,
+                   "arguments": {"a": ["日本語", 1]}},
+                  {"command_id": "c2", "graph_session_id": SID, "slug": d.slug}])
+    assert [(c.command_id, c.arguments) for c in d.commands.values()] == [
+        ("c1", {"a": ["日本語", 1]}), ("c2", {})]
+
+
 def test_reopening_the_database_loses_no_completion(tmp_path):
     path = str(tmp_path / "outbox.sqlite")
     d = DesktopRelay(path, session_id=SID)
