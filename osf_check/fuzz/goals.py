@@ -90,7 +90,7 @@ class Reached:
 def of(system: str) -> list[Goal]:
     """The goals of a system's properties: each premise, then each limit pressed.
 
-    >>> [g.label for g in of("wire-relay") if g.prop == "B8"][-2:]
+    >>> [g.label for g in of("wire-relay") if g.prop == "B8"][6:8]
     ['waiters per key (waiters)', 'light slots (light_slots)']
     """
     out = []
