@@ -40,7 +40,7 @@ from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
 from osf_check import output
-from osf_check.output import OutputFailed, atomic_write, sweep
+from osf_check.output import OutputFailed, atomic_write, escape_halves_on_output, sweep
 from osf_check.traces.format import dumps, load_trace, to_itf
 
 from . import report
@@ -64,7 +64,7 @@ def _internal(exc: BaseException) -> NoReturn:
     """A bug in osf-check: one line, and the traceback in a file whose path is printed."""
     import traceback
     fd, path = tempfile.mkstemp(prefix="osf-check-crash-", suffix=".txt")
-    with os.fdopen(fd, "w") as f:
+    with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
         f.write(f"osf-check {_version()} {' '.join(sys.argv[1:])}\n\n")
         f.write("".join(traceback.format_exception(exc)))
     first = str(exc).splitlines()[0] if str(exc) else ""
@@ -435,6 +435,8 @@ def main() -> None:
     (--impl) crashed, hung or broke the driver protocol; 130 interrupted; 141 the
     reader of stdout went away (``| head``).
     """
+    # the implementation's text (a failure, a log line) may hold a lone half of a pair
+    escape_halves_on_output()
     # the searches free and allocate arrays of megabytes per chunk: reused, not mapped
     # afresh (fewer page faults, and even partitioned workers; explorer/allocator.py)
     keep_freed_memory()

@@ -13,7 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO, Callable
 
-__all__ = ["atomic_write", "write_whole", "OutputFailed", "forget", "sweep"]
+__all__ = ["atomic_write", "write_whole", "OutputFailed", "forget", "sweep", "halves_escaped",
+           "escape_halves_on_output"]
 
 #: every file this process wrote through :func:`atomic_write` (absolute paths), so that
 #: a run can tell its own files in an output directory from an earlier run's
@@ -26,6 +27,30 @@ class OutputFailed(OSError):
     bug.  ``strerror`` says which file and why."""
 
 
+def halves_escaped(text: str) -> str:
+    """``text`` with every lone half of a surrogate pair written as its escape ``\\udc00``.
+
+    The implementation under test handles JSON text, which may hold one (a Graph's result,
+    a phone's request id), and the text reaches failures, traces and logs; Python's UTF-8
+    codec refuses it.  Inside a JSON string the escape is JSON's own, so the file still
+    reads back to the same text; elsewhere it reads as what it is.
+
+    >>> halves_escaped("a\\udc00é😀")
+    'a\\\\udc00é😀'
+    """
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def escape_halves_on_output() -> None:
+    """Let stdout and stderr write a lone half as its escape (see :func:`halves_escaped`)
+    rather than raise."""
+    import sys
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
     """Write ``data`` whole (:func:`write_whole`) and note the file as this run's.
 
@@ -34,7 +59,8 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
     pointing at the file it names, which is the one replaced.
     """
     p = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    # a lone half of a pair as its escape (halves_escaped)
+    payload = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data
     if p.exists() and not p.is_file():
         try:
             with open(p, "wb") as f:

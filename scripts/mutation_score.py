@@ -37,12 +37,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENT = ROOT / "docs" / "mutation-equivalent.txt"
-PACKAGES = ("osf_check/relay/graph", "osf_check/relay/wire")
+PACKAGES = ("osf_check/relay/graph", "osf_check/relay/wire", "osf_check/relay/jstext")
 #: the implementation's own tests (fast mode: seconds per mutant)
 UNIT = ["tests/test_impl_contracts.py", "tests/test_graph_impl.py", "tests/test_wire_impl.py",
         "tests/test_wire_idempotency.py", "tests/test_limits_at_edges.py",
         "tests/test_impl_machines.py", "tests/test_fuzz_inputs.py", "tests/test_wire_frames.py",
-        "tests/test_graph_exact.py"]
+        "tests/test_graph_exact.py", "tests/test_lone_surrogates.py"]
 #: the fuzz harness: the implementation must conform to the model (full mode adds them)
 #: (test_trust.py reads relay/'s source text, which mutmut rewrites: not a killer)
 FUZZ = ["tests/test_fuzz_time.py", "tests/test_fuzz_noop_steps.py",

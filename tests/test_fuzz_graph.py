@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -290,3 +291,41 @@ def test_the_graph_runs_with_the_arguments_its_agent_passed(monkeypatch, where):
     assert rep.failure is not None and rep.failure.startswith(
         "start_graph(r=0): the desktop would run the Graph with the arguments {}, the agent "
         "passed {'intent': 0"), rep.failure
+
+
+def _json_as_python_writes_it(value, **dumps):
+    return json.dumps(value, ensure_ascii=False, **dumps)  # a lone half stays a character
+
+
+def test_the_tour_measures_a_lone_half_as_json_stringify_writes_it(monkeypatch):
+    """Run 1's completed Graph returns emoji with lone halves: a measure that counts a
+    half once (84,000 units) posts whole what JavaScript measures at 104,000."""
+    import osf_check.relay.graph.payload as payload
+    monkeypatch.setattr(payload, "stringify", _json_as_python_writes_it)
+    rep = tour("graph-relay", depth=8)
+    assert rep.failure is not None and rep.failure.startswith("property A8 violated"), \
+        rep.failure
+    assert "was posted whole" in rep.failure, rep.failure
+
+
+def test_an_implementation_that_raises_is_a_failure_where_it_raised(monkeypatch):
+    """An outbox that writes a lone half as Python does hands SQLite text its UTF-8 codec
+    refuses: the implementation raised, and the run says where (it was an internal error
+    of osf-check, with no path)."""
+    import osf_check.relay.graph.outbox as outbox
+    monkeypatch.setattr(outbox, "stringify", _json_as_python_writes_it)
+    rep = tour("graph-relay", depth=6)
+    assert rep.failure is not None and rep.failure.startswith(
+        "the implementation raised UnicodeEncodeError on graph_finish("), rep.failure
+    assert re.search(r"\(relay/graph/outbox\.py:\d+ in put\)$", rep.failure), rep.failure
+    assert rep.path, "no path to the failure"
+
+
+def test_the_checkers_own_exception_stays_an_internal_error(monkeypatch):
+    from osf_check.fuzz.graph_harness import GraphHarness
+
+    def broken(self, inst):
+        raise RuntimeError("a bug in the harness")
+    monkeypatch.setattr(GraphHarness, "apply", broken)
+    with pytest.raises(RuntimeError, match="a bug in the harness"):
+        tour("graph-relay", depth=2)

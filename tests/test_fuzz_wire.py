@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -251,3 +252,18 @@ def test_reopening_the_claims_between_every_step_changes_nothing(tmp_path):
         h.reopen()
         assert h.abstract() == s
     h.close()
+
+
+def test_a_desktop_that_measures_keys_with_pythons_codec_is_caught_where_it_raised(monkeypatch):
+    """Even keys and params end in a lone half (valid JSON a phone may send): a desktop
+    that measured a key's bytes with Python's UTF-8 codec raised on it, and every fuzz
+    run passed, for no key held one (nor did the reference store one: SQLite's binding
+    refuses it too)."""
+    from osf_check.relay.wire import envelope
+    monkeypatch.setattr(envelope, "byte_length", lambda text: len(text.encode("utf-8")))
+    rep = tour("wire-relay", depth=2)
+    assert rep.failure is not None and re.fullmatch(
+        r"the implementation raised UnicodeEncodeError on forward\(o=0, a=0\): 'utf-8' codec "
+        r"can't encode character '\\udc00' in position 8: surrogates not allowed "
+        r"\(relay/wire/envelope\.py:\d+ in params_problem\)", rep.failure), rep.failure
+    assert rep.path

@@ -109,7 +109,7 @@ class Adapter:
             raise RuntimeError(f"osf-check built an invalid {kind} request: {why}")
         try:
             assert self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps(msg, ensure_ascii=False) + "\n")
+            self.proc.stdin.write(json.dumps(msg) + "\n")  # ASCII: a lone half of a pair too
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             # what it wrote before it went says more than its exit status ('echo garbage')

@@ -67,7 +67,7 @@ def serve(make: Callable[[str, dict[str, int], int], Implementation], *, name: s
         except Exception as e:  # the harness says the adapter failed, quoting this
             traceback.print_exc(file=sys.stderr)
             reply = {"type": "error", "id": rid, "message": f"{type(e).__name__}: {e}"}
-        out.write(json.dumps(reply, ensure_ascii=False) + "\n")
+        out.write(json.dumps(reply) + "\n")  # ASCII: a lone half of a pair too
         out.flush()
         if kind == "bye":
             break

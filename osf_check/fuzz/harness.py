@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import copy
 import sqlite3
+import traceback
+from pathlib import Path
 from typing import Any, Callable
 
 from osf_check.models.dsl import Model
@@ -22,6 +24,26 @@ class Divergence(AssertionError):
 
 class Violation(Divergence):
     """The implementation broke a property on its own state."""
+
+
+class Crash(Divergence):
+    """The implementation under test raised: a finding about it, not an error of
+    osf-check (an exception raised while only the checker's code ran stays one)."""
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+#: the code under test in process: the reference implementation and its planted bugs
+UNDER_TEST = (_PACKAGE / "relay", _PACKAGE / "fuzz" / "mutants.py")
+
+
+def crash_site(e: BaseException) -> str | None:
+    """Where the implementation under test was when ``e`` was raised (its innermost
+    frame, ``relay/wire/envelope.py:112 in id_ok``), or None if it was not running."""
+    for f in reversed(traceback.extract_tb(e.__traceback__)):
+        path = Path(f.filename).resolve()
+        if any(path == u or u in path.parents for u in UNDER_TEST):
+            return f"{path.relative_to(_PACKAGE).as_posix()}:{f.lineno} in {f.name}"
+    return None
 
 
 class IdleEvents:

@@ -174,7 +174,9 @@ class ParallelRelay(DesktopRelay):
 
 
 def _utf8_bytes(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    """Buffer.byteLength(JSON.stringify(value)): a lone half is its 6-byte escape."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return len(text.encode("utf-8", "backslashreplace"))
 
 
 def _code_points_spaced(value: Any) -> int:

@@ -2,8 +2,8 @@
 (``graph-relay.md``, ``wire-relay.md``), never with the implementation's own helpers:
 an oracle that shares the code it judges shares its bugs.
 
->>> utf16_length('{"a":"😀"}')
-10
+>>> utf16_length('{"a":"😀"}'), utf16_length(stringify({"a": "\\udc00"}))
+(10, 14)
 >>> bounded({"execution_id": "e", "status": "completed", "result_truncated": True},
 ...         {"execution_id": "e", "status": "completed", "result": "x" * 100_000,
 ...          "total_tokens": 1, "reported_cost": 0.0})
@@ -33,6 +33,7 @@ def stringify(value: Any) -> str:
     """``JSON.stringify(value)`` for the JSON values a completion holds: no spaces, and a
     lone surrogate (half a pair a cut left) escaped as JavaScript escapes it."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = _units(text).decode("utf-16-le", "surrogatepass")  # halves that pair: one character
     return _LONE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -51,6 +51,18 @@ def _deny_writes(action: int, *args: Any) -> int:
                                              sqlite3.SQLITE_DELETE) else sqlite3.SQLITE_OK
 
 
+
+def _named(prefix: str, n: int) -> str:
+    """The key or text numbered ``n``; an even one ends in half a surrogate pair: valid
+    JSON (``"\\udc00"``) that a JavaScript string holds and Python's UTF-8 codec (so
+    SQLite's binding) refuses, so that every path the phone's text takes meets one.
+    (Request ids stay plain: a log mapping names requests by id, and TOML holds no half.)
+
+    >>> _named("op-key-", 1), _named("op-key-", 0) == "op-key-0\\udc00"
+    ('op-key-1', True)
+    """
+    return f"{prefix}{n}" + ("" if n % 2 else "\udc00")
+
 class WireHarness(HarnessBase):
     STORE = "claims"
     #: the model actions that are the desktop's own decisions (checked against offers())
@@ -112,13 +124,14 @@ class WireHarness(HarnessBase):
     def _scope(self, s: tuple) -> Scope:
         phone, *method, (key, k) = s
         return Scope(USER, f"phone-{phone}::{DESK}", method[0] if method else "",
-                     self.phones[phone].key(f"op-key-{key}", attempt=k))
+                     self.phones[phone].key(_named("op-key-", key), attempt=k))
 
     def params(self, o: int) -> dict[str, Any]:
         op = self.c.ops[o]
         if op.method == OUTBOX:
-            return outbox_params(SESSION, f"op-{op.phone}-{op.key}", text=f"message {op.params}")
-        return {"profileId": f"profile-{op.params}"}
+            return outbox_params(SESSION, f"op-{op.phone}-{op.key}",
+                                 text=_named("message ", op.params))
+        return {"profileId": _named("profile-", op.params)}
 
     def op_of(self, client_id: str, rid: str) -> int:
         for o in range(len(self.c.ops)):
@@ -181,7 +194,7 @@ class WireHarness(HarnessBase):
         if name == "send":
             op = self.c.ops[o]
             frame = self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
-                                                  f"op-key-{op.key}")
+                                                  _named("op-key-", op.key))
             self.tries[o] += 1
             out = self.relay.on_request(self.client(o), frame, now)
             if out:
@@ -193,7 +206,7 @@ class WireHarness(HarnessBase):
         elif name == "send_malformed":
             op = self.c.ops[o]
             frame = self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
-                                                  f"op-key-{op.key}")
+                                                  _named("op-key-", op.key))
             frame["payload"]["traceparent"] = "00-not-a-trace-context"
             self.tries[o] += 1
             out = self.relay.on_request(self.client(o), frame, now)

@@ -21,6 +21,7 @@ from typing import Any
 
 from osf_check.fuzz.harness import Divergence
 from osf_check.models.dsl import Model
+from osf_check.output import halves_escaped
 
 from . import graph_log, wire_log
 
@@ -91,9 +92,10 @@ def walk(model: Model, mutant: str | None, *, seed: int = 0, steps: int = 40,
             first = n + 1
             for station, event, fields in stations.events_of(h, inst, outs, was):
                 n += 1
-                out.write(json.dumps({"time": round((k + 1) * step_seconds, 3),
-                                      "station": station, "event": event, "fields": fields},
-                                     ensure_ascii=False) + "\n")
+                # a lone half of a pair as JSON.stringify writes it: escaped
+                out.write(halves_escaped(json.dumps(
+                    {"time": round((k + 1) * step_seconds, 3), "station": station,
+                     "event": event, "fields": fields}, ensure_ascii=False)) + "\n")
             w.lines.append((first, n) if n >= first else None)
             s = nxt if nxt is not None else s
     finally:

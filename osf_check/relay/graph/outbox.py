@@ -11,6 +11,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..jstext import stringify
+
 
 class Outbox:
     _db: sqlite3.Connection | None  # None while closed
@@ -45,7 +47,7 @@ class Outbox:
     def put(self, execution_id: str, payload: dict[str, Any]) -> None:
         seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM outbox").fetchone()[0]
         self.db.execute("INSERT OR REPLACE INTO outbox VALUES (?, ?, ?)",
-                        (execution_id, seq, json.dumps(payload, ensure_ascii=False)))
+                        (execution_id, seq, stringify(payload)))  # SQLite takes no lone half
 
     def remove(self, execution_id: str) -> None:
         self.db.execute("DELETE FROM outbox WHERE execution_id = ?", (execution_id,))

@@ -17,25 +17,29 @@ True
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
+
+from ..jstext import stringify, units
 
 RESULT_LIMIT = 100_000  # JSON.stringify(payload).length: UTF-16 code units, compact JSON
 ERROR_LIMIT = 2_000
 
 
 def stringify_length(value: Any) -> int:
-    """``JSON.stringify(value).length``: compact separators, UTF-16 code units."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    """``JSON.stringify(value).length``: compact separators, UTF-16 code units (a lone
+    half of a pair is written as its 6-character escape)."""
+    return units(stringify(value, separators=(",", ":")))
 
 
 def cut_units(text: str, units: int) -> str:
     """The first ``units`` UTF-16 code units of ``text`` (JavaScript's ``slice``, the unit
     the desktop counts in), less the first half of a pair the cut would split: the
     posted text stays valid Unicode."""
-    head = text.encode("utf-16-le", "surrogatepass")[:2 * units]
-    if 0xD800 <= int.from_bytes(head[-2:], "little") <= 0xDBFF:  # (never a whole text's end)
+    data = text.encode("utf-16-le", "surrogatepass")
+    if len(data) <= 2 * units:
+        return text  # whole, even if it ends in half a pair
+    head = data[:2 * units]
+    if 0xD800 <= int.from_bytes(head[-2:], "little") <= 0xDBFF:
         head = head[:-2]
     return head.decode("utf-16-le", "surrogatepass")
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..jstext import byte_length
+
 REQUEST_FIELDS = frozenset({"id", "method", "params", "idempotencyKey", "traceparent",
                             "tracestate"})
 MAX_ID_BYTES = 128
@@ -109,7 +111,7 @@ def request(rid: str, method: str, params: dict[str, Any], key: str | None = Non
 def id_ok(payload: Any) -> bool:
     """Whether the frame has an id the relay may answer (a string of at most 128 bytes)."""
     rid = payload.get("id") if isinstance(payload, dict) else None
-    return isinstance(rid, str) and 0 < len(rid.strip().encode("utf-8")) <= MAX_ID_BYTES
+    return isinstance(rid, str) and 0 < byte_length(rid.strip()) <= MAX_ID_BYTES
 
 
 def trace_ok(payload: Any) -> bool:
@@ -162,7 +164,7 @@ def snake_keys(value: Any, where: str = "") -> list[str]:
 def params_problem(method: str, params: dict[str, Any], key: str | None) -> str | None:
     """Why the desktop refuses these params (-32602), or None."""
     mutation = MANIFEST.get(method, (False, False))[0]
-    if mutation and (not key or len(key.encode("utf-8")) > MAX_KEY_BYTES):
+    if mutation and (not key or byte_length(key) > MAX_KEY_BYTES):
         return "a mutation needs a non-empty idempotency key of at most 256 bytes"
     bad = snake_keys(params)
     if bad:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..jstext import HALF, paired, stringify
 from .errors import answer_class, desktop_error
 
 __all__ = ["AMBIGUOUS", "DurableClaims", "MemoryClaims", "Row", "Scope", "answer_class",
@@ -55,7 +56,7 @@ BUSY = desktop_error("busy", "The first attempt may still run; retry later.")
 
 
 def fingerprint(params: Any) -> str:
-    text = json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = stringify(params, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -65,6 +66,21 @@ class Scope:
     device: str
     method: str
     key: str
+
+
+def _columns(s: Scope) -> tuple[str | bytes, ...]:
+    """The scope as SQLite stores it: text, or UTF-8 bytes for text holding a lone half
+    of a pair (a phone's key may: the binding refuses it as text, and writing U+FFFD for
+    it would merge two keys)."""
+    columns = (paired(x) for x in (s.user, s.device, s.method, s.key))
+    return tuple(x if not HALF.search(x) else x.encode("utf-8", "surrogatepass")
+                 for x in columns)
+
+
+def _scope(*columns: str | bytes) -> Scope:
+    return Scope(*(x.decode("utf-8", "surrogatepass") if isinstance(x, bytes) else x
+                   for x in columns))
+
 
 
 @dataclass(frozen=True)
@@ -101,7 +117,7 @@ class DurableClaims:
 
     def row(self, s: Scope) -> Row | None:
         r = self.db.execute("SELECT fp, state, answer, claimed_at, stored_at, lease_over FROM "
-                            "claims " + self._WHERE, (s.user, s.device, s.method, s.key)).fetchone()
+                            "claims " + self._WHERE, _columns(s)).fetchone()
         if r is None:
             return None
         return Row(r[0], r[1], json.loads(r[2]) if r[2] is not None else None, r[3], r[4],
@@ -123,8 +139,7 @@ class DurableClaims:
             if self._full(self.rows()):
                 return Decision("capacity", desktop_error("capacity", "too many idempotency keys"))
             self.db.execute("INSERT INTO claims VALUES (?,?,?,?,?,?,?,?,?,0)",
-                            (s.user, s.device, s.method, s.key, fingerprint(params), "running",
-                             None, now, None))
+                            (*_columns(s), fingerprint(params), "running", None, now, None))
             return Decision("run")
         if self.conflicts(s, params):
             return Decision("conflict", desktop_error(
@@ -158,20 +173,18 @@ class DurableClaims:
     def _reclaim(self, s: Scope, now: float) -> None:
         self.db.execute("UPDATE claims SET state='running', answer=NULL, claimed_at=?, "
                         "stored_at=NULL, lease_over=0 " + self._WHERE,
-                        (now, s.user, s.device, s.method, s.key))
+                        (now, *_columns(s)))
 
     def _store(self, s: Scope, answer: dict[str, Any], now: float) -> None:
         self.db.execute("UPDATE claims SET state='stored', answer=?, stored_at=? " + self._WHERE,
-                        (json.dumps(answer, ensure_ascii=False), now, s.user, s.device, s.method,
-                         s.key))
+                        (stringify(answer), now, *_columns(s)))
 
     def store(self, s: Scope, answer: dict[str, Any], now: float) -> tuple[dict[str, Any], bool]:
         """Store the answer for replay.  Returns what the caller must send and whether it was
         stored: an answer over 256 KiB is stored (and sent) as ambiguous; if the store fails
         the row stays ``running`` and the answer is ambiguous, never a success without a
         replay entry."""
-        text = json.dumps(answer, ensure_ascii=False)
-        if len(text.encode("utf-8")) > MAX_ANSWER:
+        if len(stringify(answer).encode("utf-8")) > MAX_ANSWER:
             answer = AMBIGUOUS
         try:
             self._store(s, answer, now)
@@ -187,9 +200,9 @@ class DurableClaims:
                 "SELECT user, device, method, key, state, claimed_at, stored_at, lease_over "
                 "FROM claims ORDER BY user, device, method, key"):
             if state == "running" and not over:
-                out.append((claimed + LEASE, "lease", Scope(u, d, m, k)))
+                out.append((claimed + LEASE, "lease", _scope(u, d, m, k)))
             elif state == "stored":
-                out.append((stored + RETENTION, "retention", Scope(u, d, m, k)))
+                out.append((stored + RETENTION, "retention", _scope(u, d, m, k)))
         return sorted(out, key=lambda t: (t[0], t[1], t[2].user, t[2].device, t[2].method,
                                           t[2].key))
 
@@ -198,19 +211,19 @@ class DurableClaims:
         if row is None or row.state != "running" or row.lease_over or now < row.claimed_at + LEASE:
             return False
         self.db.execute("UPDATE claims SET lease_over=1 " + self._WHERE,
-                        (s.user, s.device, s.method, s.key))
+                        _columns(s))
         return True
 
     def release(self, s: Scope) -> None:
         """Let a completed claim go at once (chunk-append: its ledger reconciles reruns)."""
-        self.db.execute("DELETE FROM claims " + self._WHERE, (s.user, s.device, s.method, s.key))
+        self.db.execute("DELETE FROM claims " + self._WHERE, _columns(s))
 
     def forget(self, s: Scope, now: float) -> bool:
         """48 h after its answer was stored the row is deleted: the key is forgotten."""
         row = self.row(s)
         if row is None or row.stored_at is None or now < row.stored_at + RETENTION:
             return False
-        self.db.execute("DELETE FROM claims " + self._WHERE, (s.user, s.device, s.method, s.key))
+        self.db.execute("DELETE FROM claims " + self._WHERE, _columns(s))
         return True
 
     def tick(self, now: float) -> int:

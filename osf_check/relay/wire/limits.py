@@ -11,8 +11,9 @@ command-output page, the ``data`` of a binary read) are this implementation's.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from ..jstext import byte_length, stringify
 
 MiB, KiB = 1 << 20, 1 << 10
 MAX_FRAME = 32 * MiB  # every relay frame
@@ -21,11 +22,14 @@ RECONCILE_RESULT = 8 * MiB  # its result
 RECONCILE_OUTBOX = 256  # outbox entries per session in its result
 COMMAND_OUTPUT_PAGE = 256 * KiB  # run.chatCommandOutputRead
 READ_BINARY = 16 * MiB  # files.readBinary
+#: the results whose text has a limit of its own: the field, its bytes, why it is refused
+TEXT_LIMITS = {"run.chatCommandOutputRead": ("output", COMMAND_OUTPUT_PAGE, "page over 256 KiB"),
+               "files.readBinary": ("data", READ_BINARY, "over 16 MiB")}
 
 
 def size(value: Any) -> int:
     """Bytes of ``value`` as compact UTF-8 JSON (what goes on the socket)."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    return len(stringify(value, separators=(",", ":")).encode("utf-8"))
 
 
 def params_problem(method: str, params: dict[str, Any]) -> str | None:
@@ -43,10 +47,8 @@ def result_problem(method: str, result: Any) -> str | None:
         for s in (result or {}).get("sessions", []) if isinstance(result, dict) else []:
             if isinstance(s, dict) and len(s.get("outbox") or []) > RECONCILE_OUTBOX:
                 return f"run.chatReconcileSessions: over {RECONCILE_OUTBOX} outbox entries in a session"
-    if method == "run.chatCommandOutputRead" and isinstance(result, dict) and \
-            len(str(result.get("output", "")).encode("utf-8")) > COMMAND_OUTPUT_PAGE:
-        return "run.chatCommandOutputRead: page over 256 KiB"
-    if method == "files.readBinary" and isinstance(result, dict) and \
-            len(str(result.get("data", "")).encode("utf-8")) > READ_BINARY:
-        return "files.readBinary: over 16 MiB"
+    if method in TEXT_LIMITS and isinstance(result, dict):
+        field, limit, why = TEXT_LIMITS[method]
+        if isinstance(result.get(field), str) and byte_length(result[field]) > limit:
+            return f"{method}: {why}"
     return None

@@ -1,0 +1,56 @@
+"""Text as the two relays' JavaScript holds, measures and writes it.
+
+A JavaScript string is a sequence of UTF-16 code units and may hold half a surrogate
+pair: ``"\\udc00"`` is valid JSON, so a phone's frame or a Graph's result can carry one.
+Python holds such a half as a lone code point, which its UTF-8 codec (and so SQLite's
+binding) refuses.  These helpers take text as JavaScript does:
+
+- :func:`stringify` is ``JSON.stringify``: a lone half is written as its escape, so the
+  text is valid UTF-8 and ``json.loads`` gives the half back;
+- :func:`units` is ``String.length``: UTF-16 code units;
+- :func:`byte_length` is Node's ``Buffer.byteLength``: UTF-8, a lone half as U+FFFD
+  (3 bytes).
+
+A pair given as two code points (``"\\ud83d\\ude00"``) is the one character JavaScript
+reads there.
+
+>>> stringify({"a": "x\\udc00"}, separators=(",", ":"))
+'{"a":"x\\\\udc00"}'
+>>> json.loads(stringify("\\udc00")) == "\\udc00"
+True
+>>> units("😀"), units("\\ud83d\\ude00"), units("\\udc00")
+(2, 2, 1)
+>>> byte_length("é"), byte_length("😀"), byte_length("\\udc00")
+(2, 4, 3)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+#: a lone half of a surrogate pair (in a text whose pairs are :func:`paired`)
+HALF = re.compile("[\ud800-\udfff]")
+
+
+def paired(text: str) -> str:
+    """``text`` with every pair given as two code points joined into its character."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def stringify(value: Any, **dumps: Any) -> str:
+    """``JSON.stringify(value)`` (with ``json.dumps``'s layout arguments): characters as
+    they are, a lone half escaped as JavaScript escapes it (lower-case hex)."""
+    text = paired(json.dumps(value, ensure_ascii=False, **dumps))
+    return HALF.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def units(text: str) -> int:
+    """``text.length``: UTF-16 code units."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def byte_length(text: str) -> int:
+    """``Buffer.byteLength(text)``: UTF-8 bytes, a lone half counted as U+FFFD."""
+    return len(paired(text).encode("utf-8", "surrogatepass"))  # a half encodes to 3 bytes
