@@ -267,3 +267,18 @@ def test_a_desktop_that_measures_keys_with_pythons_codec_is_caught_where_it_rais
         r"can't encode character '\\udc00' in position 8: surrogates not allowed "
         r"\(relay/wire/envelope\.py:\d+ in params_problem\)", rep.failure), rep.failure
     assert rep.path
+
+
+def test_an_implementation_that_raises_fails_the_fuzz_run_not_osf_check(monkeypatch, tmp_path):
+    """The command says the implementation failed (exit 12, the step and where it raised,
+    a trace of the path) where it said "internal error, a bug in osf-check" (153)."""
+    from osf_check.relay.wire import envelope
+    monkeypatch.setattr(envelope, "byte_length", lambda text: len(text.encode("utf-8")))
+    res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--tour-depth", "2",
+                                    "--examples", "0", "--json", "--out", str(tmp_path)])
+    assert res.exit_code == 12, res.output
+    failure = json.loads(res.stdout)["runs"][0]["failure"]
+    assert failure.startswith("the implementation raised UnicodeEncodeError on forward(o=0, "
+                              "a=0)") and "relay/wire/envelope.py:" in failure, failure
+    assert "internal error" not in res.output
+    assert list(tmp_path.glob("*.trace.json")), "no trace of the failing path"
