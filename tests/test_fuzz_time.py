@@ -13,7 +13,7 @@ from osf_check.fuzz.deadlines import keep_pending
 from osf_check.fuzz.driver import tour
 from osf_check.relay.graph.desktop import DesktopRelay
 from osf_check.relay.wire.desktop_router import DesktopRouter
-from osf_check.relay.wire.idempotency import DurableClaims
+from osf_check.relay.wire.idempotency import DurableClaims, _columns
 from osf_check.relay.wire.relay_router import RelayRouter
 
 
@@ -24,8 +24,9 @@ class LeaseExtendedByBusyRetry(DurableClaims):
         d = super().claim(s, params, now, owner_alive)
         row = self.row(s)
         if row is not None and row.state == "running" and d.kind != "run":
+            # the scope as the claims store it (a key holding a lone half as its bytes)
             self.db.execute("UPDATE claims SET claimed_at=? " + self._WHERE,
-                            (now, s.user, s.device, s.method, s.key))
+                            (now, *_columns(s)))
         return d
 
 

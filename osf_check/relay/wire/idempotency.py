@@ -82,7 +82,6 @@ def _scope(*columns: str | bytes) -> Scope:
                    for x in columns))
 
 
-
 @dataclass(frozen=True)
 class Decision:
     kind: str  # run, replay, conflict, busy, ambiguous, capacity
