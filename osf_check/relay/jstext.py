@@ -18,10 +18,14 @@ reads there.
 '{"a":"x\\\\udc00"}'
 >>> json.loads(stringify("\\udc00")) == "\\udc00"
 True
+>>> paired("a\\ud83d\\ude00") == "a😀", paired("x") == "x"
+(True, True)
+>>> stringify("\\ud83d\\ude00\\udc00")
+'"😀\\\\udc00"'
 >>> units("😀"), units("\\ud83d\\ude00"), units("\\udc00")
 (2, 2, 1)
->>> byte_length("é"), byte_length("😀"), byte_length("\\udc00")
-(2, 4, 3)
+>>> byte_length("é"), byte_length("😀"), byte_length("\\ud83d\\ude00"), byte_length("\\udc00")
+(2, 4, 4, 3)
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ HALF = re.compile("[\ud800-\udfff]")
 
 def paired(text: str) -> str:
     """``text`` with every pair given as two code points joined into its character."""
+    if not HALF.search(text):  # nearly every text: no code point to join, no round trip
+        return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
