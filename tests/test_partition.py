@@ -201,7 +201,7 @@ def test_check_reports_the_partitions_and_says_why_when_there_are_none():
     one = check("two-phase", params={"rms": 5}, depth=None)
     assert one.workers == {"asked": 1, "partitions": 1, "why": None, "cluster": None,
                            "shuffled_bytes": 0, "shuffled_per_level": [],
-                           "new_keys_per_level": []}
+                           "new_keys_per_level": [], "stolen_chunks": 0}
     assert sum(r.workers["shuffled_per_level"]) == r.workers["shuffled_bytes"]
     assert one.status == r.status and one.exploration.distinct == r.exploration.distinct
     g = check("graph-relay", depth=3, workers=2)  # reach and fair: the graph is kept
@@ -343,6 +343,65 @@ def test_the_bytes_moved_between_workers_are_measured_not_assumed():
         succ[w] = ex.shuffled - sum(ex.new_keys_levels)
     assert 0 < succ[2] < succ[3] < succ[5]
     assert succ[5] < 2 * succ[2]  # 4/5 against 1/2 of the same successors
+
+
+def _slow_worker_0(monkeypatch):
+    """Worker 0 takes 20 ms more a chunk (the workers are forks: they inherit this)."""
+    from osf_check.explorer.partition import Shard
+    plain = Shard._chunk
+
+    def slow(self, *a, **k):
+        if self.index == 0:
+            time.sleep(0.02)
+        return plain(self, *a, **k)
+    monkeypatch.setattr(Shard, "_chunk", slow)
+
+
+def test_a_worker_done_with_its_frontier_expands_the_others_chunks_left(monkeypatch):
+    """With worker 0 slowed down, worker 1 expands chunks of worker 0's frontier, and
+    the run is still one process's: ids, parents, counts and every violation, with
+    and without stopping at the first (what a chunk's expander changes is only who
+    sends its successors to their owners)."""
+    _slow_worker_0(monkeypatch)
+    for mutant in (None, "commit-without-all-prepared"):
+        m, props, _ = prepare("two-phase", params={"rms": 5}, mutant=mutant)
+        for stop in (False, True):
+            one = vector_bfs(m, props, depth=None, stop_on_violation=stop, chunk=64)
+            two = vector_bfs(m, props, depth=None, stop_on_violation=stop, chunk=64,
+                             workers=2)
+            _same(one, two)
+            assert two.stolen_chunks > 0
+    # with the graph each worker keeps the edges out of its own states: no stealing
+    m = TWO_PHASE.build({"rms": 5})
+    g = vector_bfs(m, [], depth=None, keep_graph=True, stop_on_violation=False, chunk=64,
+                   workers=2)
+    assert g.stolen_chunks == 0
+    _same(vector_bfs(m, [], depth=None, keep_graph=True, stop_on_violation=False), g)
+
+
+def test_the_chunks_of_a_frontier_are_each_claimed_once(tmp_path):
+    """Claims hand out every row of each worker's published frontier once, in order; a
+    frontier of one chunk, or one not yet published for the level, is the owner's."""
+    import multiprocessing as mp
+    from osf_check.explorer.partition import Frontiers
+    lock, table = mp.Lock(), mp.RawArray("q", 4 * 2)
+    a, b = (Frontiers(lock, table, tmp_path, w, 2, chunk=10) for w in (0, 1))
+    keys = np.arange(35, dtype=np.uint64).reshape(-1, 1)
+    assert b.claim(0, 1) is None  # not published yet
+    a.publish(1, keys, np.arange(35, dtype=np.int32) + 100)
+    assert a.claim(0, 1) == (0, 10) and b.claim(0, 1) == (10, 20)
+    fk, fg = b.frontier(0)
+    assert fk[10:20, 0].tolist() == list(range(10, 20)) and int(fg[10]) == 110
+    del fk, fg
+    assert b.claim(0, 1) == (20, 30) and a.claim(0, 1) == (30, 35)
+    assert a.claim(0, 1) is None and b.claim(0, 1) is None
+    assert b.claim(0, 2) is None  # a level it has not published
+    b.publish(2, keys[:10], np.arange(10, dtype=np.int32))  # one chunk: not shared
+    assert a.claim(1, 2) is None and b.claim(1, 2) == (0, 10) and b.claim(1, 2) is None
+    for f in (a, b):
+        f.done()
+        for box in f.boxes:
+            box.close()
 
 
 def test_keys_of_several_words_are_each_their_own_group():

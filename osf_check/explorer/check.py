@@ -151,7 +151,8 @@ def _workers(ex: Exploration, asked: int, engine: str, cluster: str | None
     return {"asked": asked, "partitions": used, "why": why, "cluster": cluster,
             "shuffled_bytes": int(getattr(ex, "shuffled", 0)),
             "shuffled_per_level": [int(x) for x in getattr(ex, "shuffled_levels", [])],
-            "new_keys_per_level": [int(x) for x in getattr(ex, "new_keys_levels", [])]}
+            "new_keys_per_level": [int(x) for x in getattr(ex, "new_keys_levels", [])],
+            "stolen_chunks": int(getattr(ex, "stolen_chunks", 0))}
 
 
 def _symmetry(m: Model, props: Sequence[Property], asked: bool,

@@ -129,50 +129,86 @@ class Shard:
             self.out.load(src[keep], dst[keep], act[keep])
         return int(sum(len(k) for k in ks))
 
-    def expand(self, failed: set[str], answers: list[np.ndarray] | None = None
-               ) -> tuple[dict[str, Any], list[Parts]]:
+    def expand(self, failed: set[str], answers: list[np.ndarray] | None = None,
+               shared: "Frontiers | None" = None) -> tuple[dict[str, Any], list[Parts]]:
         """Expand this worker's part of the frontier (its newest level); returns the counts
         and failures (ids global) and, for each worker, the successors it owns: per
         chunk, keys (sorted, each once, with its least action and parent), parent ids
         and actions.  Only the owner can tell which are new: this worker's own are
         kept here (without the graph, the new ones only).  ``answers``: the owners'
-        answers for the level before (with the graph)."""
+        answers for the level before (with the graph).
+
+        With ``shared`` (without the graph), the workers' frontiers are shared and
+        each chunk is expanded by whichever worker claims it first: a worker done with
+        its own takes the others' that are left.  Who expands a state changes nothing:
+        its successors go to their owners, which keep each new key's least (action,
+        parent) from whoever sent it."""
         assert self.store is not None
         self.resolve(answers)
-        out = Expansion(np.zeros(len(self.succ.insts), dtype=np.int64))
         level, gid = self.store.keys[-1], self.gids[-1]
         self.judge.failed = set(failed)
         parts: list[Parts] = [[] for _ in range(self.parts)]
-        for lo in range(0, len(level), self.chunk):
-            self.succ.chunk(level[lo:lo + self.chunk], lo, self.judge.failed, out)
-            if not out.parts:
-                continue
-            ck, cp, ca = out.parts.pop()
-            # each key once, with its least (action, parent); with the graph, every
-            # candidate's key too (an edge each)
-            if self.out is None:
-                uniq, rows = first(sortable(ck))
-            else:
-                uniq, rows, inv = first_inverse(sortable(ck))
-            own = self.lay.owner(key_rows(uniq, self.lay.words), self.parts)
-            to = []
-            for w, at in enumerate(by_owner(own, self.parts)):
-                keys = uniq[at]
-                if w == self.index and self.out is None:  # stored here: dropped before moving
-                    new = ~self.store.lookup(keys)[0]
-                    at, keys = at[new], keys[new]
-                to.append(at)
-                r = rows[at]  # parents as global ids:
-                parts[w].append((key_rows(keys, self.lay.words), gid[cp[r]], ca[r]))
-            if self.out is not None:
-                self.out.chunk(gid[cp], ca, inv, to)
+        runs: list[tuple[Expansion, np.ndarray]] = []
+        stolen = 0  # chunks of the others' frontiers expanded here
+        if shared is None or self.out is not None:
+            runs.append((self._new_expansion(), gid))
+            for lo in range(0, len(level), self.chunk):
+                self._chunk(level, lo, lo + self.chunk, gid, runs[-1][0], parts)
+        else:
+            at = len(self.gids)
+            shared.publish(at, level, gid)
+            for v in [self.index] + [o for o in range(self.parts) if o != self.index]:
+                out, arrays = None, None
+                while (rows := shared.claim(v, at)) is not None:
+                    if out is None:
+                        arrays = (level, gid) if v == self.index else shared.frontier(v)
+                        out = self._new_expansion()
+                        runs.append((out, arrays[1]))
+                    self._chunk(arrays[0], *rows, arrays[1], out, parts)
+                    stolen += v != self.index
+                del arrays  # views of another worker's file, which it writes next level
+            shared.done()
         self.kept = parts[self.index]
         parts[self.index] = []
-        stats = {"generated": out.generated, "fired": out.fired,
-                 "trans_applied": out.trans_applied,
-                 "trans_viol": [(p, int(gid[s]), a) for p, s, a in out.trans_viol],
-                 "stuck": int(gid[out.stuck]) if out.stuck >= 0 else -1}
+        stuck = [int(g[e.stuck]) for e, g in runs if e.stuck >= 0]
+        stats = {"generated": sum(e.generated for e, _ in runs),
+                 "fired": sum((e.fired for e, _ in runs),
+                              np.zeros(len(self.succ.insts), dtype=np.int64)),
+                 "trans_applied": _summed(e.trans_applied for e, _ in runs),
+                 "trans_viol": [(p, int(g[s]), a) for e, g in runs
+                                for p, s, a in e.trans_viol],
+                 "stuck": min(stuck, default=-1), "stolen": stolen}
         return stats, parts
+
+    def _new_expansion(self) -> Expansion:
+        return Expansion(np.zeros(len(self.succ.insts), dtype=np.int64))
+
+    def _chunk(self, level: np.ndarray, lo: int, hi: int, gid: np.ndarray, out: Expansion,
+               parts: list[Parts]) -> None:
+        """Expand rows ``lo:hi`` of ``level`` (global ids ``gid``) into ``parts``."""
+        assert self.store is not None
+        self.succ.chunk(level[lo:hi], lo, self.judge.failed, out)
+        if not out.parts:
+            return
+        ck, cp, ca = out.parts.pop()
+        # each key once, with its least (action, parent); with the graph, every
+        # candidate's key too (an edge each)
+        if self.out is None:
+            uniq, rows = first(sortable(ck))
+        else:
+            uniq, rows, inv = first_inverse(sortable(ck))
+        own = self.lay.owner(key_rows(uniq, self.lay.words), self.parts)
+        to = []
+        for w, at in enumerate(by_owner(own, self.parts)):
+            keys = uniq[at]
+            if w == self.index and self.out is None:  # stored here: dropped before moving
+                new = ~self.store.lookup(keys)[0]
+                at, keys = at[new], keys[new]
+            to.append(at)
+            r = rows[at]  # parents as global ids:
+            parts[w].append((key_rows(keys, self.lay.words), gid[cp[r]], ca[r]))
+        if self.out is not None:
+            self.out.chunk(gid[cp], ca, inv, to)
 
     def merge(self, incoming: list[Parts]) -> Summary:
         """The successors each worker sent here (``incoming[s]``: sender ``s``'s chunks of
@@ -302,6 +338,14 @@ class Shard:
 #: distinct groups of their keys (rows of words, sorted) and, where a group can hold
 #: several keys (keys of one word), how many keys each holds (int32)
 Summary = list[np.ndarray]
+
+
+def _summed(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, n in c.items():
+            out[k] = out.get(k, 0) + n
+    return out
 
 
 def group_runs(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -456,12 +500,14 @@ class LocalShards:
         self.parts, self.pid = parts, os.getpid()
         self.shuffled = 0
         self.conns, self.procs = [], []
+        # the workers' frontiers' claims (see Frontiers), in memory the forks share
+        claims = (ctx.Lock(), ctx.RawArray("q", 4 * parts))
         for w in range(parts):
             a, b = ctx.Pipe()
             # the child closes the driver's ends it inherited (its own and the earlier
             # workers'): else a killed driver would leave it waiting on itself
             p = ctx.Process(target=_serve, args=(make, w, parts, b, self.dir,
-                                                 self.conns + [a]), daemon=True)
+                                                 self.conns + [a], claims), daemon=True)
             p.start()
             b.close()
             self.conns.append(a)
@@ -677,23 +723,92 @@ class _Mailbox:
             self.fd = -1
 
 
+class Frontiers:
+    """Each worker's frontier of a level, shared with the others chunk by chunk: a
+    worker expands its own chunks in order, then takes the others' that are left, so
+    that a worker on a slower CPU does not make every other wait at the end of each
+    expansion.  A chunk is claimed under one lock (a few microseconds, a few dozen
+    times a level); a frontier of one chunk is not shared.
+
+    ``table`` (int64, shared by the forks) holds for each worker the level it last
+    published, the row where its next unclaimed chunk starts, its frontier's size, and
+    whether its frontier is in its file (``frontier-W``), where the others read it."""
+
+    _LEVEL, _NEXT, _SIZE, _SHARED = range(4)
+    #: a lock held longer than this was held by a worker that died holding it
+    WAIT = 30.0
+
+    def __init__(self, lock: Any, table: Any, d: Path, w: int, parts: int, chunk: int):
+        self.lock, self.w, self.chunk = lock, w, chunk
+        self.t = np.frombuffer(table, dtype=np.int64).reshape(4, parts)
+        self.boxes = [_Mailbox(d / f"frontier-{v}") for v in range(parts)]
+
+    def publish(self, level: int, keys: np.ndarray, gids: np.ndarray) -> None:
+        """This worker's frontier of ``level``: its keys and their global ids."""
+        shared = len(keys) > self.chunk and len(self.t[0]) > 1
+        if shared:  # written before it is claimable: the others read it once claimed
+            self.boxes[self.w].put([keys, gids])
+        with self._locked():
+            self.t[:, self.w] = (level, 0, len(keys), shared)
+
+    def claim(self, v: int, level: int) -> tuple[int, int] | None:
+        """Rows ``lo:hi`` of worker ``v``'s frontier of ``level``, a chunk, now this
+        worker's to expand (None: none is left, or ``v`` has not published the level
+        yet).  Chunks of a share of what is left (down to an eighth of a chunk: the
+        last ones small) were tried: they cut the waits no further and the owners
+        then merged more (fewer duplicates dropped within a chunk)."""
+        with self._locked():
+            t = self.t[:, v]
+            if t[self._LEVEL] != level or not (v == self.w or t[self._SHARED]):
+                return None
+            lo, size = int(t[self._NEXT]), int(t[self._SIZE])
+            if lo >= size:
+                return None
+            t[self._NEXT] = hi = min(lo + self.chunk, size)
+            return lo, hi
+
+    def frontier(self, v: int) -> tuple[np.ndarray, np.ndarray]:
+        """Worker ``v``'s frontier, as views of its file (dropped before the level ends)."""
+        keys, gids = self.boxes[v].get()
+        return keys, gids
+
+    def done(self) -> None:
+        """Every chunk of this worker's frontier is claimed: the others' views go."""
+        for v, box in enumerate(self.boxes):
+            if v != self.w:
+                box.map = None
+
+    def _locked(self) -> Any:
+        lock = self.lock
+
+        class _Held:
+            def __enter__(self) -> None:
+                if not lock.acquire(timeout=Frontiers.WAIT):
+                    raise WorkerLost("a worker died holding the lock of the frontiers")
+
+            def __exit__(self, *exc: Any) -> None:
+                lock.release()
+        return _Held()
+
+
 def _serve(make: Callable[[int, int], Shard], w: int, parts: int, conn: Any, d: Path,
-           theirs: Sequence[Any]) -> None:
+           theirs: Sequence[Any], claims: tuple[Any, Any]) -> None:
     """A worker process: build its shard, then run the driver's commands."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     for c in theirs:
         c.close()
     try:
-        _commands(make(w, parts), w, parts, conn, d)
+        _commands(make(w, parts), w, parts, conn, d, claims)
     except (BrokenPipeError, EOFError, ConnectionResetError):
         pass  # the driver is gone (killed?): leave no files behind in memory
     shutil.rmtree(d, ignore_errors=True)
 
 
-def _commands(shard: Shard, w: int, parts: int, conn: Any, d: Path) -> None:
+def _commands(shard: Shard, w: int, parts: int, conn: Any, d: Path,
+              claims: tuple[Any, Any]) -> None:
     """Answer the driver's commands until it says stop."""
-    io = _Files(shard, w, parts, d)
+    io = _Files(shard, w, parts, d, Frontiers(*claims, d, w, parts, shard.chunk))
     try:
         while True:
             cmd, args = conn.recv()
@@ -709,7 +824,8 @@ def _commands(shard: Shard, w: int, parts: int, conn: Any, d: Path) -> None:
                 continue
             conn.send((True, got))
     finally:
-        for box in [*io.out.values(), *io.inbox.values(), *io.news]:
+        for box in [*io.out.values(), *io.inbox.values(), *io.news,
+                    *(io.frontiers.boxes if io.frontiers else ())]:
             box.close()
 
 
@@ -720,8 +836,10 @@ class _Files:
     many keys each holds) to all the others (one a worker),
     ``r`` files (with the graph) an owner's answers to a sender: the ids of its keys."""
 
-    def __init__(self, shard: Shard, w: int, parts: int, d: Path):
+    def __init__(self, shard: Shard, w: int, parts: int, d: Path,
+                 frontiers: "Frontiers | None" = None):
         self.shard, self.w, self.parts, self.d = shard, w, parts, d
+        self.frontiers = frontiers
         # successors to each other worker (out), and from each (in)
         self.out = {o: _Mailbox(d / f"box-{w}-{o}") for o in range(parts) if o != w}
         self.inbox = {s: _Mailbox(d / f"box-{s}-{w}") for s in range(parts) if s != w}
@@ -732,7 +850,7 @@ class _Files:
 
     def expand(self, failed: list[str]) -> dict[str, Any]:
         level = len(self.shard.gids)
-        stats, out = self.shard.expand(set(failed), self._answers())
+        stats, out = self.shard.expand(set(failed), self._answers(), self.frontiers)
         if self.shard.out is not None:
             self.waiting = level
         for o, box in self.out.items():
@@ -903,6 +1021,7 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
     # every other, which number theirs against them (those alone in keys_sent)
     per_level: list[int] = []
     keys_sent: list[int] = []
+    stolen = 0  # chunks a worker expanded of another's frontier
     while frontier:
         if judge.violations and stop_on_violation:
             stopped = "violation"
@@ -918,6 +1037,7 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
         stats = shards.expand(judge.failed)
         applied: dict[str, int] = {}
         for s in stats:
+            stolen += s["stolen"]
             generated += s["generated"]
             fired += s["fired"]
             for pid, k in s["trans_applied"].items():
@@ -960,7 +1080,8 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             "level_start": level_start, "generated": generated, "fired": fired,
             "frontier": (level_start[-1], total), "open": bool(frontier),
             "stopped": stopped, "level": level, "shuffled": sum(per_level),
-            "shuffled_levels": per_level, "new_keys_levels": keys_sent}
+            "shuffled_levels": per_level, "new_keys_levels": keys_sent,
+            "stolen": stolen}
 
 
 def _with_sources(shards: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -433,6 +433,7 @@ def _partitioned_result(ex: "_VectorExploration", got: dict[str, Any], judge: Ju
     ex.shuffled = got["shuffled"]  # type: ignore[attr-defined]
     ex.shuffled_levels = got["shuffled_levels"]  # type: ignore[attr-defined]
     ex.new_keys_levels = got["new_keys_levels"]  # type: ignore[attr-defined]
+    ex.stolen_chunks = got["stolen"]  # type: ignore[attr-defined]
     ex.partitions = parts  # type: ignore[attr-defined]
     ex.seconds = time.perf_counter() - t0
     return ex
