@@ -404,6 +404,19 @@ def test_the_chunks_of_a_frontier_are_each_claimed_once(tmp_path):
             box.close()
 
 
+def test_a_lock_never_released_is_a_lost_worker_not_a_hang(tmp_path, monkeypatch):
+    """A worker killed while it held the frontiers' lock: the others give up waiting
+    and the run ends as when a worker dies (no verdict), instead of hanging."""
+    import multiprocessing as mp
+    from osf_check.explorer.partition import Frontiers, WorkerLost
+    monkeypatch.setattr(Frontiers, "WAIT", 0.05)
+    lock = mp.Lock()
+    f = Frontiers(lock, mp.RawArray("q", 4 * 2), tmp_path, 0, 2, chunk=10)
+    lock.acquire()  # as the dead worker left it
+    with pytest.raises(WorkerLost, match="lock"):
+        f.claim(1, 1)
+
+
 def test_keys_of_several_words_are_each_their_own_group():
     """A key of several words is hashed whole for its owner: its summary is the key."""
     m = WIRE.build({})

@@ -18,6 +18,7 @@ here (:class:`LocalShards`), actors and an object store on a cluster
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import mmap
 import os
@@ -26,7 +27,7 @@ import tempfile
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -755,8 +756,8 @@ class Frontiers:
         """Rows ``lo:hi`` of worker ``v``'s frontier of ``level``, a chunk, now this
         worker's to expand (None: none is left, or ``v`` has not published the level
         yet).  Chunks of a share of what is left (down to an eighth of a chunk: the
-        last ones small) were tried: they cut the waits no further and the owners
-        then merged more (fewer duplicates dropped within a chunk)."""
+        last ones small) were tried: they cut the waits further, but the owners then
+        merged more than that saved (fewer duplicates dropped within a chunk)."""
         with self._locked():
             t = self.t[:, v]
             if t[self._LEVEL] != level or not (v == self.w or t[self._SHARED]):
@@ -778,17 +779,14 @@ class Frontiers:
             if v != self.w:
                 box.map = None
 
-    def _locked(self) -> Any:
-        lock = self.lock
-
-        class _Held:
-            def __enter__(self) -> None:
-                if not lock.acquire(timeout=Frontiers.WAIT):
-                    raise WorkerLost("a worker died holding the lock of the frontiers")
-
-            def __exit__(self, *exc: Any) -> None:
-                lock.release()
-        return _Held()
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        if not self.lock.acquire(timeout=self.WAIT):
+            raise WorkerLost("a worker died holding the lock of the frontiers")
+        try:
+            yield
+        finally:
+            self.lock.release()
 
 
 def _serve(make: Callable[[int, int], Shard], w: int, parts: int, conn: Any, d: Path,
