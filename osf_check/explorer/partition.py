@@ -740,13 +740,13 @@ class Frontiers:
     WAIT = 30.0
 
     def __init__(self, lock: Any, table: Any, d: Path, w: int, parts: int, chunk: int):
-        self.lock, self.w, self.chunk = lock, w, chunk
+        self.lock, self.w, self.parts, self.chunk = lock, w, parts, chunk
         self.t = np.frombuffer(table, dtype=np.int64).reshape(4, parts)
         self.boxes = [_Mailbox(d / f"frontier-{v}") for v in range(parts)]
 
     def publish(self, level: int, keys: np.ndarray, gids: np.ndarray) -> None:
         """This worker's frontier of ``level``: its keys and their global ids."""
-        shared = len(keys) > self.chunk and len(self.t[0]) > 1
+        shared = len(keys) > self.chunk and self.parts > 1
         if shared:  # written before it is claimable: the others read it once claimed
             self.boxes[self.w].put([keys, gids])
         with self._locked():
@@ -1033,15 +1033,13 @@ def partitioned_bfs(model: Model, props: Sequence[Property], shards: Any, *, jud
             break
         before = shards.shuffled
         stats = shards.expand(judge.failed)
-        applied: dict[str, int] = {}
         for s in stats:
             stolen += s["stolen"]
             generated += s["generated"]
             fired += s["fired"]
-            for pid, k in s["trans_applied"].items():
-                applied[pid] = applied.get(pid, 0) + k
         stuck = [s["stuck"] for s in stats if s["stuck"] >= 0]
-        judge.expansion(applied, [v for s in stats for v in s["trans_viol"]],
+        judge.expansion(_summed(s["trans_applied"] for s in stats),
+                        [v for s in stats for v in s["trans_viol"]],
                         min(stuck, default=-1))
         merged = shards.merge()
         frontier = sum(n for n, _ in merged)
