@@ -24,7 +24,7 @@ class LeaseExtendedByBusyRetry(DurableClaims):
         d = super().claim(s, params, now, owner_alive)
         row = self.row(s)
         if row is not None and row.state == "running" and d.kind != "run":
-            # the scope as the claims store it (a key holding a lone half as its bytes)
+            # the scope as the claims store it
             self.db.execute("UPDATE claims SET claimed_at=? " + self._WHERE,
                             (now, *_columns(s)))
         return d

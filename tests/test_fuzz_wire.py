@@ -254,17 +254,17 @@ def test_reopening_the_claims_between_every_step_changes_nothing(tmp_path):
     h.close()
 
 
-def test_a_desktop_that_measures_keys_with_pythons_codec_is_caught_where_it_raised(monkeypatch):
-    """Even keys and params end in a lone half (valid JSON a phone may send): a desktop
-    that measured a key's bytes with Python's UTF-8 codec raised on it, and every fuzz
-    run passed, for no key held one (nor did the reference store one: SQLite's binding
-    refuses it too)."""
+def test_a_desktop_that_measures_keys_with_the_ascii_codec_is_caught_where_it_raised(
+        monkeypatch):
+    """Even keys and params end in an emoji (4 UTF-8 bytes): a desktop that measured a
+    key's bytes with the ASCII codec raises on it, where no fuzzed key held a character
+    past ASCII until even ones held a lone half (which the relay, Rust, now refuses)."""
     from osf_check.relay.wire import envelope
-    monkeypatch.setattr(envelope, "byte_length", lambda text: len(text.encode("utf-8")))
+    monkeypatch.setattr(envelope, "byte_len", lambda text: len(text.encode("ascii")))
     rep = tour("wire-relay", depth=2)
     assert rep.failure is not None and re.fullmatch(
-        r"the implementation raised UnicodeEncodeError on forward\(o=0, a=0\): 'utf-8' codec "
-        r"can't encode character '\\udc00' in position 8: surrogates not allowed "
+        r"the implementation raised UnicodeEncodeError on forward\(o=0, a=0\): 'ascii' codec "
+        r"can't encode character '\\U0001f600' in position 8: ordinal not in range\(128\) "
         r"\(relay/wire/envelope\.py:\d+ in params_problem\)", rep.failure), rep.failure
     assert rep.path
 
@@ -273,7 +273,7 @@ def test_an_implementation_that_raises_fails_the_fuzz_run_not_osf_check(monkeypa
     """The command says the implementation failed (exit 12, the step and where it raised,
     a trace of the path) where it said "internal error, a bug in osf-check" (153)."""
     from osf_check.relay.wire import envelope
-    monkeypatch.setattr(envelope, "byte_length", lambda text: len(text.encode("utf-8")))
+    monkeypatch.setattr(envelope, "byte_len", lambda text: len(text.encode("ascii")))
     res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--tour-depth", "2",
                                     "--examples", "0", "--json", "--out", str(tmp_path)])
     assert res.exit_code == 12, res.output

@@ -1,9 +1,19 @@
-"""Text that holds half a surrogate pair: ``"\\udc00"`` is valid JSON, so a phone's frame or
-a Graph's result may carry one, and both relays run on JavaScript strings, which hold
-them.  Every path that measures, cuts, stores or hashes such text must take it as
+"""Text that holds half a surrogate pair: ``"\\udc00"`` is valid JSON, so a Graph's result or
+a phone's frame may carry one.
+
+The Graph-run relay is JavaScript (000: ``useConnectedGraphRelay.ts``), whose strings
+hold such halves: every path that measures, cuts or stores a Graph's text takes it as
 JavaScript does (``JSON.stringify`` writes a lone half as the escape ``\\udc00``: 6 code
-units, 6 bytes; ``Buffer.byteLength`` writes it as U+FFFD: 3 bytes), and never raise:
-Python's UTF-8 codec refuses lone surrogates, SQLite's binding too.
+units; ``String.length`` counts it one), and never raises (Python's UTF-8 codec refuses
+lone surrogates, SQLite's binding too).
+
+The wire relay and the desktop router are Rust (004, in German: ``request_validation.rs``,
+``pending_requests.rs``, ``router/mod.rs``), whose strings hold no half: a frame holding
+one is not a request either side reads.  The relay refuses it at once with JSON-RPC's
+parse error and no id (004 names no answer), forwards nothing and admits nothing; the
+desktop, given one directly, refuses it before any claim.  Ids are trimmed as Rust's
+``str::trim`` trims (Unicode White_Space: not U+001C to U+001F, which Python's
+``str.strip`` trims too), and lengths are UTF-8 bytes.
 
 The limits are written here from the documents, not imported from ``relay/``.
 """
@@ -78,16 +88,85 @@ def test_a_pair_given_as_two_halves_is_one_character(tmp_path):
 
 
 # wire-relay.md / 004 -----------------------------------------------------------------------
-@pytest.mark.parametrize("halves, ok", [(42, True), (43, False)])
-def test_a_request_id_of_lone_halves_is_measured_as_node_writes_it(halves, ok):
-    # Buffer.byteLength writes a lone half as U+FFFD, 3 bytes: 42 are 126, 43 are 129
+def _refusal(out: list) -> dict:
+    [m] = out
+    return m.frame["payload"]
+
+
+def _relay() -> RelayRouter:
     r = RelayRouter()
     r.connect_desktop(USER, DESK)
-    out = r.on_request(PHONE, env.request(LONE * halves, "system.ping", {}), 0.0)
+    return r
+
+
+def _with_half(where: str) -> dict:
+    f = env.request("r-1", "system.activateCodexAuthProfile", {"profileId": "p"}, key="k-1")
+    p = f["payload"]
+    if where == "params key":
+        p["params"] = {"profileId": "p", "x" + LONE: 1}
+    elif where == "params value":
+        p["params"] = {"profileId": ["p", "q" + LONE]}
+    else:
+        p[where] = p[where] + LONE
+    return f
+
+
+@pytest.mark.parametrize("where", ["id", "method", "idempotencyKey", "traceparent",
+                                   "params key", "params value"])
+def test_a_frame_holding_a_lone_half_is_refused_with_no_id_and_nothing_admitted(where):
+    r = _relay()
+    answer = _refusal(r.on_request(PHONE, _with_half(where), 0.0))
+    assert answer["id"] is None and answer["error"]["code"] == -32700
+    assert not r.pending and r.route((USER, DESK, "r-1")) == []
+    with pytest.raises(env.FrameError, match="surrogate"):
+        env.validate_request(_with_half(where))
+
+
+def test_over_the_rate_limit_a_frame_holding_a_lone_half_gets_no_answer():
+    # a well-formed request over the limit is answered -32028 (its own bucket); one
+    # that cannot be read is not a request the relay can answer
+    r = RelayRouter(burst=1, rate=0.0)
+    r.connect_desktop(USER, DESK)
+    assert r.on_request(PHONE, env.request("r-0", "system.ping", {}), 0.0) == []
+    assert r.on_request(PHONE, _with_half("id"), 0.0) == []
+    assert _refusal(r.on_request(PHONE, env.request("r-2", "system.ping", {}), 0.0))[
+        "error"]["code"] == -32028
+
+
+@pytest.mark.parametrize("emoji, ok", [(32, True), (33, False)])
+def test_an_id_is_measured_in_utf8_bytes_a_pair_of_code_points_one_character(emoji, ok):
+    # "\ud83d\ude00" is what a JSON reader makes one 4-byte character of: 32 are 128
+    r = _relay()
+    out = r.on_request(PHONE, env.request("\ud83d\ude00" * emoji, "system.ping", {}), 0.0)
     if ok:
         assert out == [] and len(r.pending) == 1
     else:
-        assert out[0].frame["payload"]["error"]["code"] == -32600 and not r.pending
+        assert _refusal(out)["error"]["code"] == -32600 and not r.pending
+
+
+def test_ids_are_trimmed_of_unicode_white_space_only():
+    # U+001F is no White_Space: Rust keeps it, so "\x1fr-1" and "r-1" are two requests
+    # (Python's strip made them one: the second was refused as a duplicate, -32021)
+    r = _relay()
+    assert r.on_request(PHONE, env.request("\u3000r-1\u2028", "system.ping", {}), 0.0) == []
+    assert r.on_request(PHONE, env.request("\x1fr-1", "system.ping", {}), 0.0) == []
+    assert sorted(k[2] for k in r.pending) == ["\x1fr-1", "r-1"]
+    assert r.on_request(PHONE, env.request("\x1c", "system.ping", {}), 0.0) == []
+    blank = _refusal(r.on_request(PHONE, env.request("\u3000\x85", "system.ping", {}), 0.0))
+    assert blank["error"]["code"] == -32600 and blank["id"] == ""
+
+
+def test_a_late_answer_is_matched_on_its_trimmed_id():
+    r = _relay()
+    gen = r.connect_desktop(USER, DESK)
+    r.on_request(PHONE, env.request("\x1fr-1", "system.ping", {}), 0.0)
+    r.route((USER, DESK, "\x1fr-1"))
+    answer = {"type": "rpc.response", "payload": {"clientId": PHONE.client_id,
+                                                  "id": " \x1fr-1\t", "result": {}}}
+    assert r.on_response(USER, DESK, gen, {**answer, "payload": {
+        **answer["payload"], "id": "r-1"}}) == []  # another request's id
+    [m] = r.on_response(USER, DESK, gen, answer)
+    assert m.frame["payload"]["id"] == "\x1fr-1"
 
 
 def _forwarded(rid: str, key: str, params: dict) -> dict:
@@ -105,30 +184,45 @@ def _run(d: DesktopRouter, frame: dict, result: dict, now: float = 0.0) -> dict:
     return d.take_answer(c)["payload"]
 
 
-def test_keys_of_lone_halves_are_kept_apart_and_replayed(tmp_path):
-    # SQLite's binding refuses a lone half; one that wrote U+FFFD for it would merge
-    # these two keys, and the second call would be answered with the first one's result
-    params = {"sessionId": "s" + LONE, "name": "n"}
+def test_the_desktop_given_a_frame_holding_a_half_refuses_it_before_any_claim(tmp_path):
     d = DesktopRouter(tmp_path / "claims.sqlite", USER)
-    first = _run(d, _forwarded("r-1", "k" + LONE, params), {"result": {"t": LONE}})
-    other = _run(d, _forwarded("r-2", "k\udc01", params), {"result": {"t": "other"}})
-    assert (first["result"], other["result"]) == ({"t": LONE}, {"t": "other"})
-    d = d.restarted()  # the replay comes from the file
-    again = _run(d, _forwarded("r-3", "k" + LONE, params), {"result": {"t": "ran twice"}})
-    assert again["result"] == {"t": LONE}
-    assert d.claims.timers()[0][2].key in ("k" + LONE, "k\udc01")  # read back whole
+    answer = _run(d, _forwarded("r-1", "k" + LONE, {"profileId": "p"}), {"result": {}})
+    assert answer["id"] is None and answer["error"]["data"]["kind"] == "parse_error"
+    assert d.claims.rows() == 0
     d.close()
 
 
-def test_a_stored_answer_is_measured_as_json_stringify_writes_it():
-    # 256 KiB: 44,000 lone halves are 264,000 bytes written as escapes (132,000 as UTF-8)
+@pytest.mark.parametrize("emoji, ok", [(64, True), (65, False)])
+def test_a_key_is_measured_in_utf8_bytes(tmp_path, emoji, ok):
+    d = DesktopRouter(tmp_path / "claims.sqlite", USER)
+    answer = _run(d, _forwarded("r-1", "😀" * emoji, {"profileId": "p"}), {"result": {}})
+    assert ("error" not in answer) is ok
+    assert ok or answer["error"]["code"] == -32602
+    d.close()
+
+
+def test_keys_of_characters_past_the_bmp_are_kept_apart_and_replayed(tmp_path):
+    params = {"profileId": "p😀"}
+    d = DesktopRouter(tmp_path / "claims.sqlite", USER)
+    first = _run(d, _forwarded("r-1", "k😀", params), {"result": {"t": "😀"}})
+    other = _run(d, _forwarded("r-2", "k😁", params), {"result": {"t": "other"}})
+    assert (first["result"], other["result"]) == ({"t": "😀"}, {"t": "other"})
+    d = d.restarted()  # the replay comes from the file
+    again = _run(d, _forwarded("r-3", "k\ud83d\ude00", params), {"result": {"t": "ran twice"}})
+    assert again["result"] == {"t": "😀"}
+    assert {t[2].key for t in d.claims.timers()} == {"k😀", "k😁"}  # read back whole
+    d.close()
+
+
+def test_a_stored_answer_is_measured_in_utf8_bytes():
+    # 256 KiB: 65,536 emoji are 262,144 bytes (131,072 UTF-16 code units, 65,536 code
+    # points); with the JSON around them, over the limit
     s = Scope(USER, PHONE.client_id, "system.activateCodexAuthProfile", "key-0001")
     reg = DurableClaims(":memory:")
     reg.claim(s, {}, 0.0)
-    answer, stored = reg.store(s, {"result": {"t": LONE * 44_000}}, 1.0)
+    answer, stored = reg.store(s, {"result": {"t": "😀" * 65_536}}, 1.0)
     assert stored and answer["error"]["data"]["kind"] == "ambiguous"
-    assert limits.size({"a": LONE}) == len('{"a":"\\udc00"}')
-
-
-def test_params_with_lone_halves_have_a_fingerprint_of_their_own():
-    assert fingerprint({"a": LONE}) != fingerprint({"a": "\udc01"}) != fingerprint({"a": ""})
+    reg.claim(Scope(USER, PHONE.client_id, "m", "k"), {}, 0.0)
+    answer, _ = reg.store(Scope(USER, PHONE.client_id, "m", "k"), {"result": {"t": "😀" * 65_000}}, 1.0)
+    assert "result" in answer
+    assert limits.size({"a": "😀"}) == len('{"a":""}') + 4

@@ -53,15 +53,17 @@ def _deny_writes(action: int, *args: Any) -> int:
 
 
 def _named(prefix: str, n: int) -> str:
-    """The key or text numbered ``n``; an even one ends in half a surrogate pair: valid
-    JSON (``"\\udc00"``) that a JavaScript string holds and Python's UTF-8 codec (so
-    SQLite's binding) refuses, so that every path the phone's text takes meets one.
-    (Request ids stay plain: a log mapping names requests by id, and TOML holds no half.)
+    """The key or text numbered ``n``; an even one ends in a character of four UTF-8
+    bytes (two UTF-16 code units, one code point), so that every path the phone's text
+    takes measures and stores one.  (Not half a surrogate pair: the relay and the desktop
+    are Rust, which reads no frame holding one; the relay refuses such a frame, tested
+    on the implementation alone.  Request ids stay plain: a log mapping names requests
+    by id.)
 
-    >>> _named("op-key-", 1), _named("op-key-", 0) == "op-key-0\\udc00"
-    ('op-key-1', True)
+    >>> _named("op-key-", 1), _named("op-key-", 0)
+    ('op-key-1', 'op-key-0😀')
     """
-    return f"{prefix}{n}" + ("" if n % 2 else "\udc00")
+    return f"{prefix}{n}" + ("" if n % 2 else "😀")
 
 class WireHarness(HarnessBase):
     STORE = "claims"

@@ -1,15 +1,14 @@
-"""Text as the two relays' JavaScript holds, measures and writes it.
+"""Text as the Graph-run relay's JavaScript holds, measures and writes it (000: its
+desktop half is ``useConnectedGraphRelay.ts``; the wire relay is Rust: :mod:`.wire.text`).
 
 A JavaScript string is a sequence of UTF-16 code units and may hold half a surrogate
-pair: ``"\\udc00"`` is valid JSON, so a phone's frame or a Graph's result can carry one.
+pair: ``"\\udc00"`` is valid JSON, so a Graph's result or error can carry one.
 Python holds such a half as a lone code point, which its UTF-8 codec (and so SQLite's
 binding) refuses.  These helpers take text as JavaScript does:
 
 - :func:`stringify` is ``JSON.stringify``: a lone half is written as its escape, so the
   text is valid UTF-8 and ``json.loads`` gives the half back;
-- :func:`units` is ``String.length``: UTF-16 code units;
-- :func:`byte_length` is Node's ``Buffer.byteLength``: UTF-8, a lone half as U+FFFD
-  (3 bytes).
+- :func:`units` is ``String.length``: UTF-16 code units.
 
 A pair given as two code points (``"\\ud83d\\ude00"``) is the one character JavaScript
 reads there.
@@ -24,8 +23,6 @@ True
 '"😀\\\\udc00"'
 >>> units("😀"), units("\\ud83d\\ude00"), units("\\udc00")
 (2, 2, 1)
->>> byte_length("é"), byte_length("😀"), byte_length("\\ud83d\\ude00"), byte_length("\\udc00")
-(2, 4, 4, 3)
 """
 
 from __future__ import annotations
@@ -55,8 +52,3 @@ def stringify(value: Any, **dumps: Any) -> str:
 def units(text: str) -> int:
     """``text.length``: UTF-16 code units."""
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def byte_length(text: str) -> int:
-    """``Buffer.byteLength(text)``: UTF-8 bytes, a lone half counted as U+FFFD."""
-    return len(paired(text).encode("utf-8", "surrogatepass"))  # a half encodes to 3 bytes

@@ -35,6 +35,7 @@ from .envelope import HEAVY, MANIFEST, params_problem, snake_keys
 from .errors import answer_class, busy, desktop_error, timed_out
 from .idempotency import MAX_COMPLETED, MAX_ROWS, MAX_RUNNING, MAX_WAITERS, DurableClaims, \
     MemoryClaims, Scope
+from .text import unreadable
 
 LIGHT_SLOTS = 8
 HEAVY_SLOTS = 2
@@ -52,7 +53,7 @@ RELEASED_AFTER = frozenset({"files.appendChatAttachmentUploadChunk"})
 class Call:
     cid: int
     client_id: str
-    rid: str
+    rid: str | None  # None: a frame no Rust reader takes
     method: str
     params: dict[str, Any]
     key: str | None
@@ -122,10 +123,14 @@ class DesktopRouter:
         method, params, key = p["method"], p.get("params", {}), p.get("idempotencyKey")
         heavy = method in HEAVY
         self._next_id += 1
-        call = Call(self._next_id, p["clientId"], p["id"], method, params, key,
-                    p.get("traceparent"), heavy, "slot_wait", now + SLOT_WAIT)
+        # a frame no Rust reader takes (.text), id and all; the relay forwards none
+        readable = not unreadable(frame)
+        call = Call(self._next_id, p["clientId"], p["id"] if readable else None, method,
+                    params, key, p.get("traceparent"), heavy, "slot_wait", now + SLOT_WAIT)
         self.calls[call.cid] = call
-        if p.get("userId") != self.user:
+        if not readable:
+            call.refusal = desktop_error("parse_error", "text holding half a surrogate pair")
+        elif p.get("userId") != self.user:
             call.refusal = desktop_error("forbidden", "signed in as another user")
         elif method not in MANIFEST:
             call.refusal = desktop_error("method_not_found")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..jstext import byte_length
+from .text import byte_len, trim, unreadable
 
 REQUEST_FIELDS = frozenset({"id", "method", "params", "idempotencyKey", "traceparent",
                             "tracestate"})
@@ -111,7 +111,8 @@ def request(rid: str, method: str, params: dict[str, Any], key: str | None = Non
 def id_ok(payload: Any) -> bool:
     """Whether the frame has an id the relay may answer (a string of at most 128 bytes)."""
     rid = payload.get("id") if isinstance(payload, dict) else None
-    return isinstance(rid, str) and 0 < byte_length(rid.strip()) <= MAX_ID_BYTES
+    return isinstance(rid, str) and not unreadable(rid) and \
+        0 < byte_len(trim(rid)) <= MAX_ID_BYTES
 
 
 def trace_ok(payload: Any) -> bool:
@@ -121,6 +122,8 @@ def trace_ok(payload: Any) -> bool:
 
 def validate_request(frame: Any) -> dict[str, Any]:
     """The payload of a valid ``rpc.request``; raises :class:`FrameError` otherwise."""
+    if unreadable(frame):
+        raise FrameError("text holding half a surrogate pair, which no Rust string holds")
     if not isinstance(frame, dict) or frame.get("type") != "rpc.request":
         raise FrameError("not an rpc.request frame")
     if set(frame) - {"type", "payload"}:
@@ -143,7 +146,7 @@ def validate_request(frame: Any) -> dict[str, Any]:
         raise FrameError("malformed tracestate")
     if "idempotencyKey" in p and not isinstance(p["idempotencyKey"], str):
         raise FrameError("idempotencyKey must be a string")
-    return {**p, "id": p["id"].strip(), "params": p.get("params", {})}
+    return {**p, "id": trim(p["id"]), "params": p.get("params", {})}
 
 
 def snake_keys(value: Any, where: str = "") -> list[str]:
@@ -164,7 +167,7 @@ def snake_keys(value: Any, where: str = "") -> list[str]:
 def params_problem(method: str, params: dict[str, Any], key: str | None) -> str | None:
     """Why the desktop refuses these params (-32602), or None."""
     mutation = MANIFEST.get(method, (False, False))[0]
-    if mutation and (not key or byte_length(key) > MAX_KEY_BYTES):
+    if mutation and (not key or byte_len(key) > MAX_KEY_BYTES):
         return "a mutation needs a non-empty idempotency key of at most 256 bytes"
     bad = snake_keys(params)
     if bad:

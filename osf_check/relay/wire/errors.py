@@ -31,6 +31,8 @@ RELAY = {
     -32028: ("rate_limited", "Too many requests on this connection.", True),
     -32601: ("method_not_found", "Method not found.", False),
     -32600: ("invalid_request", "Invalid request.", False),
+    # a frame no Rust reader takes (004 names no answer: JSON-RPC's, with no flag)
+    -32700: ("parse_error", "Parse error.", None),
 }
 CODE = {kind: code for code, (kind, _, _) in RELAY.items()}
 

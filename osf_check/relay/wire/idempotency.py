@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..jstext import HALF, paired, stringify
+from .text import compact, paired
 from .errors import answer_class, desktop_error
 
 __all__ = ["AMBIGUOUS", "DurableClaims", "MemoryClaims", "Row", "Scope", "answer_class",
@@ -56,7 +56,7 @@ BUSY = desktop_error("busy", "The first attempt may still run; retry later.")
 
 
 def fingerprint(params: Any) -> str:
-    text = stringify(params, sort_keys=True, separators=(",", ":"))
+    text = compact(params, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -68,18 +68,9 @@ class Scope:
     key: str
 
 
-def _columns(s: Scope) -> tuple[str | bytes, ...]:
-    """The scope as SQLite stores it: text, or UTF-8 bytes for text holding a lone half
-    of a pair (a phone's key may: the binding refuses it as text, and writing U+FFFD for
-    it would merge two keys)."""
-    columns = (paired(x) for x in (s.user, s.device, s.method, s.key))
-    return tuple(x if not HALF.search(x) else x.encode("utf-8", "surrogatepass")
-                 for x in columns)
-
-
-def _scope(*columns: str | bytes) -> Scope:
-    return Scope(*(x.decode("utf-8", "surrogatepass") if isinstance(x, bytes) else x
-                   for x in columns))
+def _columns(s: Scope) -> tuple[str, ...]:
+    """The scope as SQLite stores it (text the router read: no lone half, see .text)."""
+    return tuple(paired(x) for x in (s.user, s.device, s.method, s.key))
 
 
 @dataclass(frozen=True)
@@ -176,14 +167,14 @@ class DurableClaims:
 
     def _store(self, s: Scope, answer: dict[str, Any], now: float) -> None:
         self.db.execute("UPDATE claims SET state='stored', answer=?, stored_at=? " + self._WHERE,
-                        (stringify(answer), now, *_columns(s)))
+                        (compact(answer), now, *_columns(s)))
 
     def store(self, s: Scope, answer: dict[str, Any], now: float) -> tuple[dict[str, Any], bool]:
         """Store the answer for replay.  Returns what the caller must send and whether it was
         stored: an answer over 256 KiB is stored (and sent) as ambiguous; if the store fails
         the row stays ``running`` and the answer is ambiguous, never a success without a
         replay entry."""
-        if len(stringify(answer).encode("utf-8")) > MAX_ANSWER:
+        if len(compact(answer).encode("utf-8")) > MAX_ANSWER:
             answer = AMBIGUOUS
         try:
             self._store(s, answer, now)
@@ -199,9 +190,9 @@ class DurableClaims:
                 "SELECT user, device, method, key, state, claimed_at, stored_at, lease_over "
                 "FROM claims ORDER BY user, device, method, key"):
             if state == "running" and not over:
-                out.append((claimed + LEASE, "lease", _scope(u, d, m, k)))
+                out.append((claimed + LEASE, "lease", Scope(u, d, m, k)))
             elif state == "stored":
-                out.append((stored + RETENTION, "retention", _scope(u, d, m, k)))
+                out.append((stored + RETENTION, "retention", Scope(u, d, m, k)))
         return sorted(out, key=lambda t: (t[0], t[1], t[2].user, t[2].device, t[2].method,
                                           t[2].key))
 

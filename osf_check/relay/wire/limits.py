@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..jstext import byte_length, stringify
+from .text import byte_len, compact
 
 MiB, KiB = 1 << 20, 1 << 10
 MAX_FRAME = 32 * MiB  # every relay frame
@@ -29,7 +29,7 @@ TEXT_LIMITS = {"run.chatCommandOutputRead": ("output", COMMAND_OUTPUT_PAGE, "pag
 
 def size(value: Any) -> int:
     """Bytes of ``value`` as compact UTF-8 JSON (what goes on the socket)."""
-    return len(stringify(value, separators=(",", ":")).encode("utf-8"))
+    return len(compact(value, separators=(",", ":")).encode("utf-8"))
 
 
 def params_problem(method: str, params: dict[str, Any]) -> str | None:
@@ -49,6 +49,6 @@ def result_problem(method: str, result: Any) -> str | None:
                 return f"run.chatReconcileSessions: over {RECONCILE_OUTBOX} outbox entries in a session"
     if method in TEXT_LIMITS and isinstance(result, dict):
         field, limit, why = TEXT_LIMITS[method]
-        if isinstance(result.get(field), str) and byte_length(result[field]) > limit:
+        if isinstance(result.get(field), str) and byte_len(result[field]) > limit:
             return f"{method}: {why}"
     return None

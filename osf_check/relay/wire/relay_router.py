@@ -30,6 +30,7 @@ from typing import Any, Union
 from .envelope import MANIFEST, FrameError, id_ok, request, trace_ok, validate_request
 from .errors import relay_error
 from .ratelimit import BURST, CONN_BURST, CONN_RATE, RATE, TokenBucket
+from .text import trim, unreadable
 from .registration import Device, RegistrationError, VersionGate, register
 
 __all__ = ["Client", "Entry", "RelayRouter", "ToDesktop", "ToPhone", "request"]
@@ -184,9 +185,12 @@ class RelayRouter:
     def on_request(self, c: Client, frame: Any, now: float) -> list[Out]:
         """Read one frame from a phone.  Returns the refusal to send back, or nothing (the
         request is pending: :meth:`route` forwards it; or the frame was dropped silently)."""
-        payload = frame.get("payload") if isinstance(frame, dict) else None
+        # a frame holding half a surrogate pair is not one a Rust reader takes: its id
+        # cannot be read either (see .text)
+        readable = not unreadable(frame)
+        payload = frame.get("payload") if readable and isinstance(frame, dict) else None
         raw = payload.get("id") if isinstance(payload, dict) else None
-        rid = raw.strip() if isinstance(raw, str) else None
+        rid = trim(raw) if isinstance(raw, str) else None
 
         def refuse(code: int, **data: Any) -> list[Out]:
             return [ToPhone(c.client_id, response(rid, relay_error(code, **data)))]
@@ -195,9 +199,11 @@ class RelayRouter:
         if not bucket.take(now):  # before any validation; nothing is forwarded
             answers = self.answer_buckets.setdefault(
                 c.client_id, TokenBucket(self.answer_burst, self.answer_rate))
-            answerable = isinstance(frame, dict) and frame.get("type") == "rpc.request" and \
-                id_ok(payload) and trace_ok(payload)
+            answerable = readable and isinstance(frame, dict) and \
+                frame.get("type") == "rpc.request" and id_ok(payload) and trace_ok(payload)
             return refuse(-32028) if answerable and answers.take(now) else []
+        if not readable:  # 004 names no answer: JSON-RPC's parse error, with no id
+            return refuse(-32700, reason="text holding half a surrogate pair")
         try:
             p = validate_request(frame)
         except FrameError as e:  # refused before forwarding, and answered at once
@@ -254,9 +260,9 @@ class RelayRouter:
         """A response read from the desktop socket of generation ``gen``: delivered only to a
         forwarded entry of that generation with the same id and clientId."""
         p = frame.get("payload") if isinstance(frame, dict) else None
-        if not isinstance(p, dict) or not isinstance(p.get("id"), str):
+        if not isinstance(p, dict) or not isinstance(p.get("id"), str) or unreadable(frame):
             return []
-        key = (user, desktop, p["id"].strip())
+        key = (user, desktop, trim(p["id"]))
         e = self.pending.get(key)
         if e is None or e.state != "forwarded" or e.client.client_id != p.get("clientId"):
             return []
