@@ -28,7 +28,7 @@ from osf_check.relay.graph.desktop import Command, DesktopRelay
 from osf_check.relay.wire import envelope as env
 from osf_check.relay.wire import limits
 from osf_check.relay.wire.desktop_router import DesktopRouter
-from osf_check.relay.wire.idempotency import DurableClaims, Scope, fingerprint
+from osf_check.relay.wire.idempotency import DurableClaims, Scope
 from osf_check.relay.wire.relay_router import Client, RelayRouter
 
 SID = "gs_" + "ab" * 16
