@@ -117,9 +117,27 @@ def test_a_frame_holding_a_lone_half_is_refused_with_no_id_and_nothing_admitted(
     r = _relay()
     answer = _refusal(r.on_request(PHONE, _with_half(where), 0.0))
     assert answer["id"] is None and answer["error"]["code"] == -32700
+    assert answer["error"]["data"]["reason"] == "text holding half a surrogate pair"
     assert not r.pending and r.route((USER, DESK, "r-1")) == []
-    with pytest.raises(env.FrameError, match="surrogate"):
+    with pytest.raises(env.FrameError) as e:
         env.validate_request(_with_half(where))
+    assert str(e.value) == "text holding half a surrogate pair, which no Rust string holds"
+
+
+def test_an_id_holding_a_lone_half_is_no_id_to_answer():
+    assert not env.id_ok({"id": "r-1" + LONE}) and env.id_ok({"id": "r-1"})
+
+
+def test_an_answer_holding_a_lone_half_is_dropped_not_delivered():
+    # the desktop is Rust and writes none; the relay could not read one either
+    r = _relay()
+    gen = r.connect_desktop(USER, DESK)
+    r.on_request(PHONE, env.request("r-1", "system.ping", {}), 0.0)
+    r.route((USER, DESK, "r-1"))
+    answer = {"type": "rpc.response", "payload": {"clientId": PHONE.client_id, "id": "r-1",
+                                                  "result": {"t": LONE}}}
+    assert r.on_response(USER, DESK, gen, answer) == []
+    assert r.pending[USER, DESK, "r-1"].state == "forwarded"
 
 
 def test_over_the_rate_limit_a_frame_holding_a_lone_half_gets_no_answer():
@@ -188,6 +206,7 @@ def test_the_desktop_given_a_frame_holding_a_half_refuses_it_before_any_claim(tm
     d = DesktopRouter(tmp_path / "claims.sqlite", USER)
     answer = _run(d, _forwarded("r-1", "k" + LONE, {"profileId": "p"}), {"result": {}})
     assert answer["id"] is None and answer["error"]["data"]["kind"] == "parse_error"
+    assert answer["error"]["message"] == "text holding half a surrogate pair"
     assert d.claims.rows() == 0
     d.close()
 
