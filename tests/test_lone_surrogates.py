@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from osf_check.relay.graph.desktop import Command, DesktopRelay
 from osf_check.relay.wire import envelope as env
@@ -245,3 +247,43 @@ def test_a_stored_answer_is_measured_in_utf8_bytes():
     answer, _ = reg.store(Scope(USER, PHONE.client_id, "m", "k"), {"result": {"t": "😀" * 65_000}}, 1.0)
     assert "result" in answer
     assert limits.size({"a": "😀"}) == len('{"a":""}') + 4
+
+
+# ids as Hypothesis draws them, against an oracle written from the documents --------------
+#: characters at the edges of trimming and pairing: Unicode White_Space, U+001C-U+001F
+#: (Python's isspace, not White_Space), U+FEFF and U+200B (neither), halves that pair and
+#: halves that do not
+_EDGE = [" ", "\t", "\x1c", "\x1f", "\x85", "\u3000", "\u2028", "\ufeff", "\u200b", "a", "é",
+         "😀", "\ud83d", "\ude00", "\udc00"]
+
+
+def _expected(rid: str) -> tuple[int | None, str | None]:
+    """(the refusal's code or None if admitted, the id the relay keys or answers)."""
+    text = rid.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        return -32700, None
+    white = {c for c in map(chr, range(0x3001)) if c.isspace()} - set("\x1c\x1d\x1e\x1f")
+    while text and text[0] in white:
+        text = text[1:]
+    while text and text[-1] in white:
+        text = text[:-1]
+    return (None if 0 < len(text.encode("utf-8")) <= 128 else -32600), text
+
+
+@settings(max_examples=300, derandomize=True, database=None)
+@given(st.lists(st.text(st.sampled_from(_EDGE), max_size=6), min_size=1, max_size=8))
+def test_ids_are_trimmed_measured_and_refused_as_rust_reads_them(ids):
+    r = _relay()
+    admitted: set[str] = set()
+    for rid in ids:
+        code, key = _expected(rid)
+        if code is None and key in admitted:
+            code = -32021  # the same request (same client, method, params) again
+        out = r.on_request(PHONE, env.request(rid, "system.ping", {}), 0.0)
+        if code is None:
+            assert out == [], (rid, out)
+            admitted.add(key)
+        else:
+            answer = _refusal(out)
+            assert (answer["error"]["code"], answer["id"]) == (code, key), rid
+    assert {k[2] for k in r.pending} == admitted

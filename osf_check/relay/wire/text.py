@@ -39,8 +39,9 @@ WHITE_SPACE = "".join(map(chr, [*range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680,
 
 
 def trim(text: str) -> str:
-    """``text.trim()``."""
-    return text.strip(WHITE_SPACE)
+    """``text.trim()`` (of text :func:`unreadable` passed: a pair given as two code points
+    comes back as its character)."""
+    return paired(text).strip(WHITE_SPACE)
 
 
 def byte_len(text: str) -> int:
