@@ -30,8 +30,8 @@ from typing import Any, Union
 from .envelope import MANIFEST, FrameError, id_ok, request, trace_ok, validate_request
 from .errors import relay_error
 from .ratelimit import BURST, CONN_BURST, CONN_RATE, RATE, TokenBucket
-from .text import trim, unreadable
 from .registration import Device, RegistrationError, VersionGate, register
+from .text import trim, unreadable
 
 __all__ = ["Client", "Entry", "RelayRouter", "ToDesktop", "ToPhone", "request"]
 
