@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .text import compact, paired
 from .errors import answer_class, desktop_error
+from .text import compact, paired
 
 __all__ = ["AMBIGUOUS", "DurableClaims", "MemoryClaims", "Row", "Scope", "answer_class",
            "fingerprint"]
