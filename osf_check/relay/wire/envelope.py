@@ -99,6 +99,10 @@ class FrameError(ValueError):
     """The frame is malformed: it fails as a whole."""
 
 
+class Unreadable(FrameError):
+    """The frame holds half a surrogate pair: no Rust reader takes it, id and all."""
+
+
 def request(rid: str, method: str, params: dict[str, Any], key: str | None = None,
             traceparent: str = TRACE) -> dict[str, Any]:
     """A well-formed ``rpc.request`` frame, as a phone writes it."""
@@ -123,7 +127,7 @@ def trace_ok(payload: Any) -> bool:
 def validate_request(frame: Any) -> dict[str, Any]:
     """The payload of a valid ``rpc.request``; raises :class:`FrameError` otherwise."""
     if unreadable(frame):
-        raise FrameError("text holding half a surrogate pair, which no Rust string holds")
+        raise Unreadable("text holding half a surrogate pair, which no Rust string holds")
     if not isinstance(frame, dict) or frame.get("type") != "rpc.request":
         raise FrameError("not an rpc.request frame")
     if set(frame) - {"type", "payload"}:

@@ -27,7 +27,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from .envelope import MANIFEST, FrameError, id_ok, request, trace_ok, validate_request
+from .envelope import MANIFEST, FrameError, Unreadable, id_ok, request, trace_ok, \
+    validate_request
 from .errors import relay_error
 from .ratelimit import BURST, CONN_BURST, CONN_RATE, RATE, TokenBucket
 from .registration import Device, RegistrationError, VersionGate, register
@@ -185,10 +186,7 @@ class RelayRouter:
     def on_request(self, c: Client, frame: Any, now: float) -> list[Out]:
         """Read one frame from a phone.  Returns the refusal to send back, or nothing (the
         request is pending: :meth:`route` forwards it; or the frame was dropped silently)."""
-        # a frame holding half a surrogate pair is not one a Rust reader takes: its id
-        # cannot be read either (see .text)
-        readable = not unreadable(frame)
-        payload = frame.get("payload") if readable and isinstance(frame, dict) else None
+        payload = frame.get("payload") if isinstance(frame, dict) else None
         raw = payload.get("id") if isinstance(payload, dict) else None
         rid = trim(raw) if isinstance(raw, str) else None
 
@@ -199,13 +197,15 @@ class RelayRouter:
         if not bucket.take(now):  # before any validation; nothing is forwarded
             answers = self.answer_buckets.setdefault(
                 c.client_id, TokenBucket(self.answer_burst, self.answer_rate))
-            answerable = readable and isinstance(frame, dict) and \
-                frame.get("type") == "rpc.request" and id_ok(payload) and trace_ok(payload)
+            # a frame holding half a surrogate pair is none a Rust reader takes (.text)
+            answerable = isinstance(frame, dict) and frame.get("type") == "rpc.request" and \
+                id_ok(payload) and trace_ok(payload) and not unreadable(frame)
             return refuse(-32028) if answerable and answers.take(now) else []
-        if not readable:  # 004 names no answer: JSON-RPC's parse error, with no id
-            return refuse(-32700, reason="text holding half a surrogate pair")
         try:
             p = validate_request(frame)
+        except Unreadable:  # its id cannot be read either; 004 names no answer: JSON-RPC's
+            rid = None
+            return refuse(-32700, reason="text holding half a surrogate pair")
         except FrameError as e:  # refused before forwarding, and answered at once
             return refuse(-32600, reason=str(e))
         method, params = p["method"], p["params"]
