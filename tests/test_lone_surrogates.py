@@ -149,6 +149,7 @@ def test_over_the_rate_limit_a_frame_holding_a_lone_half_gets_no_answer():
     r.connect_desktop(USER, DESK)
     assert r.on_request(PHONE, env.request("r-0", "system.ping", {}), 0.0) == []
     assert r.on_request(PHONE, _with_half("id"), 0.0) == []
+    assert r.on_request(PHONE, _with_half("params value"), 0.0) == []  # id and trace fine
     assert _refusal(r.on_request(PHONE, env.request("r-2", "system.ping", {}), 0.0))[
         "error"]["code"] == -32028
 
