@@ -127,10 +127,10 @@ class Layout:
         its domain (:attr:`dtypes`; :func:`~.npeval.np_eval` does arithmetic in 64
         bits).  Every action's guard reads its columns over the whole chunk: at 64 bits
         they outgrow the core's cache.  One chunk of graph-relay's successors (131,072
-        states of level 19, its safety properties checked): 94 ms against 121 at 64
-        bits; in its whole search, one process, the successors took 7.7 and 7.6 s of CPU
-        against 8.3 and 9.3 (2026-12-02, in turns; the run as a whole moves by more
-        than that on this machine).  TwoPhase's guards read a slot or two: as fast
+        states of level 19, the chunk then; its safety properties checked): 94 ms
+        against 121 at 64 bits; in its whole search, one process, the successors took
+        7.7 and 7.6 s of CPU against 8.3 and 9.3 (2026-12-02, in turns; the run as a
+        whole moves by more than that on this machine).  TwoPhase's guards read a slot or two: as fast
         either way."""
         return Columns(self, keys)
 
