@@ -130,8 +130,8 @@ class Layout:
         states of level 19, the chunk then; its safety properties checked): 94 ms
         against 121 at 64 bits; in its whole search, one process, the successors took
         7.7 and 7.6 s of CPU against 8.3 and 9.3 (2026-12-02, in turns; the run as a
-        whole moves by more than that on this machine).  TwoPhase's guards read a slot or two: as fast
-        either way."""
+        whole moves by more than that on this machine).  TwoPhase's guards read a slot
+        or two: as fast either way."""
         return Columns(self, keys)
 
     def _slot(self, keys: np.ndarray, i: int, dtype: type) -> np.ndarray:

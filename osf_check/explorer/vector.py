@@ -159,8 +159,9 @@ class _VectorExploration(Exploration):
 #: 5.54-5.66 s against 5.92-6.16, graph-relay's safety search 9.59-9.64 against
 #: 10.05-10.31, its search with the graph 16.6 against 18.5), for up to 4 % more peak
 #: memory (TwoPhase 3 % less); 524,288 gained a little more on graph-relay for a third
-#: more memory.  Two workers took as long with either (what a larger chunk saves they
-#: wait out at the level's end, where a worker has one more chunk to finish).
+#: more memory.  Two workers gain less (as long with either in runs taken in turns, 5 %
+#: between two benchmark sets): they wait out part of it at each level's end, where
+#: a worker's last chunk is longer.
 CHUNK = 1 << 18
 
 
