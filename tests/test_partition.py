@@ -357,11 +357,11 @@ def _slow_worker_0(monkeypatch):
     monkeypatch.setattr(Shard, "_chunk", slow)
 
 
-def test_a_worker_done_with_its_frontier_expands_the_others_chunks_left(monkeypatch):
-    """With worker 0 slowed down, worker 1 expands chunks of worker 0's frontier, and
-    the run is still one process's: ids, parents, counts and every violation, with
-    and without stopping at the first (what a chunk's expander changes is only who
-    sends its successors to their owners)."""
+def test_a_slower_worker_takes_fewer_chunks_and_changes_nothing(monkeypatch):
+    """With worker 0 slowed down, worker 1 expands more than half the chunks of a
+    level, and the run is still one process's: ids, parents, counts and every
+    violation, with and without stopping at the first (what a chunk's expander
+    changes is only who sends its successors to their owners)."""
     _slow_worker_0(monkeypatch)
     for mutant in (None, "commit-without-all-prepared"):
         m, props, _ = prepare("two-phase", params={"rms": 5}, mutant=mutant)
@@ -371,7 +371,7 @@ def test_a_worker_done_with_its_frontier_expands_the_others_chunks_left(monkeypa
                              workers=2)
             _same(one, two)
             assert two.stolen_chunks > 0
-    # with the graph each worker keeps the edges out of its own states: no stealing
+    # with the graph each worker keeps the edges out of its own states: no sharing
     m = TWO_PHASE.build({"rms": 5})
     g = vector_bfs(m, [], depth=None, keep_graph=True, stop_on_violation=False, chunk=64,
                    workers=2)
@@ -379,29 +379,88 @@ def test_a_worker_done_with_its_frontier_expands_the_others_chunks_left(monkeypa
     _same(vector_bfs(m, [], depth=None, keep_graph=True, stop_on_violation=False), g)
 
 
-def test_the_chunks_of_a_frontier_are_each_claimed_once(tmp_path):
-    """Claims hand out every row of each worker's published frontier once, in order; a
-    frontier of one chunk, or one not yet published for the level, is the owner's."""
+def test_the_workers_expand_a_level_in_chunks_of_consecutive_ids(monkeypatch, tmp_path):
+    """A level wider than a chunk is expanded as one process cuts it: chunks of
+    consecutive ids of one size (each holding states of both workers), every id once;
+    a narrower level, by each worker its own states."""
+    from osf_check.explorer.partition import Shard, cut
+    plain = Shard._chunk
+
+    def logged(self, level, lo, hi, gid, out, parts):
+        with open(tmp_path / f"w{self.index}", "a") as f:
+            f.write(f"{len(self.gids)} {' '.join(map(str, gid[lo:hi].tolist()))}\n")
+        return plain(self, level, lo, hi, gid, out, parts)
+    monkeypatch.setattr(Shard, "_chunk", logged)
+    m = TWO_PHASE.build({"rms": 5})
+    one = vector_bfs(m, [], depth=None, stop_on_violation=False)
+    two = vector_bfs(m, [], depth=None, stop_on_violation=False, chunk=64, workers=2)
+    _same(one, two)
+    chunks: dict[int, list[list[int]]] = {}
+    owner = Layout(m).owner(one.keys, 2)
+    for w in (0, 1):
+        for line in (tmp_path / f"w{w}").read_text().splitlines():
+            level, *ids = map(int, line.split())
+            chunks.setdefault(level, []).append(ids)
+    shared = 0
+    for level, got in chunks.items():
+        lo, hi = one.level_start[level - 1], (one.level_start + [one.distinct])[level]
+        assert sorted(i for c in got for i in c) == list(range(lo, hi))
+        if hi - lo <= 64:
+            continue
+        shared += 1
+        size, count = cut(hi - lo, 2, 64)
+        assert len(got) == count and sorted(c[0] for c in got) == list(range(lo, hi, size))
+        for c in got:
+            assert c == list(range(c[0], c[0] + len(c)))
+        assert any(len(set(owner[c].tolist())) == 2 for c in got)
+    assert shared >= 3
+
+
+def test_the_chunks_of_a_level_are_each_claimed_once(tmp_path):
+    """Claims hand out each chunk of a level once, and none before every worker has
+    published its part; a worker reads the others' parts from their files."""
     import multiprocessing as mp
     from osf_check.explorer.partition import Frontiers
-    lock, table = mp.Lock(), mp.RawArray("q", 4 * 2)
+    lock = mp.Lock()
+    table = Frontiers.table(mp, 2)
     a, b = (Frontiers(lock, table, tmp_path, w, 2, chunk=10) for w in (0, 1))
     keys = np.arange(35, dtype=np.uint64).reshape(-1, 1)
-    assert b.claim(0, 1) is None  # not published yet
-    a.publish(1, keys, np.arange(35, dtype=np.int32) + 100)
-    assert a.claim(0, 1) == (0, 10) and b.claim(0, 1) == (10, 20)
-    fk, fg = b.frontier(0)
-    assert fk[10:20, 0].tolist() == list(range(10, 20)) and int(fg[10]) == 110
-    del fk, fg
-    assert b.claim(0, 1) == (20, 30) and a.claim(0, 1) == (30, 35)
-    assert a.claim(0, 1) is None and b.claim(0, 1) is None
-    assert b.claim(0, 2) is None  # a level it has not published
-    b.publish(2, keys[:10], np.arange(10, dtype=np.int32))  # one chunk: not shared
-    assert a.claim(1, 2) is None and b.claim(1, 2) == (0, 10) and b.claim(1, 2) is None
+    assert a.claim(1, 4) is None and b.claim(0, 4) is None  # nothing published
+    a.publish(1, keys[::2], np.arange(0, 35, 2, dtype=np.int32) + 100)
+    assert a.claim(1, 4) is None  # b's part is not there yet
+    b.publish(1, keys[1::2], np.arange(1, 35, 2, dtype=np.int32) + 100)
+    (ak, ag), (bk, bg) = a.frontiers(1)
+    assert ak[:, 0].tolist() == list(range(0, 35, 2)) and bg.tolist()[:2] == [101, 103]
+    del ak, ag, bk, bg
+    assert [a.claim(1, 4), b.claim(1, 4), b.claim(1, 4), a.claim(1, 4)] == [0, 1, 2, 3]
+    assert a.claim(1, 4) is None and b.claim(1, 4) is None
+    assert b.claim(2, 4) is None  # a level not published
     for f in (a, b):
         f.done()
         for box in f.boxes:
             box.close()
+
+
+def test_a_worker_lost_stops_the_others_waiting_for_its_frontier(tmp_path, monkeypatch):
+    """A worker waiting for another's part of a level that never comes stops when the
+    driver says a worker was lost, or else after a while: a lost worker, not a hang."""
+    import multiprocessing as mp
+    from osf_check.explorer.partition import Frontiers, WorkerLost
+    table = Frontiers.table(mp, 2)
+    f = Frontiers(mp.Lock(), table, tmp_path, 0, 2, chunk=10)
+    f.publish(1, np.zeros((3, 1), dtype=np.uint64), np.arange(3, dtype=np.int32))
+    monkeypatch.setattr(Frontiers, "WAIT", 0.05)
+    t0 = time.monotonic()
+    with pytest.raises(WorkerLost, match="did not publish"):
+        f.frontiers(1)
+    assert time.monotonic() - t0 < 5
+    monkeypatch.setattr(Frontiers, "WAIT", 30.0)
+    Frontiers.lost(table)
+    t0 = time.monotonic()
+    with pytest.raises(WorkerLost, match="was lost"):
+        f.frontiers(1)
+    assert time.monotonic() - t0 < 5
+    f.boxes[0].close()
 
 
 def test_a_lock_never_released_is_a_lost_worker_not_a_hang(tmp_path, monkeypatch):
@@ -411,7 +470,7 @@ def test_a_lock_never_released_is_a_lost_worker_not_a_hang(tmp_path, monkeypatch
     from osf_check.explorer.partition import Frontiers, WorkerLost
     monkeypatch.setattr(Frontiers, "WAIT", 0.05)
     lock = mp.Lock()
-    f = Frontiers(lock, mp.RawArray("q", 4 * 2), tmp_path, 0, 2, chunk=10)
+    f = Frontiers(lock, Frontiers.table(mp, 2), tmp_path, 0, 2, chunk=10)
     lock.acquire()  # as the dead worker left it
     with pytest.raises(WorkerLost, match="lock"):
         f.claim(1, 1)

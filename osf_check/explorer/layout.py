@@ -63,11 +63,13 @@ class Layout:
         each owns about as many states whatever the model's layout.
 
         A one-word key is hashed without its lower half of bits: keys that differ only
-        there (neighbours in the sorted order) stay with one worker, whose chunks then
-        sort nearly as fast as one process's (a hash of every bit made each worker's
-        sort of its successors 1.8 times slower, measured on TwoPhase N=9; the lower
-        third, 1.2 times; the lower half, 1.05), at the price of a less even share
-        (within 3 % per level on TwoPhase and graph-relay, against 1 %).  A key of
+        there (neighbours in the sorted order) stay with one worker, so that a level's
+        new keys are told to the others as few groups with counts (:meth:`groups`), at
+        the price of a less even share (within 3 % per level on TwoPhase and
+        graph-relay, against 1 %).  (When each worker expanded chunks of its own states
+        alone, it also kept their successors' sort nearly as fast as one process's: a
+        hash of every bit made it 1.8 times slower on TwoPhase N=9, the lower third
+        1.2 times, the lower half 1.05.)  A key of
         several words compares as bytes, its order led by the first word's low bytes:
         it is hashed whole."""
         with np.errstate(over="ignore"):

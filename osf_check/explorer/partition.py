@@ -1,9 +1,9 @@
 """A search partitioned by hash: each worker owns a slice of the state space.
 
 A state belongs to the worker :meth:`~.layout.Layout.owner` names.  Each worker (a
-:class:`Shard`) stores only its own states, expands only its own part of the frontier,
-and sends every successor to its owner, which deduplicates it against its store: no
-step of a level is serial.  A level is numbered as one process numbers it (sorted by
+:class:`Shard`) stores only its own states, expands chunks of the frontier, and sends
+every successor to its owner, which deduplicates it against its store: no step of a
+level is serial.  A level is numbered as one process numbers it (sorted by
 key): each worker learns the groups of the others' new keys (:meth:`.layout.Layout.groups`,
 which decide the owner) with how many keys each holds, and counts how many sort before
 each of its own.  With parents chosen by least (action, parent id) (:func:`.store.least`), the
@@ -75,6 +75,7 @@ class Shard:
         self.gids: list[np.ndarray] = []  # per level: the global id of each state here
         self._gflat, self._have = np.zeros(0, dtype=np.int32), 0  # the same, by local id
         self.found: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.span = (0, 0)  # the ids of the newest level, over every worker
         # the found keys' distinct groups (sortable) and how many keys each holds (None:
         # one each), between merge and number
         self.mine: tuple[np.ndarray, np.ndarray | None] | None = None
@@ -122,6 +123,7 @@ class Shard:
                                             np.concatenate(vs), starts,
                                             expect=total // self.parts)
         self.gids, self._have = gs, 0
+        self.span = (levels[-1][3], levels[-1][3] + len(levels[-1][0]))
         if self.out is not None and edges is not None:
             src, dst, act = edges
             mine = np.zeros(sum(len(lv[0]) for lv in levels), dtype=bool)
@@ -139,11 +141,19 @@ class Shard:
         kept here (without the graph, the new ones only).  ``answers``: the owners'
         answers for the level before (with the graph).
 
-        With ``shared`` (without the graph), the workers' frontiers are shared and
-        each chunk is expanded by whichever worker claims it first: a worker done with
-        its own takes the others' that are left.  Who expands a state changes nothing:
-        its successors go to their owners, which keep each new key's least (action,
-        parent) from whoever sent it."""
+        With ``shared`` (without the graph, a level wider than a chunk), the level is
+        cut as one process cuts it, into chunks of consecutive ids, each holding states
+        of every worker (:class:`Frontiers`), and each chunk is expanded by whichever
+        worker claims it first.  Who expands a state changes nothing: its successors go
+        to their owners, which keep each new key's least (action, parent) from whoever
+        sent it.  A worker's own states are scattered over the key order (by the
+        hash), and so were the chunks it expanded of them alone: siblings in the
+        order, whose successors coincide, fell in different chunks.  Chunks of
+        consecutive ids drop those duplicates before they are looked up, merged and
+        sent (TwoPhase N=9, two workers: 36.4 million distinct successors of chunks
+        left against 38.9; one process, 35.5).  They send twice the bytes (a state's
+        successors mostly share its owner, and now half the states of a chunk are
+        another's): 171 MiB against 87 on TwoPhase N=9."""
         assert self.store is not None
         self.resolve(answers)
         level, gid = self.store.keys[-1], self.gids[-1]
@@ -151,24 +161,12 @@ class Shard:
         parts: list[Parts] = [[] for _ in range(self.parts)]
         runs: list[tuple[Expansion, np.ndarray]] = []
         stolen = 0  # chunks of the others' frontiers expanded here
-        if shared is None or self.out is not None:
+        if shared is None or self.out is not None or self.span[1] - self.span[0] <= self.chunk:
             runs.append((self._new_expansion(), gid))
             for lo in range(0, len(level), self.chunk):
                 self._chunk(level, lo, lo + self.chunk, gid, runs[-1][0], parts)
         else:
-            at = len(self.gids)
-            shared.publish(at, level, gid)
-            for v in [self.index] + [o for o in range(self.parts) if o != self.index]:
-                out, arrays = None, None
-                while (rows := shared.claim(v, at)) is not None:
-                    if out is None:
-                        arrays = (level, gid) if v == self.index else shared.frontier(v)
-                        out = self._new_expansion()
-                        runs.append((out, arrays[1]))
-                    self._chunk(arrays[0], *rows, arrays[1], out, parts)
-                    stolen += v != self.index
-                del arrays  # views of another worker's file, which it writes next level
-            shared.done()
+            stolen = self._expand_shared(shared, level, gid, runs, parts)
         self.kept = parts[self.index]
         parts[self.index] = []
         stuck = [int(g[e.stuck]) for e, g in runs if e.stuck >= 0]
@@ -180,6 +178,27 @@ class Shard:
                                 for p, s, a in e.trans_viol],
                  "stuck": min(stuck, default=-1), "stolen": stolen}
         return stats, parts
+
+    def _expand_shared(self, shared: "Frontiers", level: np.ndarray, gid: np.ndarray,
+                       runs: list[tuple[Expansion, np.ndarray]], parts: list[Parts]) -> int:
+        """Expand the chunks of the level this worker claims (see :meth:`expand`);
+        returns how many it took beyond an even share (another worker being slower)."""
+        at = len(self.gids)
+        shared.publish(at, level, gid)
+        pieces = shared.frontiers(at)
+        pieces[self.index] = (level, gid)
+        lo, hi = self.span
+        size, count = cut(hi - lo, self.parts, self.chunk)
+        taken = 0
+        while (c := shared.claim(at, count)) is not None:
+            first_id = lo + c * size
+            keys, ids = _assemble(pieces, first_id, min(first_id + size, hi), self.lay.words)
+            runs.append((self._new_expansion(), ids))
+            self._chunk(keys, 0, len(keys), ids, runs[-1][0], parts)
+            taken += 1
+        del pieces  # views of the others' files, which they write again next level
+        shared.done()
+        return max(0, taken - count // self.parts)
 
     def _new_expansion(self) -> Expansion:
         return Expansion(np.zeros(len(self.succ.insts), dtype=np.int64))
@@ -306,6 +325,7 @@ class Shard:
         # the filter sized by each worker's share of every worker's states, so that
         # all of them grow theirs at the same level
         total = start + sum(summary_count(t) for t in summaries)
+        self.span = (start, total)
         self.store.add_level(keys, parent, via, expect=total // self.parts)
         self.gids.append(ids.astype(np.int32))  # ids fit 32 bits, as parent links do
         if self.answers is not None:
@@ -339,6 +359,29 @@ class Shard:
 #: distinct groups of their keys (rows of words, sorted) and, where a group can hold
 #: several keys (keys of one word), how many keys each holds (int32)
 Summary = list[np.ndarray]
+
+
+def _assemble(pieces: Sequence[tuple[np.ndarray, np.ndarray]], lo: int, hi: int,
+              words: int) -> tuple[np.ndarray, np.ndarray]:
+    """The keys of the states with ids ``lo:hi`` of a level, in id order, from every
+    worker's part of it (``pieces``: keys and their ids, ascending), and those ids.
+
+    >>> k = lambda *v: np.array(v, dtype=np.uint64).reshape(-1, 1)
+    >>> i = lambda *v: np.array(v, dtype=np.int32)
+    >>> keys, ids = _assemble([(k(10, 40), i(5, 8)), (k(20, 30, 50), i(6, 7, 9))], 6, 9, 1)
+    >>> keys[:, 0].tolist(), ids.tolist()
+    ([20, 30, 40], [6, 7, 8])
+    """
+    keys = np.empty((hi - lo, words), dtype=np.uint64)
+    filled = 0
+    for k, g in pieces:
+        a, b = np.searchsorted(g, (lo, hi))
+        keys[g[a:b] - lo] = k[a:b]
+        filled += int(b - a)
+    if filled != hi - lo:  # the pieces are not the level the span says: no row unset
+        raise RuntimeError(f"the workers' frontiers hold {filled} states of ids {lo} to "
+                           f"{hi - 1}, not {hi - lo}")
+    return keys, np.arange(lo, hi, dtype=np.int32)
 
 
 def _summed(counts: Iterable[dict[str, int]]) -> dict[str, int]:
@@ -502,7 +545,8 @@ class LocalShards:
         self.shuffled = 0
         self.conns, self.procs = [], []
         # the workers' frontiers' claims (see Frontiers), in memory the forks share
-        claims = (ctx.Lock(), ctx.RawArray("q", 4 * parts))
+        claims = (ctx.Lock(), Frontiers.table(ctx, parts))
+        self.table = claims[1]
         for w in range(parts):
             a, b = ctx.Pipe()
             # the child closes the driver's ends it inherited (its own and the earlier
@@ -515,24 +559,31 @@ class LocalShards:
             self.procs.append(p)
 
     def call(self, cmd: str, *args: Any) -> list[Any]:
-        """Run ``cmd`` on every shard; their answers in shard order."""
+        """Run ``cmd`` on every shard; their answers in shard order.  Answers are read
+        as they come, so that a worker that dies or fails is seen at once, whichever
+        it is, and the others, which may be waiting for its part of a level, are told."""
+        from multiprocessing.connection import wait
         for w, c in enumerate(self.conns):
             try:
                 c.send((cmd, args))
             except (BrokenPipeError, ConnectionResetError):
                 raise self._lost(w) from None
-        out = []
-        for w, c in enumerate(self.conns):
-            try:
-                ok, got = c.recv()
-            except (EOFError, ConnectionResetError):
-                raise self._lost(w) from None
-            if not ok:
-                raise got
-            out.append(got)
-        return out
+        out: dict[int, Any] = {}
+        while len(out) < len(self.conns):
+            for c in wait([c for w, c in enumerate(self.conns) if w not in out]):
+                w = self.conns.index(c)  # type: ignore[arg-type]
+                try:
+                    ok, got = c.recv()
+                except (EOFError, ConnectionResetError):
+                    raise self._lost(w) from None
+                if not ok:
+                    Frontiers.lost(self.table)
+                    raise got
+                out[w] = got
+        return [out[w] for w in range(len(self.conns))]
 
     def _lost(self, w: int) -> WorkerLost:
+        Frontiers.lost(self.table)
         self.procs[w].join(timeout=1)
         return WorkerLost(f"worker {w} of {self.parts} died (exit status "
                           f"{self.procs[w].exitcode}) during a level")
@@ -725,59 +776,77 @@ class _Mailbox:
 
 
 class Frontiers:
-    """Each worker's frontier of a level, shared with the others chunk by chunk: a
-    worker expands its own chunks in order, then takes the others' that are left, so
-    that a worker on a slower CPU does not make every other wait at the end of each
-    expansion.  A chunk is claimed under one lock (a few microseconds, a few dozen
-    times a level); a frontier of one chunk is not shared.
+    """A level's frontier shared between the workers and cut as one process cuts it:
+    into chunks of consecutive ids, each holding states of every worker, claimed one
+    at a time by whichever worker asks first.  A worker on a slower CPU then takes
+    fewer chunks instead of making the others wait at the end of the expansion.
 
-    ``table`` (int64, shared by the forks) holds for each worker the level it last
-    published, the row where its next unclaimed chunk starts, its frontier's size, and
-    whether its frontier is in its file (``frontier-W``), where the others read it."""
+    Each worker writes its part of the level (keys and global ids) to its file
+    (``frontier-W``), which the others map once every part is there.  ``table``
+    (int64, shared by the forks) holds for each worker the level it last published,
+    then the level whose chunks are being claimed, the next chunk, and a flag the
+    driver raises when a worker is lost, so that none waits for its part."""
 
-    _LEVEL, _NEXT, _SIZE, _SHARED = range(4)
-    #: a lock held longer than this was held by a worker that died holding it
+    _LEVEL, _CLAIMED, _NEXT, _LOST = 0, -3, -2, -1
+    #: a lock held, or a part not published, longer than this: its worker is lost
     WAIT = 30.0
+
+    @classmethod
+    def table(cls, ctx: Any, parts: int) -> Any:
+        """A table for ``parts`` workers in memory that ``ctx``'s forks share: no level
+        published, none open to claims, no worker lost."""
+        t = ctx.RawArray("q", parts + 3)
+        np.frombuffer(t, dtype=np.int64)[:cls._LOST] = -1
+        return t
 
     def __init__(self, lock: Any, table: Any, d: Path, w: int, parts: int, chunk: int):
         self.lock, self.w, self.parts, self.chunk = lock, w, parts, chunk
-        self.t = np.frombuffer(table, dtype=np.int64).reshape(4, parts)
+        self.t = np.frombuffer(table, dtype=np.int64)
         self.boxes = [_Mailbox(d / f"frontier-{v}") for v in range(parts)]
 
     def publish(self, level: int, keys: np.ndarray, gids: np.ndarray) -> None:
-        """This worker's frontier of ``level``: its keys and their global ids."""
-        shared = len(keys) > self.chunk and self.parts > 1
-        if shared:  # written before it is claimable: the others read it once claimed
-            self.boxes[self.w].put([keys, gids])
+        """This worker's part of ``level``: its keys and their global ids (ascending)."""
+        self.boxes[self.w].put([keys, gids])  # written before the others may read it
         with self._locked():
-            self.t[:, self.w] = (level, 0, len(keys), shared)
+            self.t[self._LEVEL + self.w] = level
+            if self.t[self._CLAIMED] != level:  # the first to publish opens the claims
+                self.t[self._CLAIMED], self.t[self._NEXT] = level, 0
 
-    def claim(self, v: int, level: int) -> tuple[int, int] | None:
-        """Rows ``lo:hi`` of worker ``v``'s frontier of ``level``, a chunk, now this
-        worker's to expand (None: none is left, or ``v`` has not published the level
-        yet).  Chunks of a share of what is left (down to an eighth of a chunk: the
-        last ones small) were tried: they cut the waits further, but the owners then
-        merged more than that saved (fewer duplicates dropped within a chunk)."""
+    def frontiers(self, level: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Every worker's part of ``level`` (keys, ids), once all are published, as
+        views of their files (dropped by :meth:`done`)."""
+        end = time.monotonic() + self.WAIT
+        while True:
+            with self._locked():
+                if self.t[self._LOST]:
+                    raise WorkerLost("another worker was lost during the level")
+                if (self.t[:self.parts] == level).all():
+                    break
+            if time.monotonic() > end:
+                raise WorkerLost(f"a worker did not publish its frontier in {self.WAIT:g} s")
+            time.sleep(1e-4)  # the others publish as they start the level: microseconds
+        return [tuple(box.get()) for box in self.boxes]  # type: ignore[misc]
+
+    def claim(self, level: int, count: int) -> int | None:
+        """The next of ``level``'s ``count`` chunks, now this worker's to expand (None:
+        every one is claimed)."""
         with self._locked():
-            t = self.t[:, v]
-            if t[self._LEVEL] != level or not (v == self.w or t[self._SHARED]):
+            if self.t[self._CLAIMED] != level or self.t[self._NEXT] >= count \
+                    or (self.t[:self.parts] != level).any():  # a part not yet published
                 return None
-            lo, size = int(t[self._NEXT]), int(t[self._SIZE])
-            if lo >= size:
-                return None
-            t[self._NEXT] = hi = min(lo + self.chunk, size)
-            return lo, hi
-
-    def frontier(self, v: int) -> tuple[np.ndarray, np.ndarray]:
-        """Worker ``v``'s frontier, as views of its file (dropped before the level ends)."""
-        keys, gids = self.boxes[v].get()
-        return keys, gids
+            c = int(self.t[self._NEXT])
+            self.t[self._NEXT] = c + 1
+            return c
 
     def done(self) -> None:
-        """Every chunk of this worker's frontier is claimed: the others' views go."""
-        for v, box in enumerate(self.boxes):
-            if v != self.w:
-                box.map = None
+        """This worker's expansion of the level is over: its views of the files go."""
+        for box in self.boxes:
+            box.map = None
+
+    @staticmethod
+    def lost(table: Any) -> None:
+        """Tell every worker waiting for the others' parts that one is lost (the driver)."""
+        np.frombuffer(table, dtype=np.int64)[Frontiers._LOST] = 1
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -787,6 +856,19 @@ class Frontiers:
             yield
         finally:
             self.lock.release()
+
+
+def cut(n: int, parts: int, chunk: int) -> tuple[int, int]:
+    """How a level of ``n`` states is cut for ``parts`` workers: into chunks of one
+    size, at most ``chunk`` (the last maybe shorter), about as many for each worker;
+    (size, count).
+
+    >>> cut(1000, 2, 100), cut(150, 2, 100), cut(201, 2, 100)
+    ((100, 10), (75, 2), (51, 4))
+    """
+    each = -(-n // (parts * chunk))
+    size = -(-n // (each * parts))
+    return size, -(-n // size)
 
 
 def _serve(make: Callable[[int, int], Shard], w: int, parts: int, conn: Any, d: Path,
