@@ -151,17 +151,18 @@ class Shard:
         order, whose successors coincide, fell in different chunks.  Chunks of
         consecutive ids drop those duplicates before they are looked up, merged and
         sent (TwoPhase N=9, two workers: 26.0 million distinct successors within
-        their chunks against 28.5; one process, 25.2).  They send twice the bytes (a state's
-        successors mostly share its owner, and now half the states of a chunk are
-        another's): 171 MiB against 87 on TwoPhase N=9."""
+        their chunks against 28.5; one process, 25.2).  They send twice the bytes (a
+        state's successors mostly share its owner, and now half the states of a chunk
+        are another's): 171 MiB against 87 on TwoPhase N=9."""
         assert self.store is not None
         self.resolve(answers)
         level, gid = self.store.keys[-1], self.gids[-1]
         self.judge.failed = set(failed)
         parts: list[Parts] = [[] for _ in range(self.parts)]
         runs: list[tuple[Expansion, np.ndarray]] = []
-        stolen = 0  # chunks of the others' frontiers expanded here
-        if shared is None or self.out is not None or self.span[1] - self.span[0] <= self.chunk:
+        stolen = 0  # chunks taken beyond an even share of the level's
+        narrow = self.span[1] - self.span[0] <= self.chunk  # one chunk: each its own
+        if shared is None or self.out is not None or narrow:
             runs.append((self._new_expansion(), gid))
             for lo in range(0, len(level), self.chunk):
                 self._chunk(level, lo, lo + self.chunk, gid, runs[-1][0], parts)
@@ -192,7 +193,8 @@ class Shard:
         taken = 0
         while (c := shared.claim(at, count)) is not None:
             first_id = lo + c * size
-            keys, ids = _assemble(pieces, first_id, min(first_id + size, hi), self.lay.words)
+            last = min(first_id + size, hi)
+            keys, ids = _assemble(pieces, first_id, last, self.lay.words)
             runs.append((self._new_expansion(), ids))
             self._chunk(keys, 0, len(keys), ids, runs[-1][0], parts)
             taken += 1
@@ -823,7 +825,8 @@ class Frontiers:
                 if (self.t[:self.parts] == level).all():
                     break
             if time.monotonic() > end:
-                raise WorkerLost(f"a worker did not publish its frontier in {self.WAIT:g} s")
+                raise WorkerLost(
+                    f"a worker did not publish its frontier in {self.WAIT:g} s")
             time.sleep(1e-4)  # the others publish as they start the level: microseconds
         return [tuple(box.get()) for box in self.boxes]  # type: ignore[misc]
 
