@@ -429,8 +429,10 @@ def test_the_chunks_of_a_level_are_each_claimed_once(tmp_path):
     a.publish(1, keys[::2], np.arange(0, 35, 2, dtype=np.int32) + 100)
     assert a.claim(1, 4) is None  # b's part is not there yet
     b.publish(1, keys[1::2], np.arange(1, 35, 2, dtype=np.int32) + 100)
-    (ak, ag), (bk, bg) = a.frontiers(1)
-    assert ak[:, 0].tolist() == list(range(0, 35, 2)) and bg.tolist()[:2] == [101, 103]
+    mine = (keys[::2], np.arange(0, 35, 2, dtype=np.int32) + 100)
+    (ak, ag), (bk, bg) = a.frontiers(1, mine)
+    assert ak is mine[0] and ag is mine[1]  # its own part is not read back
+    assert bk[:, 0].tolist() == list(range(1, 35, 2)) and bg.tolist()[:2] == [101, 103]
     del ak, ag, bk, bg
     assert [a.claim(1, 4), b.claim(1, 4), b.claim(1, 4), a.claim(1, 4)] == [0, 1, 2, 3]
     assert a.claim(1, 4) is None and b.claim(1, 4) is None
@@ -452,13 +454,13 @@ def test_a_worker_lost_stops_the_others_waiting_for_its_frontier(tmp_path, monke
     monkeypatch.setattr(Frontiers, "WAIT", 0.05)
     t0 = time.monotonic()
     with pytest.raises(WorkerLost, match="did not publish"):
-        f.frontiers(1)
+        f.frontiers(1, (np.zeros((3, 1), dtype=np.uint64), np.arange(3, dtype=np.int32)))
     assert time.monotonic() - t0 < 5
     monkeypatch.setattr(Frontiers, "WAIT", 30.0)
     Frontiers.lost(table)
     t0 = time.monotonic()
     with pytest.raises(WorkerLost, match="was lost"):
-        f.frontiers(1)
+        f.frontiers(1, (np.zeros((3, 1), dtype=np.uint64), np.arange(3, dtype=np.int32)))
     assert time.monotonic() - t0 < 5
     f.boxes[0].close()
 

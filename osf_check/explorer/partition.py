@@ -186,8 +186,7 @@ class Shard:
         returns how many it took beyond an even share (another worker being slower)."""
         at = len(self.gids)
         shared.publish(at, level, gid)
-        pieces = shared.frontiers(at)
-        pieces[self.index] = (level, gid)
+        pieces = shared.frontiers(at, (level, gid))
         lo, hi = self.span
         size, count = cut(hi - lo, self.parts, self.chunk)
         taken = 0
@@ -814,9 +813,11 @@ class Frontiers:
             if self.t[self._CLAIMED] != level:  # the first to publish opens the claims
                 self.t[self._CLAIMED], self.t[self._NEXT] = level, 0
 
-    def frontiers(self, level: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Every worker's part of ``level`` (keys, ids), once all are published, as
-        views of their files (dropped by :meth:`done`)."""
+    def frontiers(self, level: int, mine: tuple[np.ndarray, np.ndarray]
+                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Every worker's part of ``level`` (keys, ids), once all are published: this
+        worker's ``mine``, the others' as views of their files (dropped by
+        :meth:`done`)."""
         end = time.monotonic() + self.WAIT
         while True:
             with self._locked():
@@ -828,7 +829,8 @@ class Frontiers:
                 raise WorkerLost(
                     f"a worker did not publish its frontier in {self.WAIT:g} s")
             time.sleep(1e-4)  # the others publish as they start the level: microseconds
-        return [tuple(box.get()) for box in self.boxes]  # type: ignore[misc]
+        return [mine if v == self.w else tuple(box.get())  # type: ignore[misc]
+                for v, box in enumerate(self.boxes)]
 
     def claim(self, level: int, count: int) -> int | None:
         """The next of ``level``'s ``count`` chunks, now this worker's to expand (None:
