@@ -844,9 +844,11 @@ class Frontiers:
             return c
 
     def done(self) -> None:
-        """This worker's expansion of the level is over: its views of the files go."""
-        for box in self.boxes:
-            box.map = None
+        """This worker's expansion of the level is over: its views of the others' files
+        go (its own file stays mapped, to be written again at the next level)."""
+        for v, box in enumerate(self.boxes):
+            if v != self.w:
+                box.map = None
 
     @staticmethod
     def lost(table: Any) -> None:
