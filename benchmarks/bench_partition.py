@@ -297,7 +297,7 @@ def main() -> int:
                 print(f"{'':<20} moved per level (MiB, {r['mode']}): "
                       + " ".join(f"{b / 2**20:.1f}" for b in r["per_level"]))
             # a cluster's actors expand their own states (see the module's docstring)
-            base = pairs[-1]
+            base = next((r for r in pairs if r["mode"] == "cluster local"), pairs[0])
             for mach in (8, 64):
                 est = estimate(one["explore_s"], base["per_level"], base["keys_per_level"],
                                mach, args.gbit, args.rtt_ms)

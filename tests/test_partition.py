@@ -423,7 +423,7 @@ def test_the_chunks_of_a_level_are_each_claimed_once(tmp_path):
     from osf_check.explorer.partition import Frontiers
     lock = mp.Lock()
     table = Frontiers.table(mp, 2)
-    a, b = (Frontiers(lock, table, tmp_path, w, 2, chunk=10) for w in (0, 1))
+    a, b = (Frontiers(lock, table, tmp_path, w, 2) for w in (0, 1))
     keys = np.arange(35, dtype=np.uint64).reshape(-1, 1)
     assert a.claim(1, 4) is None and b.claim(0, 4) is None  # nothing published
     a.publish(1, keys[::2], np.arange(0, 35, 2, dtype=np.int32) + 100)
@@ -449,7 +449,7 @@ def test_a_worker_lost_stops_the_others_waiting_for_its_frontier(tmp_path, monke
     import multiprocessing as mp
     from osf_check.explorer.partition import Frontiers, WorkerLost
     table = Frontiers.table(mp, 2)
-    f = Frontiers(mp.Lock(), table, tmp_path, 0, 2, chunk=10)
+    f = Frontiers(mp.Lock(), table, tmp_path, 0, 2)
     f.publish(1, np.zeros((3, 1), dtype=np.uint64), np.arange(3, dtype=np.int32))
     monkeypatch.setattr(Frontiers, "WAIT", 0.05)
     t0 = time.monotonic()
@@ -472,7 +472,7 @@ def test_a_lock_never_released_is_a_lost_worker_not_a_hang(tmp_path, monkeypatch
     from osf_check.explorer.partition import Frontiers, WorkerLost
     monkeypatch.setattr(Frontiers, "WAIT", 0.05)
     lock = mp.Lock()
-    f = Frontiers(lock, Frontiers.table(mp, 2), tmp_path, 0, 2, chunk=10)
+    f = Frontiers(lock, Frontiers.table(mp, 2), tmp_path, 0, 2)
     lock.acquire()  # as the dead worker left it
     with pytest.raises(WorkerLost, match="lock"):
         f.claim(1, 1)

@@ -800,8 +800,8 @@ class Frontiers:
         np.frombuffer(t, dtype=np.int64)[:cls._LOST] = -1
         return t
 
-    def __init__(self, lock: Any, table: Any, d: Path, w: int, parts: int, chunk: int):
-        self.lock, self.w, self.parts, self.chunk = lock, w, parts, chunk
+    def __init__(self, lock: Any, table: Any, d: Path, w: int, parts: int):
+        self.lock, self.w, self.parts = lock, w, parts
         self.t = np.frombuffer(table, dtype=np.int64)
         self.boxes = [_Mailbox(d / f"frontier-{v}") for v in range(parts)]
 
@@ -895,7 +895,7 @@ def _serve(make: Callable[[int, int], Shard], w: int, parts: int, conn: Any, d: 
 def _commands(shard: Shard, w: int, parts: int, conn: Any, d: Path,
               claims: tuple[Any, Any]) -> None:
     """Answer the driver's commands until it says stop."""
-    io = _Files(shard, w, parts, d, Frontiers(*claims, d, w, parts, shard.chunk))
+    io = _Files(shard, w, parts, d, Frontiers(*claims, d, w, parts))
     try:
         while True:
             cmd, args = conn.recv()
