@@ -1,6 +1,6 @@
 """The allocator setting a search runs with: arrays up to 32 MB come from the heap and
 go back to it when freed, instead of being mapped afresh each time, every page faulted
-in and zeroed again (osf_check/explorer/allocator.py has the figures on a search)."""
+in and zeroed again (explorer/allocator.py has the figures on a search)."""
 
 from __future__ import annotations
 

@@ -105,8 +105,8 @@ def test_every_seed_is_one_z3_takes_in_the_library_and_every_schema_too():
     for bad in (-1, MAX_SEED + 1, 1.5, True, "3"):
         with pytest.raises(BadValue, match="seed is an integer from 0 to 4294967295"):
             Checker("two-phase").seed(bad)
-    root = Path(__file__).parent.parent / "osf_check"
-    for name in ("schema/result.schema.json", "schema/driver.schema.json",
+    root = Path(__file__).parent.parent
+    for name in ("osf_check/schema/result.schema.json", "osf_check/schema/driver.schema.json",
                  "traces/trace.schema.json"):
         text = (root / name).read_text(encoding="utf-8")
         seeds = [v for k, v in _walk(json.loads(text)) if k == "seed"]

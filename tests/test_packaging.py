@@ -101,3 +101,48 @@ def test_installed_next_to_traces_and_models_both_keep_working(wheel, tmp_path):
     _pip("--python", str(py), "uninstall", "-y", "osf-check")
     assert run("import traces, models; print(traces.WHO, '|', models.WHO)") == \
         "the other traces | the other models"
+
+
+ROOMS = ("models", "properties", "explorer", "fuzz", "traces")
+
+
+def _listed() -> tuple[dict, list]:
+    import tomllib
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    return setup["package-dir"], setup["packages"]
+
+
+def test_the_brief_s_rooms_stand_at_the_top_and_every_package_is_listed():
+    mapping, packages = _listed()
+    assert mapping == {"osf_check": "osf_check", **{f"osf_check.{r}": r for r in ROOMS}}
+    on_disk = set()
+    for name, folder in mapping.items():
+        assert (ROOT / folder / "__init__.py").is_file(), folder
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            on_disk.add(".".join((name, *rel)))
+    # a package missing from the list would be left out of the wheel silently
+    assert sorted(on_disk) == sorted(packages)
+
+
+def test_every_module_of_the_wheel_imports_under_the_one_name(wheel, tmp_path):
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    modules = sorted(n[:-3].replace("/", ".").removesuffix(".__init__")
+                     for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".py"))
+    assert all(m.startswith("osf_check") for m in modules)
+    for room in ROOMS:
+        assert any(m.startswith(f"osf_check.{room}.") for m in modules), room
+    code = ("import importlib, sys\n"
+            f"for m in {modules!r}:\n"
+            "    mod = importlib.import_module(m)\n"
+            f"    assert mod.__file__.startswith({str(site)!r}), (m, mod.__file__)\n"
+            "print(len([m for m in sys.modules if m.split('.')[0] in "
+            f"{set(ROOMS)!r}]))\n")
+    # run from an empty folder, so that the clone's own top-level rooms are not on the path
+    r = subprocess.run([sys.executable, "-S", "-c",
+                        f"import sys; sys.path[:0] = [{str(site)!r}, "
+                        f"*{[p for p in sys.path if 'site-packages' in p]!r}]\n" + code],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "0"  # nothing was imported as a bare `models`, `fuzz` …

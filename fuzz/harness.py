@@ -15,6 +15,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
+import osf_check.relay as _relay
 from osf_check.models.dsl import Model
 
 
@@ -31,9 +32,9 @@ class Crash(Divergence):
     osf-check (an exception raised while only the checker's code ran stays one)."""
 
 
-_PACKAGE = Path(__file__).resolve().parents[1]
-#: the code under test in process: the reference implementation and its planted bugs
-UNDER_TEST = (_PACKAGE / "relay", _PACKAGE / "fuzz" / "mutants.py")
+#: the code under test in process: the reference implementation and its planted bugs,
+#: each with the folder its sites are named from (``relay/…``, ``fuzz/mutants.py``)
+UNDER_TEST = (Path(_relay.__file__).resolve().parent, Path(__file__).resolve().with_name("mutants.py"))
 
 
 def crash_site(e: BaseException) -> str | None:
@@ -42,7 +43,9 @@ def crash_site(e: BaseException) -> str | None:
     for f in reversed(traceback.extract_tb(e.__traceback__)):
         path = Path(f.filename).resolve()
         if any(path == u or u in path.parents for u in UNDER_TEST):
-            return f"{path.relative_to(_PACKAGE).as_posix()}:{f.lineno} in {f.name}"
+            site = next(u for u in UNDER_TEST if path == u or u in path.parents)
+            base = site.parent if site.is_dir() else site.parent.parent
+            return f"{path.relative_to(base).as_posix()}:{f.lineno} in {f.name}"
     return None
 
 
