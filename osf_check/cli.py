@@ -1187,6 +1187,7 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
     runs) that the log reached."""
     from osf_check.tracelog import check as tl
     from osf_check.tracelog.mapping import compile_mapping, read_document
+    from osf_check.tracelog.settings import settings_text
     if str(events) != "-" and not events.exists():
         raise BadInput(f"no log file {events}")
     if events.is_dir():
@@ -1199,6 +1200,8 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
     if name not in catalogue.MODELS:
         raise BadInput(f"unknown model {name!r} (known: {', '.join(catalogue.MODELS)}; a "
                        f"model of your own is loaded with --model-file PATH)")
+    if doc.get("model") not in (None, name):  # before its params are read as the model's
+        raise BadInput(f"the mapping is for {doc['model']!r}, not {name!r}")
     merged = {**{k: str(v) for k, v in doc.get("params", {}).items()}, **_parse_params(params)}
     m, _, _ = prepare(name, params=merged)
     mp = compile_mapping(m, doc, str(mapping_file))
@@ -1211,7 +1214,8 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
                 with _open_log(again()) as f:
                     yield from f
             res = tl.check_log(lines, m, mp, hidden_depth=hidden_depth, reread=reread,
-                               tick=lambda n: disp.update(task, completed=n))
+                               tick=lambda n: disp.update(task, completed=n),
+                               declared=set(merged))
             if not res.explained:  # the log read once more, up to the line
                 res.trace = tl.failure_trace(again(), m, mp, res, _open_log)
         except UnicodeDecodeError as e:
@@ -1252,7 +1256,14 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
         fail = res.failing
         assert fail is not None
         lim = fail.get("limits")
-        if res.verdict == "unknown" and fail["hidden_cut"]:
+        settings = fail.get("settings")
+        if res.verdict == "unknown" and settings:
+            shown = {k: m.params[k] for k in settings["explained_at"] or settings["unstated"]}
+            click.echo(f"UNKNOWN: line {fail['line']} is the first event no behaviour of {name} "
+                       f"at {tl.params_text(shown)} explains, but the log may come from a "
+                       f"deployment set otherwise (outside the model's settings):")
+            click.echo(f"  settings: {settings_text(settings)}")
+        elif res.verdict == "unknown" and fail["hidden_cut"]:
             click.echo(f"UNKNOWN: line {fail['line']} is the first event no behaviour of {name} "
                        f"with at most {hidden_depth} unlogged steps in a row explains; more "
                        f"might (raise --hidden-depth):")
