@@ -37,7 +37,7 @@ from .check import prepare
 from .explicit import bfs
 from .npeval import packed_array, unpack_columns
 from .pycompile import compile_pack
-from .symbolic import PropertyChecks, bmc, houdini, k_induction, set_seed
+from .symbolic import PropertyChecks, SolverGaveUp, bmc, houdini, k_induction, set_seed
 from osf_check.models.errors import BadValue, UnknownName
 
 __all__ = ["ProofResult", "prove", "mine_candidates"]
@@ -349,34 +349,42 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
         in_sample = compile_pack(model)(pre) in sample.ex.ids
         res.cti_reachable = True if in_sample else (False if sample.ex.complete else None)
         lemmas = list(p.lemmas(model.view(0), model)) if p.lemmas else []
-        if mine or lemmas:
-            if mined_cache is None:
-                cands = mine_candidates(model, sample.ex.packed) if mine else []
-                say(f"mined {len(cands)} candidate invariants from {sample.ex.distinct:,} states")
+        try:
+            if mine or lemmas:
+                if mined_cache is None:
+                    cands = mine_candidates(model, sample.ex.packed) if mine else []
+                    say(f"mined {len(cands)} candidate invariants from {sample.ex.distinct:,} states")
+                    t0 = time.perf_counter()
+                    mined_cache = houdini(model, cands, timeout_ms=tms, log=say)
+                    say(f"{len(mined_cache)} are inductive together "
+                        f"({time.perf_counter() - t0:.1f} s)")
+                strength = mined_cache
+                if lemmas:
+                    # the property's own lemmas must survive Houdini with the mined set
+                    t0 = time.perf_counter()
+                    kept = houdini(model, mined_cache + lemmas, timeout_ms=tms, log=say)
+                    held = [x for x in lemmas if any(x is y for y in kept)]
+                    res.queries.append((f"{len(held)} of {len(lemmas)} lemmas proved inductive",
+                                        time.perf_counter() - t0))
+                    res.lemmas = len(held), len(lemmas)
+                    strength = kept
                 t0 = time.perf_counter()
-                mined_cache = houdini(model, cands, timeout_ms=tms, log=say)
-                say(f"{len(mined_cache)} are inductive together "
-                    f"({time.perf_counter() - t0:.1f} s)")
-            strength = mined_cache
-            if lemmas:
-                # the property's own lemmas must survive Houdini with the mined set
-                t0 = time.perf_counter()
-                kept = houdini(model, mined_cache + lemmas, timeout_ms=tms, log=say)
-                held = [x for x in lemmas if any(x is y for y in kept)]
-                res.queries.append((f"{len(held)} of {len(lemmas)} lemmas proved inductive",
+                ind2 = k_induction(model, joint, k, proven=strength, timeout_ms=tms)
+                res.queries.append((f"k-induction with {len(strength)} strengthening invariants",
                                     time.perf_counter() - t0))
-                res.lemmas = len(held), len(lemmas)
-                strength = kept
-            t0 = time.perf_counter()
-            ind2 = k_induction(model, joint, k, proven=strength, timeout_ms=tms)
-            res.queries.append((f"k-induction with {len(strength)} strengthening invariants",
-                                time.perf_counter() - t0))
-            if ind2.status == "proved":
-                res.status, res.k, res.mined = "proved", ind2.k, strength
-                res.method = "k-induction"
-                res.cti = None
-                continue
-            res.cti = ind2.cti or res.cti
+                if ind2.status == "proved":
+                    res.status, res.k, res.mined = "proved", ind2.k, strength
+                    res.method = "k-induction"
+                    res.cti = None
+                    continue
+                if ind2.status == "timeout":
+                    res.status = "timeout"
+                    res.note = "z3 gave up during induction with the strengthening invariants"
+                    continue
+                res.cti = ind2.cti or res.cti
+        except SolverGaveUp:  # a timeout is no verdict: said as one, never an error
+            res.status, res.note = "timeout", "z3 gave up mining strengthening invariants"
+            continue
         _deepen(model, checks, res, k, sample, sample_depth, tms)
         if res.status == "unknown" and kept_in and res.cti is not None:
             res.note += _leaves_domain(model, res.cti[0][-1])
