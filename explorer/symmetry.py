@@ -40,7 +40,7 @@ from osf_check.properties.base import CheckList, Property
 
 from .explicit import Violation
 from .pycompile import compile_steps, compile_trans
-from .symbolic import _bool, _int, to_z3
+from .symbolic import SolverGaveUp, _bool, _int, to_z3
 
 __all__ = ["Reduction", "prove_symmetric", "expand", "generators"]
 
@@ -189,7 +189,10 @@ def prove_symmetric(model: Model, props: Sequence[Property], sets: Sequence[Symm
     for decl in sets:
         st = _Set(model, decl)
         for g in generators(st.k):
-            why = _test_one(model, checks, st, g, timeout_ms)
+            try:
+                why = _test_one(model, checks, st, g, timeout_ms)
+            except SolverGaveUp as e:
+                return f"{decl.name} could not be proved symmetric: {e} (no verdict on it)"
             if why is not None:
                 return f"{decl.name} is not symmetric: {why}"
     return None
@@ -214,6 +217,8 @@ def _test_one(model: Model, checks: CheckList, st: _Set, g: tuple[int, ...],
         solver.add(z3.Not(claim))
         r = solver.check()
         solver.pop()
+        if r == z3.unknown:  # no proof either way: never called "not symmetric"
+            raise SolverGaveUp(f"z3 gave up on {what}")
         return r == z3.unsat
 
     def same(e) -> z3.BoolRef:

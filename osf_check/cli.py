@@ -1139,7 +1139,7 @@ def _replay_verdict(who: str, last: Any) -> str:
 @_model_files("Load models from this Python file (see 'Writing your own model'): the "
               "mapping's model may be one of them.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
-              help="Model parameter (bounds large enough for the logged run: runs, intents).")
+              help="Model parameter: the deployment's settings (a refusal is a verdict only at stated ones), and bounds large enough for the logged run.")
 @click.option("--hidden-depth", type=click.IntRange(0, 50), default=4, show_default=True,
               help="Unlogged steps (the actions no rule names) allowed between two lines.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")

@@ -38,3 +38,14 @@ def test_z3_giving_up_while_mining_invariants_is_a_timeout_not_an_internal_error
     doc = json.loads(r.output[r.output.index("{"):])
     (entry,) = doc["properties"]
     assert entry["status"] == "timeout" and "mining" in entry["note"]
+
+
+def test_z3_giving_up_on_a_symmetry_is_no_proof_and_no_claim_of_asymmetry(monkeypatch):
+    from osf_check.explorer.symmetry import prove_symmetric
+    from osf_check.models.two_phase import SPEC
+    m = SPEC.build({"rms": 3})
+    assert prove_symmetric(m, [], m.symmetries) is None  # proved when z3 answers
+    monkeypatch.setattr(z3.Solver, "check", lambda self, *x: z3.unknown)
+    why = prove_symmetric(m, [], m.symmetries)
+    assert why is not None and "could not be proved symmetric" in why
+    assert "is not symmetric" not in why
