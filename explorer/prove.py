@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from .check import prepare
 from .explicit import bfs
 from .npeval import packed_array, unpack_columns
 from .pycompile import compile_pack
-from .symbolic import PropertyChecks, bmc, houdini, k_induction, set_seed
+from .symbolic import PropertyChecks, SolverGaveUp, bmc, houdini, k_induction, set_seed
 from osf_check.models.errors import BadValue, UnknownName
 
 __all__ = ["ProofResult", "prove", "mine_candidates"]
@@ -233,7 +233,7 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
       invariants are used only after Houdini proved them inductive from the initial
       states;
     - otherwise BMC deepens past the BFS sample's whole levels, up to ``sample_depth``,
-      and only then is the status ``unknown`` (or ``timeout``).
+      and only then is the status ``unknown`` (or ``timeout``: z3 gave up somewhere).
 
     With ``stop_on_refutation`` (the default, like explore's), once the BFS sample
     refutes a property the others are ``not checked``: the run's verdict is already
@@ -245,6 +245,29 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
     set_seed(seed)
     model, chosen, _ = prepare(model_name, params=params, mutant=mutant, props=props)
     all_props = {p.id: p for p in catalogue.properties_of(model_name)}
+    assumed_ids = _assumed(model_name, all_props, chosen, assume)
+    helpers_of = {p.id: [h for h in dict.fromkeys(list(p.strengthen) + assumed_ids) if h != p.id]
+                  for p in chosen}
+    say = log or (lambda s: None)
+    checked = list(chosen) + [all_props[h] for h in dict.fromkeys(
+        h for hs in helpers_of.values() for h in hs) if all_props[h] not in chosen]
+    sample = _Sample.take(model, checked, sample_depth, sample_states, say)
+    stop = stop_on_refutation and any(q.id in sample.first for q in chosen)
+    run = _Run(model, all_props, helpers_of, k, z3_ms(timeout), mine, sample_depth, stop,
+               sample, say)
+    results = [run.one(p) for p in chosen]
+    for res in results:
+        res.unchecked = list(dict.fromkeys(c.kind for c in res.prop.checks
+                                           if c.kind not in PROVED))
+        if res.status == "proved" and res.unchecked:
+            res.status = "proved in part"
+    return model, results
+
+
+def _assumed(model_name: str, all_props: dict[str, Property], chosen: Sequence[Property],
+             assume: Sequence[str]) -> list[str]:
+    """The ids of the ``--assume`` properties, each checked to be one with invariants and
+    none of those being proved."""
     assumed_ids = []
     for hid in assume:
         hp = all_props.get(hid.upper()) or next((p for p in all_props.values() if p.name == hid),
@@ -262,130 +285,187 @@ def prove(model_name: str, *, params: dict | None = None, mutant: str | None = N
         raise BadValue(f"--assume {circular[0]}: {circular[0]} is one of the properties being "
                          f"proved, and a property cannot be assumed to prove itself (name the "
                          f"others with --property)")
-    tms = z3_ms(timeout)
-    say = log or (lambda s: None)
-    helpers_of = {p.id: [h for h in dict.fromkeys(list(p.strengthen) + assumed_ids) if h != p.id]
-                  for p in chosen}
-    checked = list(chosen) + [all_props[h] for h in dict.fromkeys(
-        h for hs in helpers_of.values() for h in hs) if all_props[h] not in chosen]
-    sample = _Sample.take(model, checked, sample_depth, sample_states, say)
-    outside = unchecked_index(model, [e for i in model.instances
-                                      for e in (i.guard, *i.updates.values())])
-    kept_in = [e for e in [domain_obligation(model)] if e is not None]
-    mined_cache: list[Expr] | None = None
-    results = []
-    for p in chosen:
-        checks = PropertyChecks.of(model, [p])
-        if checks.empty:
-            results.append(ProofResult(p, "skipped", note=f"{p.kinds}: checked by explore"))
-            continue
+    return assumed_ids
+
+
+class _Decided(Exception):
+    """A stage of one property's proof settled its result (status and note set)."""
+
+
+@dataclass
+class _Run:
+    """What every property's proof shares: the model, the BFS sample, the options, and
+    the invariants mined once (by the first proof that needs them)."""
+
+    model: Model
+    all_props: dict[str, Property]
+    helpers_of: dict[str, list[str]]
+    k: int
+    tms: int | None
+    mine: bool
+    sample_depth: int
+    stop: bool  # stop on refutation, and the sample refuted one of the chosen
+    sample: _Sample
+    say: Callable[[str], None]
+    mined: list[Expr] | None = None
+
+    def __post_init__(self) -> None:
+        self.outside = unchecked_index(self.model, [e for i in self.model.instances
+                                                    for e in (i.guard, *i.updates.values())])
+        self.kept_in = [e for e in [domain_obligation(self.model)] if e is not None]
+
+    def one(self, p: Property) -> ProofResult:
+        """One property's proof: its stages in order, until one decides (the one place
+        where a proof stops)."""
+        checks = PropertyChecks.of(self.model, [p])
         res = ProofResult(p, "unknown")
-        results.append(res)
+        try:
+            self._sampled(res, checks)
+            joint = self._bmc(res, checks)
+            self._induction(res, joint)
+            self._strengthened(res, joint)
+            self._deepen(res, checks)
+        except _Decided:
+            pass
+        except SolverGaveUp:  # a timeout is no verdict: said as one, never an error
+            res.status, res.note = "timeout", "z3 gave up mining strengthening invariants"
+        return res
+
+    # the stages: each returns, or raises _Decided with ``res`` settled -------------------
+    def _sampled(self, res: ProofResult, checks: PropertyChecks) -> None:
+        """Decided without z3: nothing to prove, stopped, refuted or proved by the BFS."""
+        p, sample = res.prop, self.sample
+        if checks.empty:
+            _decide(res, "skipped", note=f"{p.kinds}: checked by explore")
         v = sample.first.get(p.id)
-        if v is None and stop_on_refutation and any(q.id in sample.first for q in chosen):
-            res.status, res.note = "not checked", "stopped at the first refutation; --continue proves it"
-            continue
+        if v is None and self.stop:
+            _decide(res, "not checked",
+                    note="stopped at the first refutation; --continue proves it")
         if v is not None:
             res.trace = _sample_trace(sample.ex, v)
-            res.status, res.k = "refuted", len(res.trace[1])
-            res.note = "found by the BFS over every state to depth " \
-                f"{min(sample.covered, sample_depth)}"
-            continue
+            _decide(res, "refuted", k=len(res.trace[1]),
+                    note="found by the BFS over every state to depth "
+                         f"{min(sample.covered, self.sample_depth)}")
         if sample.ex.complete:  # (explore stops at a model error: there was none)
-            res.status, res.method = "proved", "every reachable state"
-            res.note = (f"every reachable state, {sample.ex.distinct:,} to depth "
-                        f"{sample.ex.depth_reached}, and every step out of them checked "
-                        "by the BFS")
-            continue
-        blind = outside or unchecked_index(model, checks.invs + [e for _, e in checks.trans])
+            _decide(res, "proved", method="every reachable state",
+                    note=f"every reachable state, {sample.ex.distinct:,} to depth "
+                         f"{sample.ex.depth_reached}, and every step out of them checked "
+                         "by the BFS")
+        blind = self.outside or unchecked_index(self.model,
+                                                checks.invs + [e for _, e in checks.trans])
         if blind:  # no BMC or induction: z3 would read the last option there
-            res.note = blind
-            continue
-        t0 = time.perf_counter()
-        b = bmc(model, checks, k, timeout_ms=tms)
-        res.queries.append((f"bmc to depth {k}", time.perf_counter() - t0))
+            _decide(res, "unknown", note=blind)
+
+    def _bmc(self, res: ProofResult, checks: PropertyChecks) -> PropertyChecks:
+        """BMC to k of the property and of what it assumes; the checks induction proves
+        together (the property, its assumptions, the domains kept)."""
+        m, k = self.model, self.k
+        b = self._timed(res, f"bmc to depth {k}", lambda: bmc(m, checks, k, timeout_ms=self.tms))
         if b.timed_out:
-            res.status, res.note = "timeout", "z3 gave up during BMC"
-            continue
+            _decide(res, "timeout", note="z3 gave up during BMC")
         if b.depth is not None:
-            res.status, res.k, res.trace = "refuted", b.depth, (b.states, b.acts)
-            continue
-        helper_ids = helpers_of[p.id]
-        res.assumed = helper_ids
+            _decide(res, "refuted", k=b.depth, trace=(b.states, b.acts))
+        helper_ids = res.assumed = self.helpers_of[res.prop.id]
         # the assumptions are proved along with the property: hypotheses before the
         # checked state, obligations on it, and checked on the base case too
-        helper_invs = [e for h in helper_ids for e in PropertyChecks.of(model, [all_props[h]]).invs]
+        helper_invs = [e for h in helper_ids
+                       for e in PropertyChecks.of(m, [self.all_props[h]]).invs]
+        broken = [h for h in helper_ids if h in self.sample.first]
+        if broken:
+            _decide(res, "unknown", note=f"the assumed {broken[0]} is violated (explore finds "
+                                         f"it): nothing can be proved from it")
+        if (helper_invs or self.kept_in) and self.sample.covered < k:
+            hb = bmc(m, PropertyChecks(helper_invs + self.kept_in, []), k, timeout_ms=self.tms)
+            if hb.timed_out:
+                _decide(res, "timeout", note="z3 gave up checking the assumptions")
+            if hb.depth is not None:
+                _decide(res, "unknown", note=(
+                    f"within depth {hb.depth} an assumed property is violated or an action "
+                    "leaves a variable's domain (explore says which): nothing can be proved "
+                    "from it"))
         # and every enabled action keeps its variables in their domains (see
         # domain_obligation): z3's steps stay in them, explore's would err
-        joint = PropertyChecks(checks.invs + helper_invs + kept_in, checks.trans)
-        broken = [h for h in helper_ids if h in sample.first]
-        if not broken and (helper_invs or kept_in) and sample.covered < k:
-            hb = bmc(model, PropertyChecks(helper_invs + kept_in, []), k, timeout_ms=tms)
-            if hb.timed_out:
-                res.status, res.note = "timeout", "z3 gave up checking the assumptions"
-                continue
-            if hb.depth is not None:
-                res.note = (f"within depth {hb.depth} an assumed property is violated or an "
-                            "action leaves a variable's domain (explore says which): nothing "
-                            "can be proved from it")
-                continue
-        if broken:
-            res.note = f"the assumed {broken[0]} is violated (explore finds it): nothing " \
-                       f"can be proved from it"
-            continue
-        t0 = time.perf_counter()
-        ind = k_induction(model, joint, k, timeout_ms=tms)
-        res.queries.append((f"k-induction k=1..{ind.k}", time.perf_counter() - t0))
+        return PropertyChecks(checks.invs + helper_invs + self.kept_in, checks.trans)
+
+    def _induction(self, res: ProofResult, joint: PropertyChecks) -> None:
+        """k-induction alone; where it fails, whether its counterexample is reachable."""
+        ind = self._timed(res, None, lambda: k_induction(self.model, joint, self.k,
+                                                         timeout_ms=self.tms))
+        res.queries[-1] = (f"k-induction k=1..{ind.k}", res.queries[-1][1])
         if ind.status == "proved":
-            res.status, res.k, res.method = "proved", ind.k, "k-induction"
-            continue
+            _decide(res, "proved", k=ind.k, method="k-induction")
         if ind.status == "timeout":
-            res.status, res.note = "timeout", "z3 gave up during induction"
-            continue
+            _decide(res, "timeout", note="z3 gave up during induction")
         res.cti = ind.cti
         assert ind.cti is not None
         cti_states = ind.cti[0]
         pre = cti_states[-2] if len(cti_states) > 1 else cti_states[-1]
-        in_sample = compile_pack(model)(pre) in sample.ex.ids
-        res.cti_reachable = True if in_sample else (False if sample.ex.complete else None)
-        lemmas = list(p.lemmas(model.view(0), model)) if p.lemmas else []
-        if mine or lemmas:
-            if mined_cache is None:
-                cands = mine_candidates(model, sample.ex.packed) if mine else []
-                say(f"mined {len(cands)} candidate invariants from {sample.ex.distinct:,} states")
-                t0 = time.perf_counter()
-                mined_cache = houdini(model, cands, timeout_ms=tms, log=say)
-                say(f"{len(mined_cache)} are inductive together "
-                    f"({time.perf_counter() - t0:.1f} s)")
-            strength = mined_cache
-            if lemmas:
-                # the property's own lemmas must survive Houdini with the mined set
-                t0 = time.perf_counter()
-                kept = houdini(model, mined_cache + lemmas, timeout_ms=tms, log=say)
-                held = [x for x in lemmas if any(x is y for y in kept)]
-                res.queries.append((f"{len(held)} of {len(lemmas)} lemmas proved inductive",
-                                    time.perf_counter() - t0))
-                res.lemmas = len(held), len(lemmas)
-                strength = kept
+        in_sample = compile_pack(self.model)(pre) in self.sample.ex.ids
+        res.cti_reachable = True if in_sample else \
+            (False if self.sample.ex.complete else None)
+
+    def _strengthened(self, res: ProofResult, joint: PropertyChecks) -> None:
+        """k-induction again, with the mined invariants and the property's own lemmas
+        that Houdini proved inductive."""
+        p = res.prop
+        lemmas = list(p.lemmas(self.model.view(0), self.model)) if p.lemmas else []
+        if not (self.mine or lemmas):
+            return
+        strength = self._mined()
+        if lemmas:
+            # the property's own lemmas must survive Houdini with the mined set
+            kept = self._timed(res, None, lambda: houdini(self.model, strength + lemmas,
+                                                          timeout_ms=self.tms, log=self.say))
+            held = [x for x in lemmas if any(x is y for y in kept)]
+            res.queries[-1] = (f"{len(held)} of {len(lemmas)} lemmas proved inductive",
+                               res.queries[-1][1])
+            res.lemmas = len(held), len(lemmas)
+            strength = kept
+        ind2 = self._timed(res, f"k-induction with {len(strength)} strengthening invariants",
+                           lambda: k_induction(self.model, joint, self.k, proven=strength,
+                                               timeout_ms=self.tms))
+        if ind2.status == "proved":
+            res.cti = None
+            _decide(res, "proved", k=ind2.k, mined=strength, method="k-induction")
+        if ind2.status == "timeout":
+            _decide(res, "timeout",
+                    note="z3 gave up during induction with the strengthening invariants")
+        res.cti = ind2.cti or res.cti
+
+    def _deepen(self, res: ProofResult, checks: PropertyChecks) -> None:
+        _deepen(self.model, checks, res, self.k, self.sample, self.sample_depth, self.tms)
+        if res.status == "unknown" and self.kept_in and res.cti is not None:
+            res.note += _leaves_domain(self.model, res.cti[0][-1])
+
+    # helpers --------------------------------------------------------------------------
+    def _mined(self) -> list[Expr]:
+        """The candidate invariants mined from the sample that Houdini proved inductive
+        together (mined once per run)."""
+        if self.mined is None:
+            ex = self.sample.ex
+            cands = mine_candidates(self.model, ex.packed) if self.mine else []
+            self.say(f"mined {len(cands)} candidate invariants from {ex.distinct:,} states")
             t0 = time.perf_counter()
-            ind2 = k_induction(model, joint, k, proven=strength, timeout_ms=tms)
-            res.queries.append((f"k-induction with {len(strength)} strengthening invariants",
-                                time.perf_counter() - t0))
-            if ind2.status == "proved":
-                res.status, res.k, res.mined = "proved", ind2.k, strength
-                res.method = "k-induction"
-                res.cti = None
-                continue
-            res.cti = ind2.cti or res.cti
-        _deepen(model, checks, res, k, sample, sample_depth, tms)
-        if res.status == "unknown" and kept_in and res.cti is not None:
-            res.note += _leaves_domain(model, res.cti[0][-1])
-    for res in results:
-        res.unchecked = list(dict.fromkeys(c.kind for c in res.prop.checks
-                                           if c.kind not in PROVED))
-        if res.status == "proved" and res.unchecked:
-            res.status = "proved in part"
-    return model, results
+            self.mined = houdini(self.model, cands, timeout_ms=self.tms, log=self.say)
+            self.say(f"{len(self.mined)} are inductive together "
+                     f"({time.perf_counter() - t0:.1f} s)")
+        return self.mined
+
+    @staticmethod
+    def _timed(res: ProofResult, label: str | None, query: Callable[[], Any]) -> Any:
+        """``query()``, its time recorded under ``label`` (None: named by the caller)."""
+        t0 = time.perf_counter()
+        out = query()
+        res.queries.append((label or "", time.perf_counter() - t0))
+        return out
+
+
+def _decide(res: ProofResult, status: str, **fields: Any) -> NoReturn:
+    """Settle ``res`` (its status and the fields given) and end its proof."""
+    res.status = status
+    for name, value in fields.items():
+        setattr(res, name, value)
+    raise _Decided
 
 
 def _leaves_domain(model: Model, state: tuple) -> str:

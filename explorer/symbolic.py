@@ -221,6 +221,12 @@ def bmc(model: Model, checks: PropertyChecks, k: int, *, timeout_ms: int | None 
     return res
 
 
+class SolverGaveUp(Exception):
+    """z3 answered unknown (its timeout, or a query beyond it): no verdict either way.
+    (Not a ``TimeoutError``: that one is an ``OSError``, which the command line reads as
+    a failing disk or a bug.)"""
+
+
 @dataclass
 class InductionResult:
     status: str  # proved, unknown, timeout
@@ -332,7 +338,7 @@ def houdini(model: Model, candidates: list[Expr], *, assume: Sequence[Expr] = ()
             break
         if r == z3.unknown:
             s.pop()
-            raise TimeoutError("z3 gave up while filtering candidate invariants")
+            raise SolverGaveUp("z3 gave up while filtering candidate invariants")
         m = s.model()
         s0 = tuple(m.eval(v, model_completion=True).as_long() for v in sym.state(0))
         s.pop()

@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import itertools
 from typing import Sequence
 
 import numpy as np
@@ -39,7 +40,7 @@ from osf_check.properties.base import CheckList, Property
 
 from .explicit import Violation
 from .pycompile import compile_steps, compile_trans
-from .symbolic import _bool, _int, to_z3
+from .symbolic import SolverGaveUp, _bool, _int, to_z3
 
 __all__ = ["Reduction", "prove_symmetric", "expand", "generators"]
 
@@ -55,6 +56,9 @@ class _Set:
         self.records = [[slots[j] for slots in self.arrays] for j in range(s.size)]
         self.refs = [i for r in s.refs for i in by[r].slots]
         self.doms = [model.slot_domains[slots[0]] for slots in self.arrays]
+        #: every permutation, where references make sorting the records no class
+        #: function (alike elements told apart only by what names them)
+        self.perms = list(itertools.permutations(range(self.k))) if self.refs else []
 
     def moved(self, perm: Sequence[int]) -> dict[int, int]:
         """Where each slot of an element goes when element j becomes element perm[j]."""
@@ -83,6 +87,9 @@ class Reduction:
     # tuples -----------------------------------------------------------------
     def canon(self, s: tuple) -> tuple:
         for st in self.sets:
+            if st.refs:  # elements alike but for a reference: the least image decides
+                s = min(apply(st, p, s) for p in st.perms)
+                continue
             order = sorted(range(st.k), key=lambda j: [s[i] for i in st.records[j]])
             perm = [0] * st.k
             for p, j in enumerate(order):
@@ -96,6 +103,9 @@ class Reduction:
         current values of those slots (int64 arrays of one length)."""
         cols = dict(cols)
         for st in self.sets:
+            if st.refs:
+                cols.update(_least_image(st, cols))
+                continue
             key = np.zeros_like(cols[st.records[0][0]])
             width = 0
             recs = []
@@ -125,6 +135,33 @@ class Reduction:
         return cols
 
 
+def _least_image(st: _Set, cols: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    """Per row, the least (by slot order, as :meth:`Reduction.canon` compares tuples)
+    image of the set's slots under every permutation, references renamed."""
+    slots = sorted({i for r in st.records for i in r} | set(st.refs))
+    best: dict[int, np.ndarray] | None = None
+    for perm in st.perms:
+        img = dict(cols)
+        for src, dst in st.moved(perm).items():
+            img[dst] = cols[src]
+        table = np.array(perm, dtype=np.int64)
+        for i in st.refs:
+            v = img[i]
+            names = (v >= 0) & (v < st.k)
+            img[i] = np.where(names, table[np.clip(v, 0, st.k - 1)], v)
+        if best is None:
+            best = {i: img[i] for i in slots}
+            continue
+        less = np.zeros(len(img[slots[0]]), dtype=bool)
+        equal = ~less
+        for i in slots:
+            less |= equal & (img[i] < best[i])
+            equal &= img[i] == best[i]
+        best = {i: np.where(less, img[i], best[i]) for i in slots}
+    assert best is not None
+    return best
+
+
 def apply(st: _Set, perm: Sequence[int], s: tuple) -> tuple:
     """``s`` with element j renamed perm[j]: its slots moved, references renamed."""
     return tuple(_permute(st, perm, s, lambda v: perm[v] if 0 <= v < st.k else v))
@@ -152,7 +189,10 @@ def prove_symmetric(model: Model, props: Sequence[Property], sets: Sequence[Symm
     for decl in sets:
         st = _Set(model, decl)
         for g in generators(st.k):
-            why = _test_one(model, checks, st, g, timeout_ms)
+            try:
+                why = _test_one(model, checks, st, g, timeout_ms)
+            except SolverGaveUp as e:
+                return f"{decl.name} could not be proved symmetric: {e} (no verdict on it)"
             if why is not None:
                 return f"{decl.name} is not symmetric: {why}"
     return None
@@ -177,6 +217,8 @@ def _test_one(model: Model, checks: CheckList, st: _Set, g: tuple[int, ...],
         solver.add(z3.Not(claim))
         r = solver.check()
         solver.pop()
+        if r == z3.unknown:  # no proof either way: never called "not symmetric"
+            raise SolverGaveUp(f"z3 gave up on {what}")
         return r == z3.unsat
 
     def same(e) -> z3.BoolRef:

@@ -291,7 +291,9 @@ class Checker:
         """Whether some behaviour of the model explains a recorded log (``check-log``).
 
         ``log`` is a file of JSON lines or the lines themselves; ``mapping`` a mapping
-        file or its document, whose ``params`` this checker's override.  Returns a
+        file or its document, whose ``params`` this checker's override.  A refusal is
+        unknown unless the model's settings (its parameters that are no bound) are all
+        stated, here or in the mapping: the log does not say how its deployment was set.  Returns a
         :class:`~osf_check.tracelog.check.LogResult` (``verdict``: explained, refused or
         unknown; ``failing``: the first line none explains, and why).
 
@@ -328,10 +330,11 @@ class Checker:
                         yield from f
                 except OSError as e:
                     raise BadValue(f"cannot read the log {path}: {e.strerror or e}") from None
-            return run_check_log(lines(), m, mp, hidden_depth=hidden_depth, reread=lines)
+            return run_check_log(lines(), m, mp, hidden_depth=hidden_depth, reread=lines,
+                                 declared=set(params))
         if isinstance(log, Sequence):
             return run_check_log(iter(log), m, mp, hidden_depth=hidden_depth,
-                                 reread=lambda: iter(log))
+                                 reread=lambda: iter(log), declared=set(params))
         raise BadValue(f"log is a file or a sequence of lines, not {type(log).__name__}")
 
 

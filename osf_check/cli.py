@@ -13,7 +13,6 @@ protocol; 130 interrupted; 141 the reader of stdout went away.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import math
@@ -23,7 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
 import click
 
@@ -1129,36 +1128,6 @@ def _replay_verdict(who: str, last: Any) -> str:
             f"a trace of another version of the model), and it broke no property before")
 
 
-def _open_log(path: str) -> IO[str]:  # a byte-order mark (Windows' editors) is no event
-    return open(path, encoding="utf-8-sig", errors="strict")
-
-
-@contextlib.contextmanager
-def _log_source(events: Path) -> Iterator[tuple[Iterable[str], Callable[[], str]]]:
-    """The log's lines, and how to get a path that reads them again (the failure trace
-    reads the log up to its line once more): the file itself, or, for stdin (``-``) or a
-    pipe (``<(kubectl logs ...)``), a copy of the lines read so far, written as they
-    stream by (a live log is checked as it comes, not once it ends)."""
-    if str(events) != "-" and events.is_file():
-        with _open_log(str(events)) as f:
-            yield f, lambda: str(events)
-        return
-    stdin = str(events) == "-"
-    with open(sys.stdin.fileno() if stdin else events, encoding="utf-8-sig",
-              closefd=not stdin) as f, \
-            tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="osf-check-log-",
-                                        suffix=".jsonl") as copy:
-        def tee() -> Iterator[str]:
-            for line in f:
-                copy.write(line)
-                yield line
-
-        def again() -> str:
-            copy.flush()
-            return copy.name
-        yield tee(), again
-
-
 @main.command("check-log")
 @click.argument("events", metavar="EVENTS.jsonl", type=click.Path(path_type=Path))
 @click.option("--mapping", "mapping_file", required=True, metavar="FILE",
@@ -1170,7 +1139,7 @@ def _log_source(events: Path) -> Iterator[tuple[Iterable[str], Callable[[], str]
 @_model_files("Load models from this Python file (see 'Writing your own model'): the "
               "mapping's model may be one of them.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
-              help="Model parameter (bounds large enough for the logged run: runs, intents).")
+              help="Model parameter: the deployment's settings (a refusal is a verdict only at stated ones), and bounds large enough for the logged run.")
 @click.option("--hidden-depth", type=click.IntRange(0, 50), default=4, show_default=True,
               help="Unlogged steps (the actions no rule names) allowed between two lines.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
@@ -1183,137 +1152,25 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
                   as_json: bool, out: Path | None) -> None:
     """Decide whether some behaviour of the model explains a recorded log (trace
     validation): exit 0 if one does, 12 at the first line none does, 152 when none does
-    only within the --hidden-depth bound or the model's bounds (reconnects, retries,
-    runs) that the log reached."""
-    from osf_check.tracelog import check as tl
-    from osf_check.tracelog.mapping import compile_mapping, read_document
-    if str(events) != "-" and not events.exists():
-        raise BadInput(f"no log file {events}")
-    if events.is_dir():
-        raise BadInput(f"{events} is a directory, not a log")
-    doc = read_document(mapping_file)
-    name = model or doc.get("model") or (model_files[0] if len(model_files) == 1 else None)
-    if not isinstance(name, str):
-        raise BadInput("name the model with --model or in the mapping (model = \"...\")" + (
-            f" (the model files define {', '.join(model_files)})" if model_files else ""))
-    if name not in catalogue.MODELS:
-        raise BadInput(f"unknown model {name!r} (known: {', '.join(catalogue.MODELS)}; a "
-                       f"model of your own is loaded with --model-file PATH)")
-    merged = {**{k: str(v) for k, v in doc.get("params", {}).items()}, **_parse_params(params)}
-    m, _, _ = prepare(name, params=merged)
-    mp = compile_mapping(m, doc, str(mapping_file))
-
+    only within the --hidden-depth bound, the model's bounds (reconnects, retries, runs)
+    that the log reached, or at settings not stated for the log's deployment."""
+    from osf_check.tracelog import command as cl
+    m, mp, declared = cl.load(events, mapping_file, model, model_files, _parse_params(params))
     disp = Display(live=False if as_json else None)
-    with disp, _log_source(events) as (lines, again):
-        task = disp.phase(f"{name}: reading {events}")
-        try:
-            def reread() -> Iterator[str]:  # the log once more, up to where it was read
-                with _open_log(again()) as f:
-                    yield from f
-            res = tl.check_log(lines, m, mp, hidden_depth=hidden_depth, reread=reread,
-                               tick=lambda n: disp.update(task, completed=n))
-            if not res.explained:  # the log read once more, up to the line
-                res.trace = tl.failure_trace(again(), m, mp, res, _open_log)
-        except UnicodeDecodeError as e:
-            raise BadInput(f"{events} is not UTF-8 text ({e.reason} at byte {e.start})") \
-                from None
+    with disp:
+        task = disp.phase(f"{m.name}: reading {events}")
+        res = cl.run(events, m, mp, hidden_depth=hidden_depth, declared=declared,
+                     tick=lambda n: disp.update(task, completed=n))
         disp.finish(task)
-    code = {"explained": 0, "refused": EXIT["safety"], "unknown": EXIT["incomplete"]}[res.verdict]
-    warnings = [] if res.events else [
-        "the log holds no event the mapping reads (every line ignored, or none at all): "
-        "nothing was checked; is it the right log, and the right mapping?"]
-    if res.backwards:  # a merge of several stations' logs that was not sorted
-        warnings.append(
-            f"{res.backwards:,} line(s) have a time earlier than the line before them (the "
-            f"first: line {res.first_backwards}): the log is read in the order of its "
-            f"lines; merge several stations' logs by time before checking")
+    code, warnings = cl.exit_code(res), cl.warnings_of(res)
     result = report.check_log_json(res, str(events), str(mapping_file), dict(m.params), code,
                                    warnings)
     if out is not None and res.trace is not None:
-        report.write_outputs(out, res.trace, f"{name}-log", report.err)
+        report.write_outputs(out, res.trace, f"{m.name}-log", report.err)
     _record(result, out, "check-log.json", as_json, code)
-    click.echo(f"{name}: {rnd.counted(res.lines, 'line')}, {rnd.counted(res.events, 'event')} "
-               f"({res.ignored:,} ignored) in {res.seconds:.2f} s, "
-               f"{res.events_per_second:,.0f} lines/s; up to "
-               f"{rnd.counted(hidden_depth, 'unlogged step')} between two lines")
-    if res.explained:
-        click.echo(f"explained: a behaviour of {name} explains the whole log "
-                   f"({rnd.counted(res.possible, 'state')} still possible at its end, at most "
-                   f"{res.peak_possible:,} on the way)")
-        click.echo("properties the logged run exercised: " + (", ".join(res.exercised) or
-                                                                "none"))
-        if res.unwitnessed:
-            click.echo("reached, but the log does not show their witness met (they may "
-                       "have been checked only vacuously): "
-                       + "; ".join(f"{pid} ({doc})" for pid, doc in res.unwitnessed.items()))
-        for w in warnings:
-            click.echo(f"warning: {w}")
-    else:
-        fail = res.failing
-        assert fail is not None
-        lim = fail.get("limits")
-        if res.verdict == "unknown" and fail["hidden_cut"]:
-            click.echo(f"UNKNOWN: line {fail['line']} is the first event no behaviour of {name} "
-                       f"with at most {hidden_depth} unlogged steps in a row explains; more "
-                       f"might (raise --hidden-depth):")
-        elif res.verdict == "unknown":
-            click.echo(f"UNKNOWN: line {fail['line']} is the first event no behaviour of {name} "
-                       f"at {tl.params_text(lim['reached'])} explains, and the log reached "
-                       f"those bounds of the model; a larger model might explain it:")
-        else:
-            click.echo(f"NOT EXPLAINED: line {fail['line']} is the first event no behaviour "
-                       f"of {name} explains:")
-        click.echo(f"  {_compact(fail['event'])}")
-        for w in fail["why"]:
-            click.echo(f"  {w}")
-        if lim:
-            click.echo(f"  bounds: {lim['verdict']}" + (
-                " (set them under params in the mapping, or with --param, and check again)"
-                if lim["verdict"].startswith("explained by") else
-                f" (reached on the way: {tl.params_text(lim['reached'])})"))
-        shown = fail["possible_before"][:3]
-        differ = [k for k in shown[0] if len({json.dumps(x[k]) for x in shown}) > 1] \
-            if shown else []
-        were = "was" if fail["possible_count"] == 1 else "were"
-        click.echo(f"  {rnd.counted(fail['possible_count'], 'model state')} {were} possible "
-                   f"just before it"
-                   + (f"; {len(shown)} of them, where they differ:" if differ else ""))
-        for st in shown if differ else shown[:1]:
-            part = {k: st[k] for k in differ} if differ else st
-            click.echo("    " + json.dumps(part, ensure_ascii=False, separators=(",", ":")))
-        if differ:
-            click.echo("    (alike in every other variable: " + json.dumps(
-                {k: v for k, v in shown[0].items() if k not in differ}, ensure_ascii=False,
-                separators=(",", ":")) + ")")
-        for w in warnings:
-            click.echo(f"  warning: {w}")
-        if res.trace is not None:
-            steps = [st["label"] for st in res.trace["steps"][1:]]
-            last = (f"the last the model's own version of line {fail['line']}"
-                    if res.trace["property"]["read"] else
-                    f"which explain the lines before it; the model has no version of line "
-                    f"{fail['line']} after them")
-            click.echo(f"  a behaviour of the model up to there ({rnd.n_steps(len(steps))}, "
-                       f"{last}):")
-            more = len(steps) - 8
-            click.echo("    " + ("… " if more > 0 else "") + " → ".join(steps[-8:]))
-            if out is None:
-                click.echo("  (--out DIR writes it as a trace, a sequence chart and a report)")
+    click.echo(cl.text(res, m, hidden_depth, warnings, out is not None), nl=False)
     click.echo(f"result: exit {code}")
     sys.exit(code)
-
-
-def _compact(ev: Any, limit: int = 60) -> str:
-    """A log line as one short line: a field's long text or object stands as its size."""
-    def short(v: Any) -> Any:
-        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-        if len(text) <= limit:
-            return v
-        return f"{v[:20]}…<{len(v):,} characters>" if isinstance(v, str) else \
-            f"<{type(v).__name__} of {len(text):,} characters>"
-    fields = ev.get("fields", {})
-    return json.dumps({**ev, "fields": {k: short(v) for k, v in fields.items()}},
-                      ensure_ascii=False)
 
 
 def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], source: str) -> str:

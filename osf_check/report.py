@@ -72,6 +72,17 @@ def write_outputs(out: Path, tr: dict[str, Any], stem: str, note: Callable[[str]
     return written
 
 
+def _property_json(r: ModelResult, p: Any) -> dict[str, Any]:
+    """One property of an explore run, claiming no more than the text: a bounded run's
+    "holds" is up to its depth (``up_to_depth``; null when every state was explored), and
+    its reach premise states on the bound were not judged (``undecided``)."""
+    ex = r.exploration
+    return {"id": p.id, "name": p.name, "kind": p.kinds, "status": r.status[p.id],
+            "assumptions": list(p.assumptions),
+            "up_to_depth": None if ex.complete else ex.depth_reached,
+            "undecided": r.graph.undecided.get(p.id, 0) if r.graph else 0}
+
+
 def result_json(command: str, seed: int, bound: int | None, results: Sequence[ModelResult],
                 traces: dict[int, list[dict[str, Any]]], exit_code: int) -> dict[str, Any]:
     models = []
@@ -101,9 +112,7 @@ def result_json(command: str, seed: int, bound: int | None, results: Sequence[Mo
             "workers": r.workers,
             "states_per_depth": ex.histogram(),
             "actions": fired,
-            "properties": [{"id": p.id, "name": p.name, "kind": p.kinds,
-                            "status": r.status[p.id], "assumptions": list(p.assumptions)}
-                           for p in r.properties],
+            "properties": [_property_json(r, p) for p in r.properties],
             "extension_states": r.graph.extension_states if r.graph else 0,
             "warnings": r.warnings,
             "violations": [{"property": v.prop, "kind": v.kind, "message": v.message,

@@ -370,7 +370,10 @@ def test_a_refusal_at_a_bound_is_compared_with_the_right_models(monkeypatch, mut
     seed = REFUSED[mutant][0]
     res = _check(walk(model_for("graph-relay", mutant), mutant, seed=seed, steps=60).log,
                  mutant)
-    assert res.verdict == "refused" and asked == read
+    # then every other combination of the settings of few values (slugs, projects)
+    assert res.verdict == "refused" and asked[:len(read)] == read
+    assert len(asked) == len(read) + 5 and all(set(a) == {"slugs", "projects"}
+                                               for a in asked[len(read):])
 
 
 def _count_convention_breaks(system: str, param: str, depth: int = 6) -> tuple[int, int]:
@@ -502,7 +505,12 @@ def test_cli_checks_a_log_against_a_model_of_the_users_own_file(tmp_path, small,
     args = ["check-log", str(log), "--mapping", str(mapping), "--hidden-depth", "16"]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 150 and "--model-file PATH" in r.output
-    r = CliRunner().invoke(main, [*args, "--model-file", str(EXAMPLES / "diehard.py")])
+    args += ["--model-file", str(EXAMPLES / "diehard.py")]
+    if code == 12:  # a refusal is a verdict only at the deployment's settings, stated
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 152 and "settings were not stated" in r.output, r.output
+        args += ["--param", "goal=4"]
+    r = CliRunner().invoke(main, args)
     assert r.exit_code == code, r.output
     assert ("explained: a behaviour of diehard" if code == 0 else
             "NOT EXPLAINED: line 2") in r.output

@@ -34,6 +34,7 @@ from osf_check.models.errors import BadValue
 
 from .bounds import Bounds, bounds_of
 from .mapping import Mapping, MappingError, Rule, Source, compile_mapping
+from .settings import judge_settings
 
 State = tuple
 #: memo sizes past which the memos start again (memory stays bounded on any log)
@@ -324,7 +325,8 @@ class LogChecker:
 def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth: int = 4,
               tick: Callable[[int], None] | None = None,
               reread: Callable[[], Iterable[str]] | None = None,
-              upto: int | None = None, judge: bool = True) -> LogResult:
+              upto: int | None = None, judge: bool = True,
+              declared: Iterable[str] | None = None) -> LogResult:
     """Stream the log ``f`` through the model; a failure comes back with the line, the
     states possible before it, why none fits, and the explanation so far as a trace.
 
@@ -332,7 +334,11 @@ def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth:
     start without it): a refusal met where a bound of the model was reached is then
     judged by reading the log once more with another bound (see :func:`_judge_bounds`);
     without a way to read it again, such a refusal stays unknown.  ``upto``: read no line
-    after that one; ``judge=False``: leave a refusal as the model at hand makes it."""
+    after that one; ``judge=False``: leave a refusal as the model at hand makes it.
+    ``declared``: the model's settings (parameters that are not bounds) stated for the
+    deployment that wrote the log (default: those under the mapping's ``params``); a
+    refusal by a model whose settings were not all stated is unknown (see
+    :func:`.settings.judge_settings`)."""
     t0 = time.perf_counter()
     chk = LogChecker(model, mapping, hidden_depth, bounds_of(model))
     res = LogResult(model.name, True, hidden_depth=hidden_depth)
@@ -368,13 +374,16 @@ def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth:
                 reread = lambda: (f.seek(0), f)[1]  # type: ignore[attr-defined]  # noqa: E731
             if judge:
                 _judge_bounds(res, chk, mapping, reread)
+                if _settings_may_matter(res.failing):
+                    judge_settings(res, chk, mapping, reread, _declared(mapping, declared))
             break
         broken = chk.monitored(ev, n)
         if broken:
             res.explained = False
             res.failing = {"line": n, "event": ev, "text": line.rstrip("\n"), "why": [broken],
                            "possible_before": [], "possible_count": len(possible),
-                           "bounded": False, "hidden_cut": False, "limits": None}
+                           "bounded": False, "hidden_cut": False, "limits": None,
+                           "settings": None}
             break
         possible = new
         witnesses.see(possible)
@@ -483,6 +492,17 @@ def _judge_bounds(res: LogResult, chk: LogChecker, mapping: Mapping,
     fail["bounded"] = fail["hidden_cut"]
 
 
+def _settings_may_matter(fail: dict[str, Any]) -> bool:
+    """Whether the model's settings are still to be judged: not when more unlogged steps,
+    or a larger bound, are already known to be what the line needs."""
+    lim = fail["limits"]
+    return not fail["hidden_cut"] and not (lim and lim["verdict"].startswith("explained by"))
+
+
+def _declared(mapping: Mapping, declared: Iterable[str] | None) -> set[str]:
+    return set(mapping.params if declared is None else declared)
+
+
 def _read_again(chk: LogChecker, res: LogResult, mapping: Mapping,
                 reread: Callable[[], Iterable[str]], params: dict[str, int]
                 ) -> tuple[Model, LogResult] | str:
@@ -546,7 +566,7 @@ def _failure(chk: LogChecker, possible: frozenset[State], cands: list[Candidate]
             "possible_count": len(before),
             # more unlogged steps in a row might explain it: the answer is then unknown
             "hidden_cut": (cut := any(s in chk.cut for s in possible)), "bounded": cut,
-            "limits": None}, frozenset(before)
+            "limits": None, "settings": None}, frozenset(before)
 
 
 def exercised(model: Model, taken: set[int]) -> list[str]:
