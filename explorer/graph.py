@@ -467,7 +467,11 @@ def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
         return "holds"
     states = _States(g)
     fair_states = [compile_pred(e) for e in conds]
-    prefix, cycle = _lasso(_subgraph(g, comp), set(comp.tolist()), g, fair_states, sets, states)
+    # enter the cycle at a seed when one is on it: the path to it is the search's own
+    on = comp[seeds[comp]]
+    entry = int(on[0]) if on.size else int(comp[0])
+    prefix, cycle = _lasso(_subgraph(g, comp), set(comp.tolist()), g, fair_states, sets, states,
+                           entry)
     path, acts = _path_into(ex, levels, prefix)
     loop_at = len(path) - 1
     for u, v, a in cycle:
@@ -787,9 +791,8 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
     return None
 
 
-def _lasso(S: nx.DiGraph, comp: set[int], g: _Graph, fair_states, sets, states):
+def _lasso(S: nx.DiGraph, comp: set[int], g: _Graph, fair_states, sets, states, entry: int):
     import networkx as nx
-    entry = min(comp)  # smallest BFS id: shortest prefix
     # what the cycle must visit: a state of each fairness condition, a step of each
     # strongly fair set enabled in the SCC, a step or a disabling state of each weak one
     targets: list[tuple[str, tuple[int, ...]]] = []
