@@ -312,3 +312,40 @@ def test_the_text_and_json_of_a_stuttering_counterexample_say_so(tmp_path):
     assert v["trace"]["stutters"] is True
     itf = [p for p in (tmp_path / "out").rglob("*.itf.json")]
     assert itf and json.loads(itf[0].read_text())["loop"] == 0
+
+
+# a cross-check with TLC -------------------------------------------------------------------
+HOUR_CLOCK = """
+b.var("hr", Int(1, 12), actor="p")
+
+@b.action("p"{fair})
+def tick(s):
+    return True, {{s.hr: If(s.hr == 12, 1, s.hr + 1)}}
+
+for h in range(1, 13):
+    b.init(hr=h)
+"""
+
+
+def test_the_hour_clock_agrees_with_tlc(tmp_path):
+    """LiveHourClock.tla (Specifying Systems) translated, AllTimes == \\A n: []<>(hr = n).
+    TLC 2.19 (a run on the published spec): with WF_hr(HCnxt) 12 distinct states, 24
+    generated, AllTimes holds; with the fairness removed (next test), AllTimes violated,
+    1 state then stuttering."""
+    goals = '[Goal.infinitely_often(f"hour {n}", s.hr == n) for n in range(1, 13)]'
+    head = 'from osf_check import If\n'
+    f = model_file(tmp_path, "clock", head + HOUR_CLOCK.format(fair=', fair="weak"'), goals)
+    r = CliRunner().invoke(main, ["explore", "--model-file", f, "--depth", "unbounded",
+                                  "--json"])
+    [m] = json.loads(r.stdout)["models"]
+    assert (r.exit_code, m["distinct_states"], m["generated_states"]) == (0, 12, 24)
+
+
+def test_the_hour_clock_without_fairness_stutters_as_tlc_says(tmp_path):
+    goals = '[Goal.infinitely_often(f"hour {n}", s.hr == n) for n in range(1, 13)]'
+    head = 'from osf_check import If\n'
+    f = model_file(tmp_path, "clock2", head + HOUR_CLOCK.format(fair=""), goals)
+    code, status, vs = explore(f)
+    assert (code, status) == (13, "violated")
+    states, loop, stutters = shape(vs)
+    assert (len(states), loop, stutters) == (1, 0, True)
