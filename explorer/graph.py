@@ -456,15 +456,15 @@ def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
     f = _fairness(g, sets)
     conds = [e for _, e in model.fair_states] + extra
     masks = [g.pred(e) for e in conds]
-    stop = _stutter_state(g, inside, masks, f)
-    if stop is not None:
+    comp = _find_fair_scc(g, inside, masks, f, stutter=True)
+    if isinstance(comp, int):
+        stop = comp
         path, acts = _path_into(ex, levels, stop)
         ex.violations.append(Violation(
             p.id, "fair", f"{goal.label}: {_MESSAGES[goal.form]}, then stutters forever "
             f"(no fair action can move it)", path, acts, loop_start=len(path) - 1,
             stutters=True))
         return "violated"
-    comp = _find_fair_scc(g, inside, masks, f)
     if comp is None:
         return "holds"
     states = _States(g)
@@ -594,25 +594,6 @@ def _fairness(g: _Graph, sets: Sequence) -> _Fairness:
     return _Fairness(layers, max(1, len(sets)), strong, weak, member)
 
 
-def _stutter_state(g: _Graph, inside: np.ndarray, masks: list[np.ndarray], f: _Fairness
-                   ) -> int | None:
-    """The first state of ``inside`` where stuttering forever is fair: every condition
-    of ``masks`` holds there and no fair set can take a step that moves it."""
-    cand = inside.copy()
-    for m in masks:
-        cand &= m
-    ids = np.flatnonzero(cand)
-    if not ids.size:
-        return None
-    moved = np.zeros(len(ids), dtype=bool)
-    for u, v, deg, idx in _out_edges(g, ids):
-        src = np.repeat(np.arange(u, v), deg)
-        fair = f.member[g.act[idx]] & (g.dst[idx] != ids[src])
-        moved[src[fair]] = True
-    free = ids[~moved]
-    return int(free[0]) if free.size else None
-
-
 def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
@@ -662,6 +643,8 @@ class _Alive:
     strong_src: np.ndarray
     strong_col: np.ndarray
     weak_en: dict[int, np.ndarray]
+    #: a step of a fair set can move the state (stuttering there forever is unfair)
+    fair_moves: np.ndarray
 
 
 def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
@@ -673,6 +656,7 @@ def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
     new[ids] = np.arange(k, dtype=np.int32)
     counts = np.zeros(k, dtype=np.int64)
     weak_en = {c: np.zeros(k, dtype=bool) for c, _ in f.weak}
+    fair_moves = np.zeros(k, dtype=bool)
     dsts, acts, ssrc, scol = [], [], [], []
     for u, v, deg, idx in _out_edges(g, ids):
         a_, gd = g.act[idx], g.dst[idx]
@@ -691,6 +675,7 @@ def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
             scol.append(c[st].astype(np.int16))
         for c, m in f.weak:
             weak_en[c][src[m[a_]]] = True
+        fair_moves[src[f.member[a_]]] = True
         keep = nd >= 0
         counts[u:v] = np.bincount(src[keep] - u, minlength=v - u)
         dsts.append(nd[keep])
@@ -698,7 +683,7 @@ def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
     indptr = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     return _Alive(ids, indptr, _cat(dsts, np.int32), _cat(acts, np.int16), _cat(ssrc, np.int32),
-                  _cat(scol, np.int16), weak_en)
+                  _cat(scol, np.int16), weak_en, fair_moves)
 
 
 def _taken_inside(indptr: np.ndarray, dst: np.ndarray, act: np.ndarray, label: np.ndarray,
@@ -746,7 +731,7 @@ def strong_components(indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 
 def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
-                   f: _Fairness) -> np.ndarray | None:
+                   f: _Fairness, stutter: bool = False) -> np.ndarray | int | None:
     """Streett-style refinement over strongly connected components (scipy): a component
     (more than one state: a single state's behaviour is stuttering, judged apart) is
     fair when it visits every fair-state condition, takes inside it a step of every
@@ -756,9 +741,21 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
     fair component with the smallest state id (shortest prefix), or None.
 
     Each round works on the alive states alone, renumbered (:class:`_Alive`): scipy's
-    work, the edges read and the per-state arrays scale with them, and they shrink fast."""
+    work, the edges read and the per-state arrays scale with them, and they shrink fast.
+
+    With ``stutter``, the first round first looks for a state where stuttering forever
+    is fair (every condition of ``fair_masks`` holds, no fair set can move it) and
+    returns the first one's id (an int) if there is one: the edges are read once for
+    both."""
     while alive.any():
         s = _alive_csr(g, alive, f)
+        if stutter:
+            free = ~s.fair_moves
+            for fm in fair_masks:
+                free &= fm[s.ids]
+            if free.any():
+                return int(s.ids[np.argmax(free)])
+            stutter = False
         label = strong_components(s.indptr, s.dst)
         sizes = np.bincount(label)
         nc = len(sizes)
