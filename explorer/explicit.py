@@ -38,6 +38,9 @@ class Violation:
     path: list[int]  # state ids from an initial state
     actions: list[int]  # action instance index taken into path[i] (-1 for the first)
     loop_start: int | None = None  # index into path where the lasso's cycle starts
+    #: the behaviour ends by stuttering forever in its last state (``loop_start`` is that
+    #: state's index): a halting or stuttering counterexample, not a cycle of steps
+    stutters: bool = False
     #: the model's own states, where ``path`` names states of a symmetry-reduced search
     #: (``actions`` then are the model's steps between them)
     states: list[tuple] | None = None

@@ -7,7 +7,8 @@ in the explored graph) is resolved by searching its own future past the bound,
 which either finds a goal state (no violation) or exhausts that future (a real
 violation); a ``fair`` counterexample is a real cycle of explored edges, among
 states whose successors were all computed, on which the fairness assumption
-holds edge by edge.
+holds edge by edge, or a path to such a state where stuttering forever is fair
+(``docs/liveness.md`` states the semantics).
 """
 
 from __future__ import annotations
@@ -115,10 +116,38 @@ class _Graph:
             frontier = np.flatnonzero(fresh)
         return mark
 
+    def forward(self, seeds: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, list]:
+        """Every state reachable from a seed through states of ``region`` (the seeds, in
+        it, included), and how the search reached each: per level, the new states
+        (sorted), a parent of each and the action of that step (for a path back)."""
+        open_ = region & ~seeds  # where the search may still go: one gather per edge
+        levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        frontier = np.flatnonzero(seeds)
+        # edge positions in 32 bits while the edges fit: half the memory traffic
+        it = np.int32 if len(self.dst) < 2**31 - 1 else np.int64
+        while frontier.size:
+            starts = self.off[frontier].astype(it)
+            lens = self.off[frontier + 1].astype(it) - starts
+            idx = _run_indices(starts, lens, int(lens.sum()))
+            d = self.dst[idx]
+            keep = open_[d]
+            if not keep.any():
+                break
+            d, first = np.unique(d[keep], return_index=True)
+            src = np.repeat(frontier, lens)[keep][first]
+            levels.append((d, src, self.act[idx][keep][first]))
+            open_[d] = False
+            frontier = d
+        return seeds | (region & ~open_), levels
+
     def enabled(self, u: int) -> frozenset[int]:
+        """The actions that can take a step from ``u`` that moves it (a self-loop is a
+        stuttering step: it enables nothing, as in TLA+'s ``ENABLED <A>_vars``)."""
         got = self._enabled.get(u)
         if got is None:
-            got = self._enabled[u] = frozenset(self.act[self.off[u]:self.off[u + 1]].tolist())
+            a, b = self.off[u], self.off[u + 1]
+            moves = self.dst[a:b] != u
+            got = self._enabled[u] = frozenset(self.act[a:b][moves].tolist())
         return got
 
 
@@ -254,7 +283,8 @@ class _Extension:
     def __init__(self, ex: Exploration, budget: int):
         self.ex = ex
         self.steps = compile_steps(ex.model)
-        self.fair = [i.fairness is not None for i in ex.model.instances]
+        members = {a for fs in ex.model.fair_sets() for a in fs.instances}
+        self.fair = [i.index in members for i in ex.model.instances]
         self.pack = compile_pack(ex.model)
         self.budget = budget
         self.used = 0
@@ -372,9 +402,12 @@ def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal,
     if bad:
         i = min(bad)  # BFS order: the shortest prefix
         path, acts = ex.path_to(i)
+        end = not g.enabled(i)  # nothing moves it: the behaviour stutters there forever
         ex.violations.append(Violation(
             p.id, "reach", f"{goal.label}: from this state no state where the goal holds is "
-            f"reachable (its whole future was explored)", path, acts))
+            f"reachable (its whole future was explored)"
+            + (", then stutters forever (an end state)" if end else ""), path, acts,
+            loop_start=len(path) - 1 if end else None, stutters=end))
         return "violated"
     if unresolved:
         ext.unresolved[p.id] = ext.unresolved.get(p.id, 0) + unresolved
@@ -384,45 +417,126 @@ def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal,
 
 # ---------------------------------------------------------------------------
 # fair
+#
+# A fair check reads its goal as TLA+ does: a behaviour is a path of explored steps
+# that either cycles forever or, from some state on, stutters forever (an end state
+# is one where it stutters).  Stuttering in a state is fair unless a fair set is
+# enabled there or a fair-state condition fails there.  A self-loop edge (a step that
+# leaves the state as it is) is a stuttering step: it neither enables a set nor is
+# one of its steps (TLA+'s ``<A>_vars``).  Every form is the search for a fair
+# behaviour that starts at a seed state and stays inside a region from there on:
+#
+#   premise ~> goal  seeds: premise & ~goal   region: ~goal
+#   <>goal           seeds: initial & ~goal   region: ~goal
+#   []<>goal         seeds: ~goal             region: ~goal
+#   []goal           seeds: ~goal             region: every state
+#   <>[]goal         seeds: initial           region: every state, ~goal infinitely often
+
+_MESSAGES = {
+    "~>": "the premise holds and the goal never holds from then on",
+    "<>": "the goal never holds",
+    "[]<>": "from some point on the goal never holds again",
+    "[]": "the goal fails in a state of a fair behaviour",
+    "<>[]": "the goal fails infinitely often",
+}
+
 
 def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
     model = ex.model
-    inside_m = g.pred(goal.premise) & ~g.pred(goal.goal)
-    inside_m = inside_m.copy()
-    inside_m[g.expanded:] = False  # only states whose successors are all known
-    if not inside_m.any():
+    bad = ~g.pred(goal.goal)
+    seeds, region, extra = _form(g, ex, goal, bad)
+    seeds = seeds.copy()
+    seeds[g.expanded:] = False  # only states whose successors are all known
+    if not seeds.any():
         return "holds"
-    fair_masks = [g.pred(e) for _, e in model.fair_states]
-    strong = np.array([i.index for i in model.instances if i.fairness == "strong"], dtype=np.int64)
-    weak = np.array([i.index for i in model.instances if i.fairness == "weak"], dtype=np.int64)
-    comp = _find_fair_scc(g, inside_m, fair_masks, strong, weak)
+    inside, levels = (seeds, []) if region is None else g.forward(seeds, region)
+    inside = inside.copy()
+    inside[g.expanded:] = False
+    sets = model.fair_sets()
+    f = _fairness(g, sets)
+    conds = [e for _, e in model.fair_states] + extra
+    masks = [g.pred(e) for e in conds]
+    comp = _find_fair_scc(g, inside, masks, f, stutter=True)
+    if isinstance(comp, int):
+        stop = comp
+        path, acts = _path_into(ex, levels, stop)
+        ex.violations.append(Violation(
+            p.id, "fair", f"{goal.label}: {_MESSAGES[goal.form]}, then stutters forever "
+            f"(no fair action can move it)", path, acts, loop_start=len(path) - 1,
+            stutters=True))
+        return "violated"
     if comp is None:
         return "holds"
-    inside = np.zeros(g.n, dtype=bool)
-    inside[comp] = True
-    import networkx as nx  # (see the imports at the top)
-    G = nx.DiGraph()
-    G.add_nodes_from(comp.tolist())
-    for u, v, deg, idx in _out_edges(g, comp):
-        d = g.dst[idx]
-        keep = inside[d]
-        G.add_edges_from(zip(np.repeat(comp[u:v], deg)[keep].tolist(), d[keep].tolist()))
-    fair_states = [compile_pred(e) for _, e in model.fair_states]
     states = _States(g)
-    scc = set(comp.tolist())
-    prefix, cycle = _lasso(G, scc, g, fair_states, strong.tolist(), weak.tolist(), states)
-    path, acts = ex.path_to(prefix)
+    fair_states = [compile_pred(e) for e in conds]
+    # enter the cycle at a seed when one is on it: the path to it is the search's own
+    on = comp[seeds[comp]]
+    entry = int(on[0]) if on.size else int(comp[0])
+    prefix, cycle = _lasso(_subgraph(g, comp), set(comp.tolist()), g, fair_states, sets, states,
+                           entry)
+    path, acts = _path_into(ex, levels, prefix)
     loop_at = len(path) - 1
     for u, v, a in cycle:
         path.append(v)
         acts.append(a)
-    ok, why = fairness_of_cycle([(u, a) for u, _, a in cycle], g, fair_states, strong.tolist(),
-                                weak.tolist(), states)
+    ok, why = fairness_of_cycle([(u, a) for u, _, a in cycle], g, fair_states, sets, states)
     assert ok, f"internal error: the lasso found is not fair ({why})"
     ex.violations.append(Violation(
-        p.id, "fair", f"{goal.label}: a fair cycle on which the goal never holds", path, acts,
+        p.id, "fair", f"{goal.label}: {_MESSAGES[goal.form]} (a fair cycle)", path, acts,
         loop_start=loop_at))
     return "violated"
+
+
+def _form(g: _Graph, ex: Exploration, goal: Goal, bad: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray | None, list]:
+    """The seeds, the region (None: the seeds themselves, closed under the region) and
+    the extra infinitely-often conditions of ``goal``'s form (see the table above)."""
+    from osf_check.models.expr import Not
+    if goal.form == "~>":
+        return g.pred(goal.premise) & bad, bad, []
+    if goal.form == "[]<>":
+        return bad, None, []
+    initial = np.zeros(g.n, dtype=bool)
+    initial[:ex.level_start[1] if len(ex.level_start) > 1 else g.n] = True
+    if goal.form == "<>":
+        return initial & bad, bad, []
+    if goal.form == "[]":
+        return bad, np.ones(g.n, dtype=bool), []
+    assert goal.form == "<>[]", goal.form  # Check.goals refuses the others
+    return initial, np.ones(g.n, dtype=bool), [Not(goal.goal)]
+
+
+def _path_into(ex: Exploration, levels: list, target: int) -> tuple[list[int], list[int]]:
+    """The path from an initial state to ``target``: the search's path to the seed the
+    region's search (:meth:`_Graph.forward`, ``levels``) reached it from, then that
+    search's steps."""
+    tail: list[tuple[int, int]] = []
+    cur = target
+    for d, par, a in reversed(levels):
+        k = int(np.searchsorted(d, cur))
+        if k < len(d) and d[k] == cur:
+            tail.append((cur, int(a[k])))
+            cur = int(par[k])
+    path, acts = ex.path_to(cur)
+    for v, a in reversed(tail):
+        path.append(v)
+        acts.append(a)
+    return path, acts
+
+
+def _subgraph(g: _Graph, comp: np.ndarray) -> "nx.DiGraph":
+    """The component's moving edges (no self-loop) as a networkx graph, for the lasso."""
+    import networkx as nx  # (see the imports at the top)
+    inside = np.zeros(g.n, dtype=bool)
+    inside[comp] = True
+    G = nx.DiGraph()
+    G.add_nodes_from(comp.tolist())
+    for u, v, deg, idx in _out_edges(g, comp):
+        d = g.dst[idx]
+        src = np.repeat(comp[u:v], deg)
+        keep = inside[d] & (d != src)
+        G.add_edges_from(zip(src[keep].tolist(), d[keep].tolist()))
+    return G
 
 
 class _States:
@@ -441,26 +555,43 @@ class _States:
 
 @dataclass
 class _Fairness:
-    """The fairness assumption as tables over actions (no edge is read to build it)."""
+    """The model's fairness sets as tables over actions (no edge is read to build it).
+    An action may belong to several sets: ``layers[k][a]`` is the column of the k-th
+    set action ``a`` belongs to (-1: none), one layer per set an action is in at most."""
 
-    col: np.ndarray  # action -> column among the fair actions (-1: not fair)
-    nf: int
-    strong: np.ndarray  # action -> strongly fair
-    weak: list[int]  # the weakly fair actions, but those past every edge's (never enabled)
+    layers: list[np.ndarray]
+    nf: int  # columns (one per set; at least 1)
+    strong: np.ndarray  # column -> the set is strongly fair
+    weak: list[tuple[int, np.ndarray]]  # (column, action -> member) of each weak set
+    member: np.ndarray  # action -> in some set
 
 
 _STEP = 1 << 24  # edges per slice: per-edge temporaries stay bounded (~100 MB)
 
 
-def _fairness(g: _Graph, strong: np.ndarray, weak: np.ndarray) -> _Fairness:
+def _fairness(g: _Graph, sets: Sequence) -> _Fairness:
+    """:class:`_Fairness` of ``sets`` (``Model.fair_sets()``); members past every edge's
+    action are never enabled, and a set none of whose members is ever enabled asks
+    nothing."""
     nacts = g.nacts
-    col = np.full(nacts + 1, -1, dtype=np.int64)
-    fair = sorted({int(a) for a in (*strong.tolist(), *weak.tolist()) if a < nacts})
-    col[fair] = np.arange(len(fair))
-    strong_m = np.zeros(nacts + 1, dtype=bool)
-    strong_m[strong[strong < nacts]] = True
-    return _Fairness(col, max(1, len(fair)), strong_m, [int(a) for a in weak.tolist()
-                                                        if a < nacts])
+    cols_of: dict[int, list[int]] = {}
+    weak = []
+    for c, fs in enumerate(sets):
+        mine = [a for a in fs.instances if a < nacts]
+        for a in mine:
+            cols_of.setdefault(a, []).append(c)
+        if fs.kind == "weak" and mine:
+            m = np.zeros(nacts + 1, dtype=bool)
+            m[mine] = True
+            weak.append((c, m))
+    layers = [np.full(nacts + 1, -1, dtype=np.int64)
+              for _ in range(max(map(len, cols_of.values()), default=1))]
+    for a, cs in cols_of.items():
+        for k, c in enumerate(cs):
+            layers[k][a] = c
+    strong = np.array([fs.kind == "strong" for fs in sets] + [False], dtype=bool)
+    member = layers[0] >= 0
+    return _Fairness(layers, max(1, len(sets)), strong, weak, member)
 
 
 def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
@@ -501,9 +632,9 @@ def _run_indices(starts: np.ndarray, lens: np.ndarray, total: int) -> np.ndarray
 class _Alive:
     """The subgraph of the alive states, renumbered ``0..k-1`` in id order (``ids``):
     its CSR (``indptr``, ``dst``) and each kept edge's action; and, from every edge out
-    of an alive state (wherever it goes), what fairness reads: the strongly fair edges
-    (source, action's column), the states enabling each weakly fair action, and the
-    states with a self-loop."""
+    of an alive state (wherever it goes), what fairness reads: the edges of strongly
+    fair sets (source, set's column) and the states enabling each weakly fair set.
+    Self-loops are left out everywhere: they are stuttering steps."""
 
     ids: np.ndarray
     indptr: np.ndarray
@@ -512,7 +643,8 @@ class _Alive:
     strong_src: np.ndarray
     strong_col: np.ndarray
     weak_en: dict[int, np.ndarray]
-    self_loop: np.ndarray
+    #: a step of a fair set can move the state (stuttering there forever is unfair)
+    fair_moves: np.ndarray
 
 
 def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
@@ -523,20 +655,27 @@ def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
     new = np.full(g.n, -1, dtype=np.int32)
     new[ids] = np.arange(k, dtype=np.int32)
     counts = np.zeros(k, dtype=np.int64)
-    weak_en = {a: np.zeros(k, dtype=bool) for a in f.weak}
-    self_loop = np.zeros(k, dtype=bool)
+    weak_en = {c: np.zeros(k, dtype=bool) for c, _ in f.weak}
+    fair_moves = np.zeros(k, dtype=bool)
     dsts, acts, ssrc, scol = [], [], [], []
     for u, v, deg, idx in _out_edges(g, ids):
-        a_, nd = g.act[idx], new[g.dst[idx]]
+        a_, gd = g.act[idx], g.dst[idx]
         del idx
         src = np.repeat(np.arange(u, v, dtype=np.int32), deg)  # local ids
-        st = f.strong[a_]
-        ssrc.append(src[st])
-        scol.append(f.col[a_[st]].astype(np.int16))
-        del st
-        for a, en in weak_en.items():
-            en[src[a_ == a]] = True
-        self_loop[src[nd == src]] = True
+        move = gd != ids[src]  # a self-loop is a stuttering step
+        if not move.all():
+            a_, gd, src = a_[move], gd[move], src[move]
+        del move
+        nd = new[gd]
+        del gd
+        for layer in f.layers:
+            c = layer[a_]
+            st = f.strong[c]  # (column -1 reads the last entry: False)
+            ssrc.append(src[st])
+            scol.append(c[st].astype(np.int16))
+        for c, m in f.weak:
+            weak_en[c][src[m[a_]]] = True
+        fair_moves[src[f.member[a_]]] = True
         keep = nd >= 0
         counts[u:v] = np.bincount(src[keep] - u, minlength=v - u)
         dsts.append(nd[keep])
@@ -544,13 +683,13 @@ def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
     indptr = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     return _Alive(ids, indptr, _cat(dsts, np.int32), _cat(acts, np.int16), _cat(ssrc, np.int32),
-                  _cat(scol, np.int16), weak_en, self_loop)
+                  _cat(scol, np.int16), weak_en, fair_moves)
 
 
 def _taken_inside(indptr: np.ndarray, dst: np.ndarray, act: np.ndarray, label: np.ndarray,
                   f: _Fairness, nc: int) -> np.ndarray:
-    """One bit per (component, fair action): the action is taken on an edge inside the
-    component.  Sources come in blocks whose edges fit a slice; a source's label is
+    """One bit per (component, fair set): a step of the set is taken on an edge inside
+    the component.  Sources come in blocks whose edges fit a slice; a source's label is
     repeated over its edges (no gather)."""
     taken = np.zeros(-(-nc * f.nf // 8), dtype=np.uint8)
     n = len(label)
@@ -561,9 +700,11 @@ def _taken_inside(indptr: np.ndarray, dst: np.ndarray, act: np.ndarray, label: n
         e0, e1 = int(indptr[u]), int(indptr[v])
         if e1 > e0:
             ls = np.repeat(label[u:v], np.diff(indptr[u:v + 1]))
-            c = f.col[act[e0:e1]]
-            inside = (ls == label[dst[e0:e1]]) & (c >= 0)
-            set_bits(taken, ls[inside].astype(np.int64) * f.nf + c[inside])
+            same = ls == label[dst[e0:e1]]
+            for layer in f.layers:
+                c = layer[act[e0:e1]]
+                inside = same & (c >= 0)
+                set_bits(taken, ls[inside].astype(np.int64) * f.nf + c[inside])
         u = v
     return taken
 
@@ -590,27 +731,37 @@ def strong_components(indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 
 def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
-                   strong: np.ndarray, weak: np.ndarray) -> np.ndarray | None:
+                   f: _Fairness, stutter: bool = False) -> np.ndarray | int | None:
     """Streett-style refinement over strongly connected components (scipy): a component
-    is fair when it visits every fair-state condition, takes inside it every strongly
-    fair action enabled in it, and does not keep a weakly fair action enabled everywhere
-    without taking it.  States enabling a strongly fair action never taken inside their
-    component are removed and the rest is split again.  Returns the fair component with
-    the smallest state id (shortest prefix), or None.
+    (more than one state: a single state's behaviour is stuttering, judged apart) is
+    fair when it visits every fair-state condition, takes inside it a step of every
+    strongly fair set enabled in it, and does not keep a weakly fair set enabled
+    everywhere without taking its steps.  States enabling a strongly fair set never
+    taken inside their component are removed and the rest is split again.  Returns the
+    fair component with the smallest state id (shortest prefix), or None.
 
     Each round works on the alive states alone, renumbered (:class:`_Alive`): scipy's
-    work, the edges read and the per-state arrays scale with them, and they shrink fast."""
-    f = _fairness(g, strong, weak)
+    work, the edges read and the per-state arrays scale with them, and they shrink fast.
+
+    With ``stutter``, the first round first looks for a state where stuttering forever
+    is fair (every condition of ``fair_masks`` holds, no fair set can move it) and
+    returns the first one's id (an int) if there is one: the edges are read once for
+    both."""
     while alive.any():
         s = _alive_csr(g, alive, f)
+        if stutter:
+            free = ~s.fair_moves
+            for fm in fair_masks:
+                free &= fm[s.ids]
+            if free.any():
+                return int(s.ids[np.argmax(free)])
+            stutter = False
         label = strong_components(s.indptr, s.dst)
         sizes = np.bincount(label)
         nc = len(sizes)
         taken = _taken_inside(s.indptr, s.dst, s.act, label, f, nc)
-        loops = np.zeros(nc, dtype=bool)
-        loops[label[s.self_loop]] = True
-        real = (sizes > 1) | loops  # non-trivial: more than one state, or a self-loop
-        # states enabling a strongly fair action their component never takes inside
+        real = sizes > 1  # a cycle of moving steps
+        # states enabling a strongly fair set their component never takes inside
         bad = np.zeros(len(label), dtype=bool)
         bad[s.strong_src[~get_bits(taken, label[s.strong_src].astype(np.int64) * f.nf
                                    + s.strong_col)]] = True
@@ -620,9 +771,9 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
             has = np.zeros(nc, dtype=bool)
             has[label[fm[s.ids]]] = True
             comp_ok &= has
-        for a, en in s.weak_en.items():
+        for c, en in s.weak_en.items():
             everywhere = np.bincount(label[en], minlength=nc) >= sizes
-            took = get_bits(taken, np.arange(nc, dtype=np.int64) * f.nf + f.col[a])
+            took = get_bits(taken, np.arange(nc, dtype=np.int64) * f.nf + c)
             comp_ok &= ~(everywhere & ~took)
         # components whose states are all good and meet the state conditions are fair
         bad_comp = np.zeros(nc, dtype=bool)
@@ -633,31 +784,32 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
         if not bad.any():
             return None
         # drop the bad states, and whole components that are no cycle or miss a fair-state
-        # condition or a weakly fair action (their parts would miss it too)
+        # condition or a weakly fair set (their parts would miss it too)
         alive = np.zeros(g.n, dtype=bool)
         alive[s.ids[~bad & real[label] & comp_ok[label]]] = True
     return None
 
 
-def _lasso(S: nx.DiGraph, comp: set[int], g: _Graph, fair_states, strong, weak, states):
+def _lasso(S: nx.DiGraph, comp: set[int], g: _Graph, fair_states, sets, states, entry: int):
     import networkx as nx
-    entry = min(comp)  # smallest BFS id: shortest prefix
-    # what the cycle must visit: a state of each fairness condition, an edge of each
-    # strongly fair action enabled in the SCC, an edge or a disabling state of each weak one
+    # what the cycle must visit: a state of each fairness condition, a step of each
+    # strongly fair set enabled in the SCC, a step or a disabling state of each weak one
     targets: list[tuple[str, tuple[int, ...]]] = []
     for f in fair_states:
         targets.append(("state", (min(u for u in comp if f(states[u])),)))
-    enabled_somewhere = set().union(*(g.enabled(u) for u in comp))
 
-    def edge_of(a: int) -> tuple[int, int, int]:
-        return min((u, v, a) for u in comp for v, b in g.succ(u) if b == a and v in comp)
+    def edge_of(members: frozenset[int]) -> tuple[int, int, int]:
+        return min((u, v, a) for u in comp for v, a in g.succ(u)
+                   if a in members and v in comp and v != u)
 
-    for a in strong:
-        if a in enabled_somewhere:
-            targets.append(("edge", edge_of(a)))
-    for a in weak:
-        off = [u for u in comp if a not in g.enabled(u)]
-        targets.append(("state", (min(off),)) if off else ("edge", edge_of(a)))
+    for fs in sets:
+        members = frozenset(fs.instances)
+        if fs.kind == "strong":
+            if any(g.enabled(u) & members for u in comp):
+                targets.append(("edge", edge_of(members)))
+        else:
+            off = [u for u in comp if not g.enabled(u) & members]
+            targets.append(("state", (min(off),)) if off else ("edge", edge_of(members)))
 
     def act(u: int, v: int, want: int | None = None) -> int:
         acts = [b for w, b in g.succ(u) if w == v]
@@ -683,18 +835,21 @@ def _lasso(S: nx.DiGraph, comp: set[int], g: _Graph, fair_states, strong, weak, 
     return entry, cycle
 
 
-def fairness_of_cycle(cycle: list[tuple[int, int]], g: _Graph, fair_states, strong, weak, states
+def fairness_of_cycle(cycle: list[tuple[int, int]], g: _Graph, fair_states, sets, states
                       ) -> tuple[bool, str]:
-    """Check a cycle (state, action taken) edge by edge against the fairness assumption."""
+    """Check a cycle (state, action taken) edge by edge against the fairness assumption:
+    ``fair_states`` (compiled conditions) and ``sets`` (``Model.fair_sets()``)."""
     on = [u for u, _ in cycle]
     taken = {a for _, a in cycle}
     for k, f in enumerate(fair_states):
         if not any(f(states[u]) for u in on):
             return False, f"fair state condition {k} never holds on the cycle"
-    for a in strong:
-        if a not in taken and any(a in g.enabled(u) for u in on):
-            return False, f"strongly fair action {a} enabled on the cycle but never taken"
-    for a in weak:
-        if a not in taken and all(a in g.enabled(u) for u in on):
-            return False, f"weakly fair action {a} always enabled on the cycle but never taken"
+    for fs in sets:
+        members = frozenset(fs.instances)
+        if taken & members:
+            continue
+        if fs.kind == "strong" and any(g.enabled(u) & members for u in on):
+            return False, f"strongly fair {fs.name} enabled on the cycle but never taken"
+        if fs.kind == "weak" and all(g.enabled(u) & members for u in on):
+            return False, f"weakly fair {fs.name} always enabled on the cycle but never taken"
     return True, ""

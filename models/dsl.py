@@ -35,7 +35,7 @@ from .expr import INT64, Expr, If, Not, OutOfRange, Select, Slot, as_expr, bound
 from .errors import BadValue
 
 __all__ = [
-    "Domain", "Bool", "Enum", "Int", "Var", "Param", "ActionInstance", "Model",
+    "Domain", "Bool", "Enum", "Int", "Var", "Param", "ActionInstance", "Fairness", "Model",
     "ModelBuilder", "ModelError", "StateView", "SymmetricSet",
 ]
 
@@ -359,6 +359,19 @@ class SymmetricSet:
     refs: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Fairness:
+    """A fairness constraint over a set of action instances, as TLA+'s ``WF_vars(A \\/ B)``
+    or ``SF_vars(\\E s: A(s))`` states it: the set is enabled in a state when one of its
+    members can take a step that changes the state, and a step of any member is a step
+    of the set.  ``kind`` is ``"weak"`` or ``"strong"``; ``instances`` are indices into
+    :attr:`Model.instances`."""
+
+    name: str
+    kind: str
+    instances: tuple[int, ...]
+
+
 @dataclass
 class Model:
     """A built model: what every engine reads."""
@@ -377,6 +390,15 @@ class Model:
     actors: tuple[str, ...] = ()
     #: sets of interchangeable elements the model declares (see ModelBuilder.symmetric)
     symmetries: list["SymmetricSet"] = field(default_factory=list)
+    #: fairness over sets of action instances (ModelBuilder.fairness); an action declared
+    #: with ``fair=`` is a set of its own (see :meth:`fair_sets`)
+    fairness: list[Fairness] = field(default_factory=list)
+
+    def fair_sets(self) -> list[Fairness]:
+        """Every fairness constraint: one per instance declared ``fair=`` (each instance
+        its own, as before sets could be declared), then the declared sets."""
+        return [Fairness(i.label, i.fairness, (i.index,)) for i in self.instances
+                if i.fairness is not None] + list(self.fairness)
 
     @property
     def nslots(self) -> int:
@@ -465,6 +487,8 @@ class Model:
         put("init", self.initial_states)
         put("quiescent", self.quiescent)
         put("fair states", self.fair_states)
+        if self.fairness:  # (absent: the digest of a model without sets is unchanged)
+            put("fairness", self.fairness)
         put("symmetric", [(s.name, s.size, s.arrays, s.refs) for s in self.symmetries])
         return h.hexdigest()[:16]
 
@@ -539,6 +563,7 @@ class ModelBuilder:
         self._init: list[dict[str, Any]] = []
         self._quiescent: Callable[[StateView], Any] | None = None
         self._fair_states: list[tuple[str, Callable[[StateView], Any]]] = []
+        self._fairness: list[tuple[str, str, tuple[str, ...]]] = []
         self.constants: dict[str, Any] = {}
         self._symmetries: list[SymmetricSet] = []
 
@@ -651,6 +676,24 @@ class ModelBuilder:
         """A condition that must hold infinitely often on every fair path."""
         self._fair_states.append((name, fn))
 
+    def fairness(self, kind: str, actions: Sequence[str], name: str | None = None) -> None:
+        """Weak or strong fairness of a set of actions, as TLA+ writes ``WF_vars(A \\/ B)``
+        (``b.fairness("weak", ["A", "B"])``) or ``SF_vars(\\E s: Alloc(s))``
+        (``b.fairness("strong", ["Alloc"])``).
+
+        ``actions`` are action names (every instance of the action) or instance labels
+        (``"Alloc(s=1)"``, one instance).  The set is enabled in a state when one of its
+        instances can take a step that changes the state; a step of any of them is a step
+        of the set.  Weak: no fair behaviour keeps the set enabled from some point on
+        without taking its steps infinitely often; strong: none has it enabled infinitely
+        often without taking its steps infinitely often."""
+        if kind not in ("weak", "strong"):
+            raise ModelError(f"fairness is 'weak' or 'strong', got {kind!r}")
+        if isinstance(actions, str) or not actions:
+            raise ModelError("fairness: name the actions as a list, e.g. "
+                             "b.fairness('weak', ['Send', 'Receive'])")
+        self._fairness.append((name or " \\/ ".join(actions), kind, tuple(actions)))
+
     # build -----------------------------------------------------------------
     def build(self) -> Model:
         variables = list(self._vars.values())
@@ -723,7 +766,8 @@ class ModelBuilder:
                      + [(f, f"fair state {n}") for n, f in fs])
         return Model(self.name, dict(self.params), self.mutant, variables, instances,
                      list(dict.fromkeys(inits)), q, fs, dict(self.constants),
-                     tuple(self._actors), list(self._symmetries))
+                     tuple(self._actors), list(self._symmetries),
+                     [_fair_set(instances, *f) for f in self._fairness])
 
     def _resolve(self, upd: Mapping[Expr, Any], name: str, args: Mapping[str, int]) -> dict[int, Expr]:
         out: dict[int, Expr] = {}
@@ -744,3 +788,17 @@ class ModelBuilder:
             else:
                 raise ModelError(f"action {name}: left side {lv!r} is not a state variable")
         return out
+
+
+def _fair_set(instances: Sequence[ActionInstance], name: str, kind: str,
+              actions: Sequence[str]) -> Fairness:
+    """A declared fairness set with its names resolved to instances (action names take
+    every instance, labels one); a name that matches nothing is a model error."""
+    members: list[int] = []
+    for a in actions:
+        got = [i.index for i in instances if a in (i.name, i.label)]
+        if not got:
+            raise ModelError(f"fairness {name}: no action or action instance named {a!r} "
+                             f"(the actions are {', '.join(sorted({i.name for i in instances}))})")
+        members += got
+    return Fairness(name, kind, tuple(dict.fromkeys(members)))

@@ -551,7 +551,9 @@ def _progress(name: str, disp: Any, task: Any):
 @click.option("--strict", is_flag=True, help="Vacuity warnings fail the run (exit 14).")
 @click.option("--continue", "go_on", is_flag=True,
               help="Keep exploring after a violation (to find the other properties' too).")
-@click.option("--no-deadlock", is_flag=True, help="Do not report deadlocks.")
+@click.option("--no-deadlock", is_flag=True,
+              help="Do not report deadlocks: an end state is then one where a behaviour "
+                   "stutters forever (fair checks judge it so).")
 @click.option("--drop-assumption", "drop", multiple=True, metavar="NAME",
               help="Check without this environment assumption (e.g. retention-window).")
 @click.option("--engine", type=click.Choice(["auto", "explicit", "vector"]), default="auto",
@@ -582,7 +584,12 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             drop: tuple[str, ...], engine: str, checkpoint: str | None,
             checkpoint_every: float, resume: str | None, workers: int,
             cluster: str | None, symmetry: bool) -> None:
-    """Breadth-first exploration to a depth, with shortest counterexamples."""
+    """Breadth-first exploration to a depth, with shortest counterexamples.
+
+    \b
+    Fair checks read each goal on every fair behaviour, as TLA+ does (stuttering and
+    halting behaviours included; WF/SF on actions and on sets of actions); the forms
+    are P ~> Q, []P, <>P, []<>P and <>[]P (docs/liveness.md), and any other is refused."""
     bound = _parse_depth(depth)
     overrides = _parse_params(params)
     if max_states is not None and max_states < 1:

@@ -113,7 +113,8 @@ for (const box of document.querySelectorAll(".viewer")) {
                           : tr.property.read === false
                           ? ": line " + tr.property.line + " of the log cannot follow this step"
                           : ": the model and the log part here") : "") +
-      (loop !== null && cur > loop ? ": in the cycle" : "");
+      (loop !== null && cur > loop ? ": in the cycle" : "") +
+      (tr.stutters && cur === n - 1 ? ": then stutters forever (no fair action moves it)" : "");
   }
   box.querySelector(".prev").addEventListener("click", () => show(cur - 1));
   box.querySelector(".next").addEventListener("click", () => show(cur + 1));
@@ -281,6 +282,9 @@ def _trace_section(k: int, tr: Mapping[str, Any], svg: bytes | None) -> str:
              f"{render.n_steps(len(tr['steps']) - 1)})</span></h3>"]
     if tr.get("message"):
         parts.append(f"<p>{_e(tr['message'])}</p>")
+    if tr.get("stutters"):
+        parts.append(f"<p>The behaviour then stutters forever in state {tr['loop_start']}: "
+                     "no fair action moves it.</p>")
     if story.reads(tr):
         parts.append(f"<p class='hint'>The property reads: {_e(', '.join(story.reads(tr)))} "
                      "(marked ◆ below).</p>")

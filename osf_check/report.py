@@ -29,6 +29,7 @@ def violation_trace(r: ModelResult, v: Violation, seed: int) -> dict[str, Any]:
         info.update(name=prop.name, kinds=prop.kinds, reads=reads(m, prop, v.kind, inst))
     return make_trace(m, states, [None if a < 0 else a for a in v.actions], prop=info,
                       message=v.message, seed=seed, loop_start=v.loop_start,
+                      stutters=v.stutters,
                       assumptions=[a for a, on in r.assumptions.items() if on])
 
 

@@ -10,7 +10,8 @@ from osf_check.models.dsl import ActionInstance, Model, StateView, within_int64
 from osf_check.models.errors import BadValue
 from osf_check.models.expr import And, Const, Expr, Slot, fold
 
-__all__ = ["Check", "CheckList", "Property", "Mutant", "Assumption", "KINDS", "Goal", "reads"]
+__all__ = ["Check", "CheckList", "Property", "Mutant", "Assumption", "KINDS", "FORMS", "Goal",
+           "reads"]
 
 KINDS = ("inv", "trans", "reach", "fair")
 #: the kinds of check ``prove`` decides.  A property with reach or fair checks besides
@@ -28,13 +29,61 @@ def undecided(kinds: Sequence[str]) -> str:
     return f"its {' and '.join(kinds)} checks are explore's: not checked here"
 
 
+#: the temporal forms a ``fair`` check's goal may take (TLA+'s notation), each read on
+#: every fair behaviour of the model; a ``reach`` check takes ``~>`` goals only
+FORMS = {
+    "~>": "premise ~> goal: every premise state is followed, then or later, by a goal state",
+    "[]": "[]goal: the goal holds in every state",
+    "<>": "<>goal: the goal holds in some state",
+    "[]<>": "[]<>goal: the goal holds infinitely often",
+    "<>[]": "<>[]goal: from some state on, the goal holds in every state",
+}
+
+
 @dataclass(frozen=True)
 class Goal:
-    """One instance of a reach/fair check: from ``premise`` states, ``goal`` must follow."""
+    """One instance of a reach/fair check: from ``premise`` states, ``goal`` must follow.
+
+    ``form`` is the temporal form a ``fair`` check reads (:data:`FORMS`): ``"~>"``
+    (``premise ~> goal``, the default) or one of ``"[]"``, ``"<>"``, ``"[]<>"``,
+    ``"<>[]"`` applied to ``goal`` (the premise is then unused); the constructors
+    :meth:`leads_to`, :meth:`always`, :meth:`eventually`, :meth:`infinitely_often` and
+    :meth:`eventually_always` read as the formula.
+
+    >>> from osf_check.models.expr import Const
+    >>> Goal.infinitely_often("ticks", Const(True)).form
+    '[]<>'
+    """
 
     label: str
     premise: Expr
     goal: Expr
+    form: str = "~>"
+
+    @classmethod
+    def leads_to(cls, label: str, p: Any, q: Any) -> "Goal":
+        """``P ~> Q``: ``[](P => <>Q)``."""
+        return cls(label, p, q, "~>")
+
+    @classmethod
+    def always(cls, label: str, p: Any) -> "Goal":
+        """``[]P`` on every fair behaviour."""
+        return cls(label, True, p, "[]")
+
+    @classmethod
+    def eventually(cls, label: str, p: Any) -> "Goal":
+        """``<>P``: every fair behaviour reaches a ``P`` state."""
+        return cls(label, True, p, "<>")
+
+    @classmethod
+    def infinitely_often(cls, label: str, p: Any) -> "Goal":
+        """``[]<>P``."""
+        return cls(label, True, p, "[]<>")
+
+    @classmethod
+    def eventually_always(cls, label: str, p: Any) -> "Goal":
+        """``<>[]P``."""
+        return cls(label, True, p, "<>[]")
 
 
 @dataclass(frozen=True)
@@ -52,8 +101,10 @@ class Check:
       ``None`` means the check does not concern that action (no expression is built);
     - ``reach``: ``fn(s, model) -> [Goal]``: from every reachable premise state a
       goal state is reachable;
-    - ``fair``: ``fn(s, model) -> [Goal]``: no fair path stays forever in premise
-      states without reaching a goal state (fairness comes from the model's actions).
+    - ``fair``: ``fn(s, model) -> [Goal]``: each goal's temporal form (``premise ~>
+      goal`` unless the goal says otherwise, :data:`FORMS`) holds on every fair
+      behaviour, stuttering and halting ones included (fairness comes from the model's
+      actions and fairness sets; ``docs/liveness.md``).
 
     >>> from osf_check.models.dsl import Bool, Int, ModelBuilder
     >>> from osf_check.models.expr import evaluate
@@ -96,12 +147,25 @@ class Check:
         got = self.fn(model.view(0), model)
         if not isinstance(got, (list, tuple)) or not all(isinstance(g, Goal) for g in got):
             raise _returned(got, self.fn, f"a {self.kind} check", "a list of Goal")
+        for g in got:
+            _form(g, self.kind, self.fn)
         out = [Goal(g.label, predicate(g.premise, self.fn, f"a {self.kind} check's premise"),
-                    predicate(g.goal, self.fn, f"a {self.kind} check's goal"))
+                    predicate(g.goal, self.fn, f"a {self.kind} check's goal"), g.form)
                for g in got]
         within_int64(model.slot_domains, [(e, f"goal {g.label}") for g in out
                                           for e in (g.premise, g.goal)])
         return out
+
+
+def _form(g: Goal, kind: str, fn: Callable[..., Any]) -> None:
+    """Bad input unless ``g``'s form is one a ``kind`` check reads."""
+    allowed = ("~>",) if kind == "reach" else tuple(FORMS)
+    if g.form not in allowed:
+        code = getattr(inspect.unwrap(fn), "__code__", None)
+        where = f"{code.co_filename}, line {code.co_firstlineno}: " if code else ""
+        raise BadValue(f"{where}goal {g.label!r} has the temporal form {g.form!r}, which a "
+                       f"{kind} check does not read: use one of {', '.join(allowed)}"
+                       + (" (or a fair check for the others)" if kind == "reach" else ""))
 
 
 def predicate(v: Any, fn: Callable[..., Any], what: str) -> Expr:

@@ -220,20 +220,38 @@ def reference_reach(nx_graph, premise, good):
     return "violated" if set(premise) - fine else "holds"
 
 
-def reference_fair(m, nx_graph, edges, inside, fair_states):
-    """Violated if a fair cycle stays in ``inside``: Emerson-Lei refinement of its strong
+def reference_fair(m, nx_graph, edges, seeds, region, fair_states):
+    """Violated if a fair behaviour starts at a seed and stays in ``region`` (premise ~>
+    goal: seeds premise & ~goal, region ~goal): among the states the seeds reach within
+    the region, one where stuttering forever is fair (every fair state holds, no fair
+    action moves it), or a fair cycle by an Emerson-Lei refinement of the strong
     components (a component without a fair state, or whose weakly fair action is
     enabled everywhere in it and never taken in it, goes; a strongly fair action enabled
-    in it and never taken in it takes the states where it is enabled out)."""
+    in it and never taken in it takes the states where it is enabled out).  Self-loops
+    are stuttering steps: they enable nothing."""
     import networkx as nx
     enabled = {}
-    for u, a, _ in edges:
-        enabled.setdefault(u, set()).add(a)
+    for u, a, v in edges:
+        if u != v:
+            enabled.setdefault(u, set()).add(a)
     weak = [i.index for i in m.instances if i.fairness == "weak"]
     strong = [i.index for i in m.instances if i.fairness == "strong"]
+    inside = set(seeds)
+    todo = list(inside)
+    while todo:
+        u = todo.pop()
+        for v in nx_graph.successors(u):
+            if v in region and v not in inside:
+                inside.add(v)
+                todo.append(v)
+    if any(all(u in f for f in fair_states) and not enabled.get(u, set()) & {*weak, *strong}
+           for u in inside):
+        return "violated"
+    moving = nx.MultiDiGraph()
+    moving.add_edges_from((u, v, {"a": a}) for u, v, a in nx_graph.edges(data="a") if u != v)
     alive = set(inside)
     while True:
-        sub = nx_graph.subgraph(alive)
+        sub = moving.subgraph(alive)
         gone = set()
         for comp in nx.strongly_connected_components(sub):
             taken = {a for _, v, a in sub.edges(comp, data="a") if v in comp}
@@ -268,13 +286,14 @@ def reference(m, premise, goal):
         # the fair states are read where a fair goal has states to judge, not before (an
         # array read outside them elsewhere is no error of the goal's)
         fair_states = [holds(e) for _, e in m.fair_states] if prem - good else []
+        region = set(range(len(states))) - good
     except IndexError:
         return "model error"
     g = nx.MultiDiGraph()
     g.add_nodes_from(range(len(states)))
     g.add_edges_from((u, v, {"a": a}) for u, a, v in edges)
     return (reference_reach(g, prem, good),
-            reference_fair(m, g, edges, prem - good, fair_states), len(states))
+            reference_fair(m, g, edges, prem - good, region, fair_states), len(states))
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow], deadline=None, max_examples=100)

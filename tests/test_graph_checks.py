@@ -141,10 +141,14 @@ def test_the_reverse_graph_lists_each_states_predecessors_in_source_order():
     assert np.array_equal(roff, np.searchsorted(g.dst[order], np.arange(g.n + 1)))
 
 
-def _fair_scc_by_hand(g, alive, fair_masks, strong, weak):
-    """The fair search's refinement written plainly (networkx, sets), for comparison."""
+def _fair_scc_by_hand(g, alive, fair_masks, sets):
+    """The fair search's refinement written plainly (networkx, sets), for comparison:
+    self-loops are stuttering steps (they neither enable nor take a fair set) and a
+    single state is no cycle (its stuttering is judged apart)."""
     import networkx as nx
-    succ = {u: g.succ(u) for u in range(g.n)}
+    succ = {u: [(v, a) for v, a in g.succ(u) if v != u] for u in range(g.n)}
+    strong = [set(fs.instances) for fs in sets if fs.kind == "strong"]
+    weak = [set(fs.instances) for fs in sets if fs.kind == "weak"]
     alive = {int(u) for u in alive.nonzero()[0]}
     while alive:
         G = nx.DiGraph()
@@ -152,13 +156,13 @@ def _fair_scc_by_hand(g, alive, fair_masks, strong, weak):
         G.add_edges_from((u, v) for u in alive for v, _ in succ[u] if v in alive)
         found, bad, keep = {}, set(), set()
         for comp in nx.strongly_connected_components(G):
-            if len(comp) == 1 and not any(v == u for u in comp for v, _ in succ[u]):
+            if len(comp) == 1:
                 continue  # no cycle: dropped
             taken = {a for u in comp for v, a in succ[u] if v in comp}
             en = {u: {a for _, a in succ[u]} for u in comp}
             ok = all(any(fm[u] for u in comp) for fm in fair_masks) and not any(
-                all(a in en[u] for u in comp) and a not in taken for a in weak)
-            worse = {u for u in comp if any(a in en[u] and a not in taken for a in strong)}
+                all(en[u] & w for u in comp) and not taken & w for w in weak)
+            worse = {u for u in comp if any(en[u] & s and not taken & s for s in strong)}
             if ok and not worse:
                 found[min(comp)] = sorted(comp)
             if ok:
@@ -177,7 +181,7 @@ def test_the_fair_search_on_alive_subgraphs_matches_a_plain_refinement():
     it finds the component a plain refinement over networkx finds, and both find some."""
     import numpy as np
     from osf_check.explorer.check import prepare
-    from osf_check.explorer.graph import _find_fair_scc, _Graph
+    from osf_check.explorer.graph import _fairness, _find_fair_scc, _Graph
     from osf_check.explorer.vector import vector_bfs
     from osf_check.properties import catalogue
     found = compared = 0
@@ -187,8 +191,7 @@ def test_the_fair_search_on_alive_subgraphs_matches_a_plain_refinement():
         if ex.distinct > 50_000:  # the plain refinement is slow; the rest cover the cases
             continue
         g = _Graph(ex)
-        strong = np.array([i.index for i in m.instances if i.fairness == "strong"], np.int64)
-        weak = np.array([i.index for i in m.instances if i.fairness == "weak"], np.int64)
+        sets = m.fair_sets()
         masks = [np.asarray(g.pred(e)) for _, e in m.fair_states]
         for p in chosen:
             for c in p.checks:
@@ -197,8 +200,8 @@ def test_the_fair_search_on_alive_subgraphs_matches_a_plain_refinement():
                 for goal in c.goals(m):
                     alive = np.asarray(g.pred(goal.premise) & ~g.pred(goal.goal)).copy()
                     alive[g.expanded:] = False
-                    got = _find_fair_scc(g, alive, masks, strong, weak)
-                    want = _fair_scc_by_hand(g, alive, masks, strong.tolist(), weak.tolist())
+                    got = _find_fair_scc(g, alive, masks, _fairness(g, sets))
+                    want = _fair_scc_by_hand(g, alive, masks, sets)
                     assert (None if got is None else got.tolist()) == want, (mutant, p.id)
                     compared += 1
                     found += want is not None

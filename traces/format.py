@@ -36,8 +36,10 @@ class TraceError(BadValue):
 def make_trace(model: Model, states: Sequence[tuple], actions: Sequence[int | None], *,
                prop: Mapping[str, Any] | None, message: str = "", seed: int = 0,
                loop_start: int | None = None, assumptions: Sequence[str] = (),
-               source: str = "explore") -> dict[str, Any]:
-    """A trace dict from the model's states and the action instance taken into each."""
+               source: str = "explore", stutters: bool = False) -> dict[str, Any]:
+    """A trace dict from the model's states and the action instance taken into each.
+    ``stutters``: the behaviour stutters forever in its last state (``loop_start`` is
+    then that state's index): a halting or stuttering counterexample."""
     steps = []
     prev: tuple | None = None
     for k, (st, ai) in enumerate(zip(states, actions)):
@@ -71,6 +73,7 @@ def make_trace(model: Model, states: Sequence[tuple], actions: Sequence[int | No
         "actors": list(model.actors),
         "steps": steps,
         "loop_start": loop_start,
+        "stutters": stutters,
     }
 
 
@@ -168,7 +171,8 @@ def to_itf(trace: Mapping[str, Any]) -> dict[str, Any]:
         states.append(st)
     # what ITF has no place for rides in #meta, so that render and replay read the file back
     rest = {k: trace[k] for k in ("model", "params", "mutant", "seed", "property", "message",
-                                  "assumptions", "variables", "source") if k in trace}
+                                  "assumptions", "variables", "source", "stutters")
+            if k in trace}
     rest["actors"] = list(trace.get("actors") or [])
     out = {
         "#meta": {"format": "ITF", "source": f"osf-check {trace['source']}",
@@ -234,6 +238,8 @@ def from_itf(itf: Mapping[str, Any]) -> dict[str, Any]:
         "message": ours.get("message", str(meta.get("description") or "")),
         "assumptions": ours.get("assumptions", []), "variables": variables,
         "actors": ours.get("actors") or [], "steps": steps, "loop_start": itf.get("loop"),
+        # ITF's loop at the last state: that state repeats forever (stuttering)
+        "stutters": bool(ours.get("stutters", itf.get("loop") == len(steps) - 1)),
     }
 
 

@@ -65,7 +65,7 @@ def text(tr: Mapping[str, Any]) -> str:
     prev = None
     for step in tr["steps"]:
         k = step["index"]
-        if tr.get("loop_start") is not None and k == tr["loop_start"] + 1:
+        if _cycles(tr) and k == tr["loop_start"] + 1:
             lines.append("  ── the cycle starts here (it returns to state "
                          f"{tr['loop_start']}) ──")
         if prev is None:
@@ -83,9 +83,17 @@ def text(tr: Mapping[str, Any]) -> str:
         prev = step
     if story.failing_index(tr) is not None:
         lines += ["", *(f"  {x}" for x in story.verdict_lines(tr))]
-    if tr.get("loop_start") is not None:
+    if tr.get("stutters"):
+        lines.append(f"\n  ⏸ then stutters forever in state {tr['loop_start']}: no fair action "
+                     "moves it (a halting or stuttering behaviour)")
+    elif tr.get("loop_start") is not None:
         lines.append(f"\n  ↺ back to state {tr['loop_start']}: this cycle can repeat forever")
     return "\n".join(lines) + "\n"
+
+
+def _cycles(tr: Mapping[str, Any]) -> bool:
+    """The trace ends in a cycle of steps (not in stuttering)."""
+    return tr.get("loop_start") is not None and not tr.get("stutters")
 
 
 def mermaid_graph(tr: Mapping[str, Any]) -> str:
@@ -99,7 +107,9 @@ def mermaid_graph(tr: Mapping[str, Any]) -> str:
         out.append(f'    s{k}["{k}: {body.replace(chr(34), chr(39))}"]')
     for k in range(1, len(steps)):
         out.append(f'    s{k - 1} -->|"{mm(steps[k]["label"]).replace(chr(34), chr(39))}"| s{k}')
-    if tr.get("loop_start") is not None and len(steps) > 1:
+    if tr.get("stutters"):
+        out.append(f'    s{len(steps) - 1} -.->|"then stutters forever"| s{len(steps) - 1}')
+    elif tr.get("loop_start") is not None and len(steps) > 1:
         out.append(f'    s{len(steps) - 1} -.->|"cycle"| s{tr["loop_start"]}')
     bad = story.failing_index(tr)
     if bad is not None:
@@ -158,7 +168,11 @@ def dot_graph(tr: Mapping[str, Any], rows: int = ROWS_PER_COLUMN) -> pydot.Dot:
         for k in range(r, len(steps), rows):
             same.add_node(pydot.Node(f"s{k}"))
         g.add_subgraph(same)
-    if loop is not None and len(steps) > 1:
+    if tr.get("stutters"):
+        g.add_edge(pydot.Edge(f"s{loop}", f"s{loop}", style="bold", color=sequence.RED,
+                              fontcolor=sequence.RED, constraint="false",
+                              label=_q("then stutters forever")))
+    elif loop is not None and len(steps) > 1:
         g.add_edge(pydot.Edge(f"s{len(steps) - 1}", f"s{loop}", style="bold", color=sequence.RED,
                               fontcolor=sequence.RED, constraint="false",
                               label=_q(f"cycle: back to state {loop}, forever")))

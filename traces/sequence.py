@@ -158,7 +158,16 @@ def _esc(s: str) -> str:
 
 def _frame(g: pydot.Dot, tr: Mapping[str, Any], rows: list[_Row], lanes: list[str],
            x: dict[str, float], loop: int, at: Any) -> None:
-    """A lasso's cycle: a red frame around its rows and an arrow back to its start."""
+    """A lasso's cycle: a red frame around its rows and an arrow back to its start; a
+    behaviour that stutters forever: a note under its last row."""
+    if tr.get("stutters"):
+        left = -0.9
+        low = min((r.bottom for r in rows), default=0.0)
+        note = f"then stutters forever in state {loop}: no fair action moves it"
+        g.add_node(pydot.Node("loop_note", shape="box", style="filled", fillcolor="white",
+                              color="white", fontcolor=RED, label=_q(note), id="loop",
+                              pos=at(left + 0.35 + len(note) * CHAR_W / 2, low - 0.25)))
+        return
     cyc = [r for r in rows if r.k > loop]
     if not cyc:
         return
@@ -197,7 +206,7 @@ def mermaid_sequence(tr: Mapping[str, Any]) -> str:
     steps = tr["steps"]
     for k in range(1, len(steps)):
         step = steps[k]
-        if loop is not None and k == loop + 1:
+        if loop is not None and k == loop + 1 and not tr.get("stutters"):
             out.append(f"    loop steps {loop + 1}–{len(steps) - 1} repeat forever")
         label = _mm(f"{k}. {story.step_line(step)}")
         t = step["target"]
@@ -212,6 +221,9 @@ def mermaid_sequence(tr: Mapping[str, Any]) -> str:
         notes = story.changes(tr, k) + (story.verdict_lines(tr) if k == bad else [])
         if notes:
             out.append(f"    Note right of {where}: {_mm(', '.join(notes))}")
-    if loop is not None:
+    if tr.get("stutters"):
+        out.append(f"    Note over {', '.join(ident[a] for a in ls[:2])}: then stutters forever "
+                   f"in state {loop}")
+    elif loop is not None:
         out.append("    end")
     return "\n".join(out) + "\n"
