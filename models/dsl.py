@@ -377,6 +377,21 @@ class Model:
     actors: tuple[str, ...] = ()
     #: sets of interchangeable elements the model declares (see ModelBuilder.symmetric)
     symmetries: list["SymmetricSet"] = field(default_factory=list)
+    #: the initial states as one predicate over slots (true exactly on
+    #: ``initial_states`` within the domains), which z3 reads instead of one constraint
+    #: per initial state; None: z3 reads ``initial_states``
+    init_pred: Expr | None = None
+
+    def init_predicate(self) -> Expr | None:
+        """:attr:`init_pred` if it still describes :attr:`initial_states` (a copy of the
+        model given other initial states, ``dataclasses.replace``, keeps the old
+        predicate: it is then dropped, not trusted)."""
+        if self.init_pred is None or self._init_digest != hash(tuple(self.initial_states)):
+            return None
+        return self.init_pred
+
+    def __post_init__(self) -> None:
+        self._init_digest = hash(tuple(self.initial_states))
 
     @property
     def nslots(self) -> int:
@@ -616,6 +631,23 @@ class ModelBuilder:
         """One initial state: every variable by name (arrays take one value for all)."""
         self._init.append(values)
 
+    def init_all(self, where: Callable[[StateView], Any] | None = None, **values: Any) -> None:
+        """A set of initial states, as TLA+'s ``Init`` writes it: each variable takes a
+        value, or a :class:`Domain` for every value in it (an array: every element
+        independently, TLA+'s ``[Nodes -> BOOLEAN]``), and ``where``, a predicate over
+        the state, keeps those that satisfy it.  The explicit engines enumerate them;
+        ``prove`` states the predicate once.
+
+        >>> b = ModelBuilder("ring")
+        >>> _ = b.array("active", Bool(), 3, actor="node")
+        >>> _ = b.var("token", Int(0, 2), actor="node")
+        >>> b.init_all(active=Bool(), token=0, where=lambda s: s.active[0])
+        >>> m = b.build()
+        >>> len(m.initial_states), m.initial_states[0]
+        (4, (1, 0, 0, 0))
+        """
+        self._init.append(dict(values, **({"__where__": where} if where else {})))
+
     def symmetric(self, name: str, arrays: Sequence[str], refs: Sequence[str] = ()) -> None:
         """Declare that the elements indexing ``arrays`` are interchangeable (TLC's
         ``SYMMETRY``): permuting them, together with the values of ``refs`` that name
@@ -701,29 +733,57 @@ class ModelBuilder:
         if not self._init:
             raise ModelError("a model needs at least one initial state (ModelBuilder.init)")
         inits: list[tuple[int, ...]] = []
+        preds: list[Expr] = []
         for values in self._init:
-            missing = set(self._vars) - set(values)
-            if missing:
-                raise ModelError(f"initial state does not set {', '.join(sorted(missing))}")
-            st: list[int] = []
-            for v in variables:
-                x = values[v.name]
-                xs = list(x) if isinstance(x, (list, tuple)) else [x] * (v.length or 1)
-                if len(xs) != (v.length or 1):
-                    raise ModelError(f"initial value of {v.name} has the wrong length")
-                for val in xs:
-                    val = int(val)
-                    if val not in v.domain:
-                        raise ModelError(f"initial value {val} of {v.name} outside {v.domain}")
-                    st.append(val)
-            inits.append(tuple(st))
+            got, pred = self._init_set(values, variables, view)
+            inits.extend(got)
+            preds.append(pred)
         q = as_expr(self._quiescent(view)) if self._quiescent else None
         fs = [(n, as_expr(f(view))) for n, f in self._fair_states]
         within_int64(doms, ([(q, "the quiescent condition")] if q is not None else [])
                      + [(f, f"fair state {n}") for n, f in fs])
+        if not inits:
+            raise ModelError("no state satisfies the initial condition (ModelBuilder."
+                             "init_all's where): a model needs at least one initial state")
+        from .expr import Or
         return Model(self.name, dict(self.params), self.mutant, variables, instances,
                      list(dict.fromkeys(inits)), q, fs, dict(self.constants),
-                     tuple(self._actors), list(self._symmetries))
+                     tuple(self._actors), list(self._symmetries), Or(*preds))
+
+    def _init_set(self, values: Mapping[str, Any], variables: list[Var],
+                  view: StateView) -> tuple[list[tuple[int, ...]], Expr]:
+        """The states one ``init``/``init_all`` call names, and the predicate that holds
+        exactly on them (within the domains)."""
+        from .expr import And, evaluate
+        where = values.get("__where__")
+        missing = set(self._vars) - set(values)
+        if missing:
+            raise ModelError(f"initial state does not set {', '.join(sorted(missing))}")
+        choices: list[list[int]] = []
+        conds: list[Expr] = []
+        for v in variables:
+            x = values[v.name]
+            if isinstance(x, Domain):
+                if not (v.domain.lo <= x.lo and x.hi <= v.domain.hi):
+                    raise ModelError(f"initial values {x} of {v.name} outside {v.domain}")
+                for i in v.slots:
+                    choices.append(list(range(x.lo, x.hi + 1)))
+                    if (x.lo, x.hi) != (v.domain.lo, v.domain.hi):
+                        conds.append(And(Slot(i) >= x.lo, Slot(i) <= x.hi))
+                continue
+            xs = list(x) if isinstance(x, (list, tuple)) else [x] * (v.length or 1)
+            if len(xs) != (v.length or 1):
+                raise ModelError(f"initial value of {v.name} has the wrong length")
+            for i, val in zip(v.slots, xs):
+                val = int(val)
+                if val not in v.domain:
+                    raise ModelError(f"initial value {val} of {v.name} outside {v.domain}")
+                choices.append([val])
+                conds.append(Slot(i) == val)
+        keep = as_expr(where(view)) if where is not None else None
+        states = [st for st in itertools.product(*choices)
+                  if keep is None or evaluate(keep, st)]
+        return states, And(*conds, *([keep] if keep is not None else []))
 
     def _resolve(self, upd: Mapping[Expr, Any], name: str, args: Mapping[str, int]) -> dict[int, Expr]:
         out: dict[int, Expr] = {}
