@@ -31,12 +31,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .expr import INT64, Expr, If, Not, OutOfRange, Select, Slot, as_expr, bounds  # noqa: F401
+from .expr import INT64, Expr, If, Not, OutOfRange, Select, Slot, as_expr, bounds, evaluate  # noqa: F401
 from .errors import BadValue
 
 __all__ = [
     "Domain", "Bool", "Enum", "Int", "Var", "Param", "ActionInstance", "Model",
-    "ModelBuilder", "ModelError", "StateView", "SymmetricSet",
+    "ModelBuilder", "ModelError", "StateView", "SymmetricSet", "SetView",
 ]
 
 
@@ -147,16 +147,32 @@ class Var:
     actor: str
     ghost: bool = False
     doc: str = ""
+    #: a finite set's elements (one bit slot per element, see ModelBuilder.set)
+    elements: Domain | None = None
 
     @property
     def slots(self) -> range:
         return range(self.first_slot, self.first_slot + (self.length or 1))
 
     def show(self, state: Sequence[int]) -> Any:
+        """The value as a person reads it: a set as ``{"#set": [elements]}`` (ITF's form)."""
+        if self.elements is not None:
+            e = self.elements
+            return {"#set": [e.show(e.lo + k) for k, i in enumerate(self.slots) if state[i]]}
         vals = [self.domain.show(state[i]) for i in self.slots]
         return vals if self.length is not None else vals[0]
 
+    def describe(self) -> dict[str, Any]:
+        if self.elements is not None:
+            return {"kind": "set", "of": self.elements.describe()}
+        return self.domain.describe()
+
     def parse(self, x: Any) -> list[int]:
+        if self.elements is not None:
+            if not isinstance(x, Mapping) or not isinstance(x.get("#set"), list):
+                raise BadValue('expected a set, {"#set": [...]}')
+            have = {self.elements.parse(y) for y in x["#set"]}
+            return [int(self.elements.lo + k in have) for k in range(self.length or 0)]
         if self.length is None:
             return [self.domain.parse(x)]
         if not isinstance(x, list) or len(x) != self.length:
@@ -200,6 +216,79 @@ class ArrayView:
         return (self[i] for i in range(len(self)))
 
 
+class SetView(ArrayView):
+    """A finite set over a small domain (TLA+'s ``SUBSET Elements``), one bit per
+    element.  Elements are values of the domain (an enum's names work too); reads give
+    truth values and numbers, writes give updates to merge into an action's.
+
+    >>> b = ModelBuilder("sets")
+    >>> S = b.set("S", Enum("a", "b", "c"), actor="x")
+    >>> b.init(S={"#set": ["b"]})
+    >>> m = b.build()
+    >>> st = m.initial_states[0]
+    >>> evaluate(S.contains("b"), st), evaluate(S.card(), st), m.show_state(st)
+    (1, 1, {'S': {'#set': ['b']}})
+    """
+
+    def _index(self, x: Any) -> Any:
+        e = self._var.elements
+        if isinstance(x, str):
+            return e.parse(x) - e.lo
+        return x - e.lo if e.lo else x
+
+    def contains(self, x: Any) -> Expr:
+        """``x \\in S``."""
+        return as_expr(self[self._index(x)])
+
+    def card(self) -> Expr:
+        """``Cardinality(S)``."""
+        from .expr import Count
+        return Count(list(self))
+
+    def is_empty(self) -> Expr:
+        from .expr import And
+        return And(*(Not(b) for b in self))
+
+    def subset_of(self, other: "SetView") -> Expr:
+        """``S \\subseteq T``."""
+        from .expr import And, Implies
+        return And(*(Implies(a, b) for a, b in zip(self, other)))
+
+    def elements(self) -> list[int]:
+        e = self._var.elements
+        return list(range(e.lo, e.hi + 1))
+
+    def exists(self, pred: Callable[[int], Any]) -> Expr:
+        """``\\E x \\in S : pred(x)``."""
+        from .expr import And, Or
+        return Or(*(And(b, pred(x)) for b, x in zip(self, self.elements())))
+
+    def forall(self, pred: Callable[[int], Any]) -> Expr:
+        """``\\A x \\in S : pred(x)``."""
+        from .expr import And, Implies
+        return And(*(Implies(b, pred(x)) for b, x in zip(self, self.elements())))
+
+    def add(self, x: Any) -> dict[Expr, Any]:
+        """The update ``S' = S \\cup {x}``."""
+        return {self[self._index(x)]: True}
+
+    def remove(self, x: Any) -> dict[Expr, Any]:
+        """The update ``S' = S \\ {x}``."""
+        return {self[self._index(x)]: False}
+
+    def assign(self, bits: Iterable[Any]) -> dict[Expr, Any]:
+        """The update ``S' = T`` for ``T`` another set's bits (``union``, ``intersect``)."""
+        return dict(zip(self, bits))
+
+    def union(self, other: "SetView") -> list[Expr]:
+        from .expr import Or
+        return [Or(a, b) for a, b in zip(self, other)]
+
+    def intersect(self, other: "SetView") -> list[Expr]:
+        from .expr import And
+        return [And(a, b) for a, b in zip(self, other)]
+
+
 class StateView:
     """Attribute access to the variables of one state (current or next)."""
 
@@ -213,7 +302,7 @@ class StateView:
             raise AttributeError(f"the model has no variable {name!r}") from None
         if v.length is None:
             return Slot(v.first_slot, self._which)
-        return ArrayView(v, self._which)
+        return (SetView if v.elements is not None else ArrayView)(v, self._which)
 
 
 # ---------------------------------------------------------------------------
@@ -568,12 +657,18 @@ class ModelBuilder:
             raise ModelError(f"array {name} needs at least one element")
         return self._add(name, domain, length, actor, ghost, doc)
 
+    def set(self, name: str, elements: Domain, *, actor: str, ghost: bool = False,
+            doc: str = "") -> SetView:
+        """A set of elements of a small domain (TLA+'s ``x \\in SUBSET elements``): one
+        bit slot per element, shown in traces as a set of the elements' names."""
+        return self._add(name, Bool(), elements.size, actor, ghost, doc, elements)
+
     def _add(self, name: str, domain: Domain, length: int | None, actor: str,
-             ghost: bool, doc: str) -> Any:
+             ghost: bool, doc: str, elements: Domain | None = None) -> Any:
         if name in self._vars:
             raise ModelError(f"variable {name} declared twice")
         self._actor(actor)
-        v = Var(name, domain, length, self._nslots, actor, ghost, doc)
+        v = Var(name, domain, length, self._nslots, actor, ghost, doc, elements)
         self._vars[name] = v
         self._nslots += length or 1
         return getattr(StateView(self._vars), name)
@@ -771,6 +866,11 @@ class ModelBuilder:
                     if (x.lo, x.hi) != (v.domain.lo, v.domain.hi):
                         conds.append(And(Slot(i) >= x.lo, Slot(i) <= x.hi))
                 continue
+            if v.elements is not None and not isinstance(x, (bool, int)):
+                try:
+                    x = v.parse(x if isinstance(x, Mapping) else {"#set": list(x)})
+                except ValueError as e:
+                    raise ModelError(f"initial value of {v.name}: {e}") from None
             xs = list(x) if isinstance(x, (list, tuple)) else [x] * (v.length or 1)
             if len(xs) != (v.length or 1):
                 raise ModelError(f"initial value of {v.name} has the wrong length")

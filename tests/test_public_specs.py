@@ -9,6 +9,7 @@ them (command for EWD840, from ``specs/ewd840``: ``java -cp tla2tools.jar tlc2.T
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import z3
@@ -49,3 +50,60 @@ def test_an_initial_set_is_one_predicate_for_z3_not_one_constraint_per_state():
         found.add(st)
         solver.add(z3.Or(*[v != x for v, x in zip(s0, st)]))
     assert found == set(model.initial_states)
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+    from osf_check.cli import main
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    return r.exit_code, r.stdout
+
+
+def test_missionaries_counts_equal_tlcs_and_its_answer_is_tlcs_length():
+    """TLC, missionaries_typeok.cfg (TypeOK only): 64 distinct, depth 13; with Solution
+    violated, a 12-state trace (11 steps).  Command (cwd ``specs/missionaries_typeok``):
+    ``java -cp tla2tools.jar tlc2.TLC -workers 1 -fp 0 -config missionaries_typeok.cfg
+    MissionariesAndCannibals.tla``."""
+    r = osf_check.Checker(HERE / "missionaries.py").depth(None).keep_going().explore()
+    assert r.distinct == 64  # TLC 2.19
+    assert len(r.histogram) == 13  # TLC's depth 13 counts states; 12 BFS levels past 0
+    assert r.status == {"MC1": "violated"}
+    doc = r.to_json()
+    [v] = doc["violations"]
+    assert v["length"] == 11  # TLC: 12 states
+    last = v["trace"]["steps"][-1]
+    assert last["state"]["east"] == {"#set": []}  # a set, shown as one
+    assert last["state"]["west"] == {"#set": ["c1", "c2", "c3", "m1", "m2", "m3"]}
+    assert last["label"] == "Move(load=c1+c2, b=E)"
+
+
+def test_a_model_with_sets_is_explored_proved_and_rendered_through_the_cli(tmp_path):
+    code, _ = _cli("explore", "--model-file", HERE / "missionaries.py", "--depth",
+                   "unbounded", "--out", tmp_path)
+    assert code == 12
+    text = (tmp_path / "missionaries-MC1-inv.txt").read_text()
+    assert "east          {c1, c2} → {}" in text
+    assert "{c1, c2} → {}" in (tmp_path / "missionaries-MC1-inv.sequence.mmd").read_text()
+    assert '"#set":[]' in (tmp_path / "report.html").read_text().replace(" ", "")
+    itf = json.loads((tmp_path / "missionaries-MC1-inv.itf.json").read_text())
+    assert itf["states"][-1]["east"] == {"#set": []}  # ITF's own form of a set
+    assert itf["states"][0]["bank_of_boat"] == "E"
+    for src in ("missionaries-MC1-inv.itf.json", "missionaries-MC1-inv.trace.json"):
+        code, out = _cli("render", tmp_path / src, "--format", "text")
+        assert code == 0 and "east          {c1, c2} → {}" in out, out[-400:]
+    code, out = _cli("prove", "--model-file", HERE / "missionaries.py", "--json")
+    [p] = json.loads(out)["properties"]
+    assert code == 12 and (p["status"], p["k"]) == ("refuted", 11)
+    code, out = _cli("prove", "--model-file", HERE / "ewd840.py", "--json")
+    assert code == 0 and json.loads(out)["properties"][0]["status"] == "proved"
+
+
+def test_the_api_proves_and_draws_a_model_with_sets(tmp_path):
+    c = osf_check.Checker(HERE / "missionaries.py")
+    p = c.prove()
+    assert p.exit_code == 12
+    r = c.depth(None).explore()
+    assert "{c1, c2} → {}" in r.text()
+    written = r.write(tmp_path)
+    svg = tmp_path / "missionaries-MC1-inv.sequence.svg"
+    assert svg in written and "{c1, c2} → {}" in svg.read_text()
