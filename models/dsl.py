@@ -470,17 +470,17 @@ class Model:
     #: ``initial_states`` within the domains), which z3 reads instead of one constraint
     #: per initial state; None: z3 reads ``initial_states``
     init_pred: Expr | None = None
+    #: the initial states init_pred was built for (their hash): a copy given other
+    #: initial states keeps this field, so the mismatch shows
+    init_for: int | None = None
 
     def init_predicate(self) -> Expr | None:
         """:attr:`init_pred` if it still describes :attr:`initial_states` (a copy of the
         model given other initial states, ``dataclasses.replace``, keeps the old
         predicate: it is then dropped, not trusted)."""
-        if self.init_pred is None or self._init_digest != hash(tuple(self.initial_states)):
+        if self.init_pred is None or self.init_for != hash(tuple(self.initial_states)):
             return None
         return self.init_pred
-
-    def __post_init__(self) -> None:
-        self._init_digest = hash(tuple(self.initial_states))
 
     @property
     def nslots(self) -> int:
@@ -843,7 +843,8 @@ class ModelBuilder:
         from .expr import Or
         return Model(self.name, dict(self.params), self.mutant, variables, instances,
                      list(dict.fromkeys(inits)), q, fs, dict(self.constants),
-                     tuple(self._actors), list(self._symmetries), Or(*preds))
+                     tuple(self._actors), list(self._symmetries), Or(*preds),
+                     hash(tuple(dict.fromkeys(inits))))
 
     def _init_set(self, values: Mapping[str, Any], variables: list[Var],
                   view: StateView) -> tuple[list[tuple[int, ...]], Expr]:

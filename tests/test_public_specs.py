@@ -107,3 +107,14 @@ def test_the_api_proves_and_draws_a_model_with_sets(tmp_path):
     written = r.write(tmp_path)
     svg = tmp_path / "missionaries-MC1-inv.sequence.svg"
     assert svg in written and "{c1, c2} → {}" in svg.read_text()
+
+
+def test_a_copy_with_other_initial_states_does_not_keep_the_old_predicate():
+    import dataclasses
+    from osf_check.properties import catalogue
+    osf_check.load_file(HERE / "ewd840.py")
+    model = catalogue.MODELS["ewd840"].build({"nodes": 3}, None)
+    assert model.init_predicate() is not None
+    one = dataclasses.replace(model, initial_states=model.initial_states[:1])
+    assert one.init_predicate() is None
+    assert str(Symbolic(one).init()).count("==") == 8  # the one state: 8 slots, 8 equations
