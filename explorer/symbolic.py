@@ -124,6 +124,9 @@ class Symbolic:
 
     def init(self) -> z3.BoolRef:
         s = self.state(0)
+        pred = self.model.init_predicate()
+        if pred is not None:  # stated once, however many states it names
+            return _bool(to_z3(pred, s))
         return z3.Or(*[z3.And(*[v == x for v, x in zip(s, st)]) for st in self.model.initial_states])
 
     def step(self, j: int) -> z3.BoolRef:

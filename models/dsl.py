@@ -31,12 +31,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .expr import INT64, Expr, If, Not, OutOfRange, Select, Slot, as_expr, bounds  # noqa: F401
+from .expr import INT64, Expr, If, Not, OutOfRange, Select, Slot, as_expr, bounds, evaluate  # noqa: F401
 from .errors import BadValue
 
 __all__ = [
     "Domain", "Bool", "Enum", "Int", "Var", "Param", "ActionInstance", "Fairness", "Model",
-    "ModelBuilder", "ModelError", "StateView", "SymmetricSet",
+    "ModelBuilder", "ModelError", "StateView", "SymmetricSet", "SetView",
 ]
 
 
@@ -147,16 +147,32 @@ class Var:
     actor: str
     ghost: bool = False
     doc: str = ""
+    #: a finite set's elements (one bit slot per element, see ModelBuilder.set)
+    elements: Domain | None = None
 
     @property
     def slots(self) -> range:
         return range(self.first_slot, self.first_slot + (self.length or 1))
 
     def show(self, state: Sequence[int]) -> Any:
+        """The value as a person reads it: a set as ``{"#set": [elements]}`` (ITF's form)."""
+        if self.elements is not None:
+            e = self.elements
+            return {"#set": [e.show(e.lo + k) for k, i in enumerate(self.slots) if state[i]]}
         vals = [self.domain.show(state[i]) for i in self.slots]
         return vals if self.length is not None else vals[0]
 
+    def describe(self) -> dict[str, Any]:
+        if self.elements is not None:
+            return {"kind": "set", "of": self.elements.describe()}
+        return self.domain.describe()
+
     def parse(self, x: Any) -> list[int]:
+        if self.elements is not None:
+            if not isinstance(x, Mapping) or not isinstance(x.get("#set"), list):
+                raise BadValue('expected a set, {"#set": [...]}')
+            have = {self.elements.parse(y) for y in x["#set"]}
+            return [int(self.elements.lo + k in have) for k in range(self.length or 0)]
         if self.length is None:
             return [self.domain.parse(x)]
         if not isinstance(x, list) or len(x) != self.length:
@@ -200,6 +216,79 @@ class ArrayView:
         return (self[i] for i in range(len(self)))
 
 
+class SetView(ArrayView):
+    """A finite set over a small domain (TLA+'s ``SUBSET Elements``), one bit per
+    element.  Elements are values of the domain (an enum's names work too); reads give
+    truth values and numbers, writes give updates to merge into an action's.
+
+    >>> b = ModelBuilder("sets")
+    >>> S = b.set("S", Enum("a", "b", "c"), actor="x")
+    >>> b.init(S={"#set": ["b"]})
+    >>> m = b.build()
+    >>> st = m.initial_states[0]
+    >>> evaluate(S.contains("b"), st), evaluate(S.card(), st), m.show_state(st)
+    (1, 1, {'S': {'#set': ['b']}})
+    """
+
+    def _index(self, x: Any) -> Any:
+        e = self._var.elements
+        if isinstance(x, str):
+            return e.parse(x) - e.lo
+        return x - e.lo if e.lo else x
+
+    def contains(self, x: Any) -> Expr:
+        """``x \\in S``."""
+        return as_expr(self[self._index(x)])
+
+    def card(self) -> Expr:
+        """``Cardinality(S)``."""
+        from .expr import Count
+        return Count(list(self))
+
+    def is_empty(self) -> Expr:
+        from .expr import And
+        return And(*(Not(b) for b in self))
+
+    def subset_of(self, other: "SetView") -> Expr:
+        """``S \\subseteq T``."""
+        from .expr import And, Implies
+        return And(*(Implies(a, b) for a, b in zip(self, other)))
+
+    def elements(self) -> list[int]:
+        e = self._var.elements
+        return list(range(e.lo, e.hi + 1))
+
+    def exists(self, pred: Callable[[int], Any]) -> Expr:
+        """``\\E x \\in S : pred(x)``."""
+        from .expr import And, Or
+        return Or(*(And(b, pred(x)) for b, x in zip(self, self.elements())))
+
+    def forall(self, pred: Callable[[int], Any]) -> Expr:
+        """``\\A x \\in S : pred(x)``."""
+        from .expr import And, Implies
+        return And(*(Implies(b, pred(x)) for b, x in zip(self, self.elements())))
+
+    def add(self, x: Any) -> dict[Expr, Any]:
+        """The update ``S' = S \\cup {x}``."""
+        return {self[self._index(x)]: True}
+
+    def remove(self, x: Any) -> dict[Expr, Any]:
+        """The update ``S' = S \\ {x}``."""
+        return {self[self._index(x)]: False}
+
+    def assign(self, bits: Iterable[Any]) -> dict[Expr, Any]:
+        """The update ``S' = T`` for ``T`` another set's bits (``union``, ``intersect``)."""
+        return dict(zip(self, bits))
+
+    def union(self, other: "SetView") -> list[Expr]:
+        from .expr import Or
+        return [Or(a, b) for a, b in zip(self, other)]
+
+    def intersect(self, other: "SetView") -> list[Expr]:
+        from .expr import And
+        return [And(a, b) for a, b in zip(self, other)]
+
+
 class StateView:
     """Attribute access to the variables of one state (current or next)."""
 
@@ -213,7 +302,7 @@ class StateView:
             raise AttributeError(f"the model has no variable {name!r}") from None
         if v.length is None:
             return Slot(v.first_slot, self._which)
-        return ArrayView(v, self._which)
+        return (SetView if v.elements is not None else ArrayView)(v, self._which)
 
 
 # ---------------------------------------------------------------------------
@@ -400,6 +489,22 @@ class Model:
         return [Fairness(i.label, i.fairness, (i.index,)) for i in self.instances
                 if i.fairness is not None] + list(self.fairness)
 
+    #: the initial states as one predicate over slots (true exactly on
+    #: ``initial_states`` within the domains), which z3 reads instead of one constraint
+    #: per initial state; None: z3 reads ``initial_states``
+    init_pred: Expr | None = None
+    #: the initial states init_pred was built for (their hash): a copy given other
+    #: initial states keeps this field, so the mismatch shows
+    init_for: int | None = None
+
+    def init_predicate(self) -> Expr | None:
+        """:attr:`init_pred` if it still describes :attr:`initial_states` (a copy of the
+        model given other initial states, ``dataclasses.replace``, keeps the old
+        predicate: it is then dropped, not trusted)."""
+        if self.init_pred is None or self.init_for != hash(tuple(self.initial_states)):
+            return None
+        return self.init_pred
+
     @property
     def nslots(self) -> int:
         return sum(v.length or 1 for v in self.variables)
@@ -578,12 +683,18 @@ class ModelBuilder:
             raise ModelError(f"array {name} needs at least one element")
         return self._add(name, domain, length, actor, ghost, doc)
 
+    def set(self, name: str, elements: Domain, *, actor: str, ghost: bool = False,
+            doc: str = "") -> SetView:
+        """A set of elements of a small domain (TLA+'s ``x \\in SUBSET elements``): one
+        bit slot per element, shown in traces as a set of the elements' names."""
+        return self._add(name, Bool(), elements.size, actor, ghost, doc, elements)
+
     def _add(self, name: str, domain: Domain, length: int | None, actor: str,
-             ghost: bool, doc: str) -> Any:
+             ghost: bool, doc: str, elements: Domain | None = None) -> Any:
         if name in self._vars:
             raise ModelError(f"variable {name} declared twice")
         self._actor(actor)
-        v = Var(name, domain, length, self._nslots, actor, ghost, doc)
+        v = Var(name, domain, length, self._nslots, actor, ghost, doc, elements)
         self._vars[name] = v
         self._nslots += length or 1
         return getattr(StateView(self._vars), name)
@@ -640,6 +751,23 @@ class ModelBuilder:
     def init(self, **values: Any) -> None:
         """One initial state: every variable by name (arrays take one value for all)."""
         self._init.append(values)
+
+    def init_all(self, where: Callable[[StateView], Any] | None = None, **values: Any) -> None:
+        """A set of initial states, as TLA+'s ``Init`` writes it: each variable takes a
+        value, or a :class:`Domain` for every value in it (an array: every element
+        independently, TLA+'s ``[Nodes -> BOOLEAN]``), and ``where``, a predicate over
+        the state, keeps those that satisfy it.  The explicit engines enumerate them;
+        ``prove`` states the predicate once.
+
+        >>> b = ModelBuilder("ring")
+        >>> _ = b.array("active", Bool(), 3, actor="node")
+        >>> _ = b.var("token", Int(0, 2), actor="node")
+        >>> b.init_all(active=Bool(), token=0, where=lambda s: s.active[0])
+        >>> m = b.build()
+        >>> len(m.initial_states), m.initial_states[0]
+        (4, (1, 0, 0, 0))
+        """
+        self._init.append(dict(values, **({"__where__": where} if where else {})))
 
     def symmetric(self, name: str, arrays: Sequence[str], refs: Sequence[str] = ()) -> None:
         """Declare that the elements indexing ``arrays`` are interchangeable (TLC's
@@ -744,30 +872,64 @@ class ModelBuilder:
         if not self._init:
             raise ModelError("a model needs at least one initial state (ModelBuilder.init)")
         inits: list[tuple[int, ...]] = []
+        preds: list[Expr] = []
         for values in self._init:
-            missing = set(self._vars) - set(values)
-            if missing:
-                raise ModelError(f"initial state does not set {', '.join(sorted(missing))}")
-            st: list[int] = []
-            for v in variables:
-                x = values[v.name]
-                xs = list(x) if isinstance(x, (list, tuple)) else [x] * (v.length or 1)
-                if len(xs) != (v.length or 1):
-                    raise ModelError(f"initial value of {v.name} has the wrong length")
-                for val in xs:
-                    val = int(val)
-                    if val not in v.domain:
-                        raise ModelError(f"initial value {val} of {v.name} outside {v.domain}")
-                    st.append(val)
-            inits.append(tuple(st))
+            got, pred = self._init_set(values, variables, view)
+            inits.extend(got)
+            preds.append(pred)
         q = as_expr(self._quiescent(view)) if self._quiescent else None
         fs = [(n, as_expr(f(view))) for n, f in self._fair_states]
         within_int64(doms, ([(q, "the quiescent condition")] if q is not None else [])
                      + [(f, f"fair state {n}") for n, f in fs])
+        if not inits:
+            raise ModelError("no state satisfies the initial condition (ModelBuilder."
+                             "init_all's where): a model needs at least one initial state")
+        from .expr import Or
         return Model(self.name, dict(self.params), self.mutant, variables, instances,
                      list(dict.fromkeys(inits)), q, fs, dict(self.constants),
                      tuple(self._actors), list(self._symmetries),
-                     [_fair_set(instances, *f) for f in self._fairness])
+                     [_fair_set(instances, *f) for f in self._fairness], Or(*preds),
+                     hash(tuple(dict.fromkeys(inits))))
+
+    def _init_set(self, values: Mapping[str, Any], variables: list[Var],
+                  view: StateView) -> tuple[list[tuple[int, ...]], Expr]:
+        """The states one ``init``/``init_all`` call names, and the predicate that holds
+        exactly on them (within the domains)."""
+        from .expr import And, evaluate
+        where = values.get("__where__")
+        missing = set(self._vars) - set(values)
+        if missing:
+            raise ModelError(f"initial state does not set {', '.join(sorted(missing))}")
+        choices: list[list[int]] = []
+        conds: list[Expr] = []
+        for v in variables:
+            x = values[v.name]
+            if isinstance(x, Domain):
+                if not (v.domain.lo <= x.lo and x.hi <= v.domain.hi):
+                    raise ModelError(f"initial values {x} of {v.name} outside {v.domain}")
+                for i in v.slots:
+                    choices.append(list(range(x.lo, x.hi + 1)))
+                    if (x.lo, x.hi) != (v.domain.lo, v.domain.hi):
+                        conds.append(And(Slot(i) >= x.lo, Slot(i) <= x.hi))
+                continue
+            if v.elements is not None and not isinstance(x, (bool, int)):
+                try:
+                    x = v.parse(x if isinstance(x, Mapping) else {"#set": list(x)})
+                except ValueError as e:
+                    raise ModelError(f"initial value of {v.name}: {e}") from None
+            xs = list(x) if isinstance(x, (list, tuple)) else [x] * (v.length or 1)
+            if len(xs) != (v.length or 1):
+                raise ModelError(f"initial value of {v.name} has the wrong length")
+            for i, val in zip(v.slots, xs):
+                val = int(val)
+                if val not in v.domain:
+                    raise ModelError(f"initial value {val} of {v.name} outside {v.domain}")
+                choices.append([val])
+                conds.append(Slot(i) == val)
+        keep = as_expr(where(view)) if where is not None else None
+        states = [st for st in itertools.product(*choices)
+                  if keep is None or evaluate(keep, st)]
+        return states, And(*conds, *([keep] if keep is not None else []))
 
     def _resolve(self, upd: Mapping[Expr, Any], name: str, args: Mapping[str, int]) -> dict[int, Expr]:
         out: dict[int, Expr] = {}

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Sequence
 __all__ = [
     "Expr", "Const", "Slot", "And", "Or", "Not", "If", "Implies", "Iff", "Sum", "Count",
     "Select", "Min", "Max", "as_expr", "evaluate", "fold", "BOOL_OPS", "bounds",
-    "INT64", "OutOfRange",
+    "INT64", "OutOfRange", "Exists", "ForAll", "Choose",
 ]
 
 #: operators whose value is a truth value (0/1), as opposed to a number
@@ -234,19 +234,101 @@ def If(c: Any, a: Any, b: Any) -> Expr:
     return Expr("ite", (c, a, b))
 
 
-def Sum(xs: Iterable[Any]) -> Expr:
-    xs = [as_expr(x) for x in xs]
-    if not xs:
+def _elements(over: Any) -> list[Any]:
+    """The elements a quantifier ranges over: a ``range``, a list or tuple of values, or a
+    finite domain (:func:`~osf_check.models.dsl.Int`, ``Enum``, ``Bool``: its values
+    ``lo..hi`` in order)."""
+    if hasattr(over, "lo") and hasattr(over, "hi") and hasattr(over, "kind"):
+        return list(range(over.lo, over.hi + 1))
+    if isinstance(over, (Expr, int, bool)) or not hasattr(over, "__iter__"):
+        raise TypeError(f"a quantifier ranges over a range, a list or a domain, not {over!r}")
+    return list(over)
+
+
+def _operands(name: str, xs: tuple[Any, ...]) -> list[Expr]:
+    """The one argument convention of ``Sum``, ``Min`` and ``Max``: separate values
+    ``f(a, b, c)``, one list of them ``f([a, b, c])``, or a domain (or list) and a
+    function ``f(domain, fn)``, TLA+'s ``{fn(x) : x \\in domain}``."""
+    if len(xs) == 2 and callable(xs[1]) and not isinstance(xs[1], Expr):
+        xs = tuple(xs[1](x) for x in _elements(xs[0]))
+    elif len(xs) == 1 and not isinstance(xs[0], (Expr, int)):
+        xs = tuple(xs[0])
+    return [as_expr(x) for x in xs]
+
+
+def Sum(*xs: Any) -> Expr:
+    """The sum of values: ``Sum(a, b)``, ``Sum([a, b])`` or ``Sum(domain, fn)``; ``Sum()``
+    is 0.
+
+    >>> evaluate(Sum(Const(1), 2), ()), evaluate(Sum([Const(3), 4]), ())
+    (3, 7)
+    >>> evaluate(Sum(range(4), lambda i: Const(i) * 2), ())
+    12
+    """
+    vals = _operands("Sum", xs)
+    if not vals:
         return Const(0)
-    out = xs[0]
-    for x in xs[1:]:
+    out = vals[0]
+    for x in vals[1:]:
         out = out + x
     return out
 
 
-def Count(conds: Iterable[Any]) -> Expr:
-    """How many of the conditions hold."""
-    return Sum(If(c, 1, 0) for c in conds)
+def Exists(over: Any, pred: Callable[[Any], Any]) -> Expr:
+    """TLA+'s ``\\E x \\in over : pred(x)`` over a finite range, list or domain (a
+    disjunction, one term per element; false over nothing).
+
+    >>> evaluate(Exists(range(3), lambda i: Const(i) == 2), ())
+    1
+    """
+    return Or(*(pred(x) for x in _elements(over)))
+
+
+def ForAll(over: Any, pred: Callable[[Any], Any]) -> Expr:
+    """TLA+'s ``\\A x \\in over : pred(x)`` (a conjunction; true over nothing).
+
+    >>> evaluate(ForAll(range(3), lambda i: Const(i) < 2), ())
+    0
+    """
+    return And(*(pred(x) for x in _elements(over)))
+
+
+def Choose(over: Any, pred: Callable[[Any], Any]) -> Expr:
+    """TLA+'s ``CHOOSE x \\in over : pred(x)``, with a fixed rule: the **first** element
+    of ``over``, in its order (a domain's from ``lo`` up), that satisfies ``pred``.
+    TLC's CHOOSE also picks one fixed element, but which one is TLC's business: a model
+    that relies on which element is chosen may count differently from TLC.  As in TLC,
+    choosing from elements none of which satisfies ``pred`` is an error: the engines
+    report a state that reaches such a Choose as a model error (it reads past the end of
+    a :func:`Select`).
+
+    >>> evaluate(Choose(range(5), lambda i: Const(i) * Const(i) > 5), ())
+    3
+    >>> evaluate(Choose(range(2), lambda i: Const(i) > 5), ())
+    Traceback (most recent call last):
+    ...
+    IndexError: Select index 2 outside 0..1
+    """
+    elems = _elements(over)
+    if not elems:
+        raise ValueError("Choose over no elements")
+    index: Expr = Const(len(elems))  # past the end: no element satisfies pred
+    for k in range(len(elems) - 1, -1, -1):
+        index = If(pred(elems[k]), k, index)
+    if index.op == "const" and index.value == len(elems):
+        return Expr("select", (index,) + tuple(as_expr(e) for e in elems))
+    return Select(index, [as_expr(e) for e in elems])
+
+
+def Count(conds: Any, pred: Callable[[Any], Any] | None = None) -> Expr:
+    """How many of the conditions hold: ``Count([c1, c2])`` or ``Count(domain, pred)``.
+
+    >>> evaluate(Count(range(5), lambda i: Const(i) > 2), ())
+    2
+    """
+    if pred is not None:
+        conds = [pred(x) for x in _elements(conds)]
+    return Sum([If(c, 1, 0) for c in conds])
 
 
 def Select(index: Any, options: Sequence[Any]) -> Expr:
@@ -271,22 +353,18 @@ def Select(index: Any, options: Sequence[Any]) -> Expr:
     return Expr("select", (index,) + opts)
 
 
-def _operands(name: str, xs: tuple[Any, ...]) -> list[Expr]:
-    """``f(a, b, c)`` or ``f([a, b, c])``: several arguments or one iterable of them."""
-    if len(xs) == 1 and not isinstance(xs[0], (Expr, int)):
-        xs = tuple(xs[0])
-    if not xs:
-        raise TypeError(f"{name}() needs at least one value")
-    return [as_expr(x) for x in xs]
-
-
 def Min(*xs: Any) -> Expr:
-    """The least of several values: ``Min(a, b, c)`` or ``Min([a, b, c])``.
+    """The least of several values: ``Min(a, b, c)``, ``Min([a, b, c])`` or
+    ``Min(domain, fn)``, as :func:`Sum` takes them.
 
     >>> evaluate(Min(Const(4), 2, 7), ()), evaluate(Min(Const(x) for x in (5, 1)), ())
     (2, 1)
+    >>> evaluate(Min(range(1, 4), lambda i: Const(10) - i), ())
+    7
     """
     vals = _operands("Min", xs)
+    if not vals:
+        raise TypeError("Min() needs at least one value")
     out = vals[0]
     for x in vals[1:]:
         out = If(x < out, x, out)
@@ -296,10 +374,12 @@ def Min(*xs: Any) -> Expr:
 def Max(*xs: Any) -> Expr:
     """The greatest of several values: ``Max(a, b, c)`` or ``Max([a, b, c])``.
 
-    >>> evaluate(Max(Const(4), 2, 7), ())
-    7
+    >>> evaluate(Max(Const(4), 2, 7), ()), evaluate(Max(range(3), lambda i: Const(i)), ())
+    (7, 2)
     """
     vals = _operands("Max", xs)
+    if not vals:
+        raise TypeError("Max() needs at least one value")
     out = vals[0]
     for x in vals[1:]:
         out = If(x > out, x, out)

@@ -60,6 +60,7 @@ function el(tag, text, cls) {
 }
 function fmt(v) {
   if (Array.isArray(v)) return "[" + v.map(fmt).join(", ") + "]";
+  if (v !== null && typeof v === "object" && Array.isArray(v["#set"])) return "{" + v["#set"].map(fmt).join(", ") + "}";
   return String(v);
 }
 function change(a, b) {

@@ -67,7 +67,7 @@ def make_trace(model: Model, states: Sequence[tuple], actions: Sequence[int | No
         "property": dict(prop) if prop else None,
         "message": message,
         "assumptions": list(assumptions),
-        "variables": [{"name": v.name, "actor": v.actor, "domain": v.domain.describe(),
+        "variables": [{"name": v.name, "actor": v.actor, "domain": v.describe(),
                        "length": v.length, "ghost": v.ghost, "doc": v.doc}
                       for v in model.variables],
         "actors": list(model.actors),
@@ -143,6 +143,8 @@ def _plain(x: Any) -> bool:
     """Whether ``x`` is a value a state holds: what :func:`to_itf` and the pictures read."""
     if isinstance(x, list):
         return all(_plain(y) for y in x)
+    if isinstance(x, dict) and set(x) == {"#set"}:  # a set, as ITF writes one
+        return isinstance(x["#set"], list) and all(_plain(y) for y in x["#set"])
     return isinstance(x, (bool, int, str))
 
 
@@ -159,6 +161,8 @@ def to_itf(trace: Mapping[str, Any]) -> dict[str, Any]:
             return x if abs(x) < 2 ** 53 else {"#bigint": str(x)}
         if isinstance(x, list):
             return [val(y) for y in x]
+        if isinstance(x, dict) and "#set" in x:
+            return {"#set": [val(y) for y in x["#set"]]}
         raise TypeError(x)
 
     states = []
@@ -192,9 +196,10 @@ def _from_itf_value(x: Any) -> Any:
     if isinstance(x, dict):
         if "#bigint" in x:
             return int(x["#bigint"])
-        for tag in ("#tup", "#set"):
-            if tag in x:
-                return [_from_itf_value(y) for y in x[tag]]
+        if "#set" in x:  # kept a set: this tool's traces hold sets in ITF's form
+            return {"#set": [_from_itf_value(y) for y in x["#set"]]}
+        if "#tup" in x:
+            return [_from_itf_value(y) for y in x["#tup"]]
         if "#map" in x:
             return [[_from_itf_value(k), _from_itf_value(v)] for k, v in x["#map"]]
         if "#unserializable" in x:

@@ -23,6 +23,8 @@ def fmt(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, list):
         return "[" + ", ".join(fmt(x) for x in v) + "]"
+    if isinstance(v, dict) and "#set" in v:  # a set, as a set
+        return "{" + ", ".join(fmt(x) for x in v["#set"]) + "}"
     return str(v)
 
 

@@ -1,0 +1,120 @@
+"""Public specifications of tlaplus/Examples written as model files with the DSL's
+quantifiers and initial-state sets (``tests/public_specs/``), their distinct-state counts
+pinned to TLC's.
+
+TLC figures: TLC2 Version 2.19 of 08 August 2024 (rev: 5a47802), tlaplus/Examples at
+commit 32a32c7b, one worker, as recorded in /work/tlc/results.md by the engineer who ran
+them (command for EWD840, from ``specs/ewd840``: ``java -cp tla2tools.jar tlc2.TLC
+-workers 1 -fp 0 -config EWD840.cfg EWD840.tla``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import z3
+
+import osf_check
+from osf_check.explorer.symbolic import Symbolic
+
+HERE = Path(__file__).resolve().parent / "public_specs"
+
+
+def test_ewd840_counts_equal_tlcs():
+    """TLC, EWD840.cfg (N=3): 192 initial states, 302 distinct, depth 9 (TLC counts the
+    initial state as depth 1; our BFS depth is the number of steps, 8)."""
+    r = osf_check.Checker(HERE / "ewd840.py").depth(None).explore()
+    assert r.distinct == 302  # TLC 2.19 (see the module docstring)
+    assert len(r.model.initial_states) == 192  # TLC: "192 distinct states generated"
+    assert len(r.histogram) - 1 == 9 - 1
+    assert r.status == {"E1": "holds"}
+
+
+def test_an_initial_set_is_one_predicate_for_z3_not_one_constraint_per_state():
+    """BMC and induction state ``init_all``'s set once (an enumeration of 524,288
+    states at N=8 made BMC spend minutes on them)."""
+    from osf_check.properties import catalogue
+    osf_check.load_file(HERE / "ewd840.py")
+    model = catalogue.MODELS["ewd840"].build({"nodes": 3}, None)
+    sym = Symbolic(model)
+    init = sym.init()
+    # 192 states, one equation each, would be thousands of characters
+    assert len(str(init)) < 200, str(init)[:300]
+    solver = z3.Solver()
+    solver.add(init, sym.domain(0))
+    s0 = sym.state(0)
+    found = set()
+    while solver.check() == z3.sat:  # every initial state and no other
+        mdl = solver.model()
+        st = tuple(mdl.eval(v, model_completion=True).as_long() for v in s0)
+        found.add(st)
+        solver.add(z3.Or(*[v != x for v, x in zip(s0, st)]))
+    assert found == set(model.initial_states)
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+    from osf_check.cli import main
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    return r.exit_code, r.stdout
+
+
+def test_missionaries_counts_equal_tlcs_and_its_answer_is_tlcs_length():
+    """TLC, missionaries_typeok.cfg (TypeOK only): 64 distinct, depth 13; with Solution
+    violated, a 12-state trace (11 steps).  Command (cwd ``specs/missionaries_typeok``):
+    ``java -cp tla2tools.jar tlc2.TLC -workers 1 -fp 0 -config missionaries_typeok.cfg
+    MissionariesAndCannibals.tla``."""
+    r = osf_check.Checker(HERE / "missionaries.py").depth(None).keep_going().explore()
+    assert r.distinct == 64  # TLC 2.19
+    assert len(r.histogram) == 13  # TLC's depth 13 counts states; 12 BFS levels past 0
+    assert r.status == {"MC1": "violated"}
+    doc = r.to_json()
+    [v] = doc["violations"]
+    assert v["length"] == 11  # TLC: 12 states
+    last = v["trace"]["steps"][-1]
+    assert last["state"]["east"] == {"#set": []}  # a set, shown as one
+    assert last["state"]["west"] == {"#set": ["c1", "c2", "c3", "m1", "m2", "m3"]}
+    assert last["label"] == "Move(load=c1+c2, b=E)"
+
+
+def test_a_model_with_sets_is_explored_proved_and_rendered_through_the_cli(tmp_path):
+    code, _ = _cli("explore", "--model-file", HERE / "missionaries.py", "--depth",
+                   "unbounded", "--out", tmp_path)
+    assert code == 12
+    text = (tmp_path / "missionaries-MC1-inv.txt").read_text()
+    assert "east          {c1, c2} → {}" in text
+    assert "{c1, c2} → {}" in (tmp_path / "missionaries-MC1-inv.sequence.mmd").read_text()
+    assert '"#set":[]' in (tmp_path / "report.html").read_text().replace(" ", "")
+    itf = json.loads((tmp_path / "missionaries-MC1-inv.itf.json").read_text())
+    assert itf["states"][-1]["east"] == {"#set": []}  # ITF's own form of a set
+    assert itf["states"][0]["bank_of_boat"] == "E"
+    for src in ("missionaries-MC1-inv.itf.json", "missionaries-MC1-inv.trace.json"):
+        code, out = _cli("render", tmp_path / src, "--format", "text")
+        assert code == 0 and "east          {c1, c2} → {}" in out, out[-400:]
+    code, out = _cli("prove", "--model-file", HERE / "missionaries.py", "--json")
+    [p] = json.loads(out)["properties"]
+    assert code == 12 and (p["status"], p["k"]) == ("refuted", 11)
+    code, out = _cli("prove", "--model-file", HERE / "ewd840.py", "--json")
+    assert code == 0 and json.loads(out)["properties"][0]["status"] == "proved"
+
+
+def test_the_api_proves_and_draws_a_model_with_sets(tmp_path):
+    c = osf_check.Checker(HERE / "missionaries.py")
+    p = c.prove()
+    assert p.exit_code == 12
+    r = c.depth(None).explore()
+    assert "{c1, c2} → {}" in r.text()
+    written = r.write(tmp_path)
+    svg = tmp_path / "missionaries-MC1-inv.sequence.svg"
+    assert svg in written and "{c1, c2} → {}" in svg.read_text()
+
+
+def test_a_copy_with_other_initial_states_does_not_keep_the_old_predicate():
+    import dataclasses
+    from osf_check.properties import catalogue
+    osf_check.load_file(HERE / "ewd840.py")
+    model = catalogue.MODELS["ewd840"].build({"nodes": 3}, None)
+    assert model.init_predicate() is not None
+    one = dataclasses.replace(model, initial_states=model.initial_states[:1])
+    assert one.init_predicate() is None
+    assert str(Symbolic(one).init()).count("==") == 8  # the one state: 8 slots, 8 equations
