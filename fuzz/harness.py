@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import sqlite3
+import sysconfig
 import traceback
 from pathlib import Path
 from typing import Any, Callable
@@ -37,15 +38,39 @@ class Crash(Divergence):
 UNDER_TEST = (Path(_relay.__file__).resolve().parent, Path(__file__).resolve().with_name("mutants.py"))
 
 
+#: the checker's own code: an exception raised there (and not in code it called from
+#: elsewhere) is a bug in osf-check; the fuzz room less its planted bugs, and the rooms
+#: the fuzzer runs (models, properties, explorer)
+_ROOT = Path(__file__).resolve().parent.parent
+CHECKER = tuple(_ROOT / room for room in ("fuzz", "models", "properties", "explorer"))
+#: the standard library and installed packages: neither the implementation's nor ours,
+#: so the frame that called them decides
+_LIBRARY = tuple({Path(p).resolve() for p in (sysconfig.get_paths()["stdlib"],
+                                              sysconfig.get_paths()["purelib"],
+                                              sysconfig.get_paths()["platlib"])})
+
+
+def _under(path: Path, roots: tuple[Path, ...]) -> Path | None:
+    return next((u for u in roots if path == u or u in path.parents), None)
+
+
 def crash_site(e: BaseException) -> str | None:
     """Where the implementation under test was when ``e`` was raised (its innermost
-    frame, ``relay/wire/envelope.py:112 in id_ok``), or None if it was not running."""
+    frame, ``relay/wire/envelope.py:112 in id_ok``), or None if the checker's own code
+    raised it.  The implementation is the reference one and its planted bugs, and any
+    code that is not the checker's (a user's subclass or patch of it): an exception from
+    the standard library or a package is charged to the frame that called it."""
     for f in reversed(traceback.extract_tb(e.__traceback__)):
         path = Path(f.filename).resolve()
-        if any(path == u or u in path.parents for u in UNDER_TEST):
-            site = next(u for u in UNDER_TEST if path == u or u in path.parents)
+        site = _under(path, UNDER_TEST)
+        if site is not None:
             base = site.parent if site.is_dir() else site.parent.parent
             return f"{path.relative_to(base).as_posix()}:{f.lineno} in {f.name}"
+        if _under(path, CHECKER) is not None:
+            return None
+        if _under(path, _LIBRARY) is not None or f.filename.startswith("<"):
+            continue
+        return f"{path.name}:{f.lineno} in {f.name}"
     return None
 
 
@@ -89,6 +114,20 @@ class HarnessBase(IdleEvents):
             x = st[v.name]
             flat.extend(x if isinstance(x, list) else [x])
         return tuple(flat)
+
+    def uncommitted(self) -> str | None:
+        """The implementation's store holds a write it has not committed (a crash now
+        would lose it: the outbox must be durable before the POST), or None."""
+        store = getattr(self.desktop, self.STORE, None)
+        try:
+            db = getattr(store, "_db", None) or getattr(store, "db", None)
+        except Exception:  # noqa: BLE001  (a closed store: nothing is pending)
+            db = None
+        if isinstance(db, sqlite3.Connection) and db.in_transaction:
+            return (f"the implementation's {self.STORE} holds an uncommitted write: a crash "
+                    f"now loses it (its database is not in autocommit, or a transaction was "
+                    f"left open)")
+        return None
 
     def snapshot(self) -> Any:
         store = getattr(self.desktop, self.STORE)
