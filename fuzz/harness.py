@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import copy
 import sqlite3
-import sysconfig
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,39 +36,40 @@ class Crash(Divergence):
 UNDER_TEST = (Path(_relay.__file__).resolve().parent, Path(__file__).resolve().with_name("mutants.py"))
 
 
-#: the checker's own code: an exception raised there (and not in code it called from
-#: elsewhere) is a bug in osf-check; the fuzz room less its planted bugs, and the rooms
-#: the fuzzer runs (models, properties, explorer)
-_ROOT = Path(__file__).resolve().parent.parent
-CHECKER = tuple(_ROOT / room for room in ("fuzz", "models", "properties", "explorer"))
-#: the standard library and installed packages: neither the implementation's nor ours,
-#: so the frame that called them decides
-_LIBRARY = tuple({Path(p).resolve() for p in (sysconfig.get_paths()["stdlib"],
-                                              sysconfig.get_paths()["purelib"],
-                                              sysconfig.get_paths()["platlib"])})
+def _frames(e: BaseException) -> list[tuple[Any, int]]:
+    """(frame, line) of ``e``'s traceback, innermost first."""
+    out, tb = [], e.__traceback__
+    while tb is not None:
+        out.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    return out[::-1]
 
 
-def _under(path: Path, roots: tuple[Path, ...]) -> Path | None:
-    return next((u for u in roots if path == u or u in path.parents), None)
+def _implementation_object(frame: Any) -> bool:
+    """The frame runs a method of the implementation: its ``self`` is an instance of a
+    class of the reference implementation (or of a subclass, or a method patched onto
+    one, as a user's planted bug is)."""
+    me = frame.f_locals.get("self")
+    return me is not None and any(k.__module__.startswith(_relay.__name__ + ".")
+                                  for k in type(me).__mro__)
 
 
 def crash_site(e: BaseException) -> str | None:
     """Where the implementation under test was when ``e`` was raised (its innermost
-    frame, ``relay/wire/envelope.py:112 in id_ok``), or None if the checker's own code
-    raised it.  The implementation is the reference one and its planted bugs, and any
-    code that is not the checker's (a user's subclass or patch of it): an exception from
-    the standard library or a package is charged to the frame that called it."""
-    for f in reversed(traceback.extract_tb(e.__traceback__)):
-        path = Path(f.filename).resolve()
-        site = _under(path, UNDER_TEST)
+    frame, ``relay/wire/envelope.py:112 in id_ok``), or None if it was not running.  The
+    implementation is the reference one and its planted bugs, and any method run on an
+    object of it (a user's subclass, or a method patched onto one): a bug planted there
+    is the implementation's, not osf-check's."""
+    frames = _frames(e)
+    for f, line in frames:
+        path = Path(f.f_code.co_filename).resolve()
+        site = next((u for u in UNDER_TEST if path == u or u in path.parents), None)
         if site is not None:
             base = site.parent if site.is_dir() else site.parent.parent
-            return f"{path.relative_to(base).as_posix()}:{f.lineno} in {f.name}"
-        if _under(path, CHECKER) is not None:
-            return None
-        if _under(path, _LIBRARY) is not None or f.filename.startswith("<"):
-            continue
-        return f"{path.name}:{f.lineno} in {f.name}"
+            return f"{path.relative_to(base).as_posix()}:{line} in {f.f_code.co_name}"
+    for f, line in frames:
+        if _implementation_object(f):
+            return f"{Path(f.f_code.co_filename).name}:{line} in {f.f_code.co_name}"
     return None
 
 
