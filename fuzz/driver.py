@@ -129,6 +129,11 @@ class Checker:
     def _check(self, h: Harness, ai: int, before: tuple) -> tuple:
         inst = self.model.instances[ai]
         outs = h.apply(inst)
+        # the store is observed, never fixed up: an open transaction is the implementation's
+        # failure here, not a crash of the snapshot that would copy it
+        open_write = getattr(h, "uncommitted", lambda: None)()
+        if open_write:
+            raise Violation(f"after {inst.label}, {open_write}")
         after = h.abstract()
         broken = self._broken(h, ai, before, after)  # first: the implementation's own state
         if broken:

@@ -172,11 +172,18 @@ class GraphHarness(HarnessBase):
             self.ticket[i] = [r.command_id for r in self.server.runs].index(ticket["command_id"])
             self.passed.setdefault(ticket["command_id"], arguments(i))
             self.call[i] = "waiting"
+        elif name == "lose_request":  # never reached the server: no implementation code
+            self.attempts[a["i"]] += 1
+            self.call[a["i"]] = "lost"
         elif name == "lose_response":
             self.call[a["i"]] = "lost"
         elif name == "answer_ticket":
             self.call[a["i"]] = "done"
-        elif name == "cancel_graph_run" and "i" in a:
+        elif name == "lose_call_request":
+            pass  # the call never reached the server
+        elif name == "lose_get_reply":  # the server answered; the answer is dropped
+            self.server.get_graph_run(0, self.server.runs[a["r"]].command_id)
+        elif name in ("cancel_graph_run", "lose_cancel_reply") and "i" in a:
             run = self.server.runs[a["r"]]
             was_queued = run.status == "queued"
             self.server.cancel_graph_run(0, run.command_id)
@@ -204,8 +211,17 @@ class GraphHarness(HarnessBase):
                     for x in self.server.sync(req["project_id"], req["sessions"])]
             self._publish()  # the upload is the sessions' metadata: keep what the owner set
             self.desktop.sync_reply(cmds)
-        elif name == "sync_failed":
+        elif name in ("sync_failed", "lose_sync_request"):
             self.desktop.sync_failed()
+        elif name == "lose_sync_reply":  # the server acted; the desktop's call fails
+            for req in self.desktop.sync_requests():
+                self.server.sync(req["project_id"], req["sessions"])
+            self._publish()
+            self.desktop.sync_failed()
+        elif name == "lose_poll_request":
+            pass  # the poll never reached the server: the Graph keeps running
+        elif name == "lose_poll_reply":  # the server answered; the answer is dropped
+            self.server.control(self._command(a["r"]).command_id)
         elif name in ("start_graph", "refuse"):
             c = self.desktop.next_command()
             if c is None or c.command_id != self.cid(a["r"]):

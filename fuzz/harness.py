@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import sqlite3
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -37,15 +36,40 @@ class Crash(Divergence):
 UNDER_TEST = (Path(_relay.__file__).resolve().parent, Path(__file__).resolve().with_name("mutants.py"))
 
 
+def _frames(e: BaseException) -> list[tuple[Any, int]]:
+    """(frame, line) of ``e``'s traceback, innermost first."""
+    out, tb = [], e.__traceback__
+    while tb is not None:
+        out.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    return out[::-1]
+
+
+def _implementation_object(frame: Any) -> bool:
+    """The frame runs a method of the implementation: its ``self`` is an instance of a
+    class of the reference implementation (or of a subclass, or a method patched onto
+    one, as a user's planted bug is)."""
+    me = frame.f_locals.get("self")
+    return me is not None and any(k.__module__.startswith(_relay.__name__ + ".")
+                                  for k in type(me).__mro__)
+
+
 def crash_site(e: BaseException) -> str | None:
     """Where the implementation under test was when ``e`` was raised (its innermost
-    frame, ``relay/wire/envelope.py:112 in id_ok``), or None if it was not running."""
-    for f in reversed(traceback.extract_tb(e.__traceback__)):
-        path = Path(f.filename).resolve()
-        if any(path == u or u in path.parents for u in UNDER_TEST):
-            site = next(u for u in UNDER_TEST if path == u or u in path.parents)
+    frame, ``relay/wire/envelope.py:112 in id_ok``), or None if it was not running.  The
+    implementation is the reference one and its planted bugs, and any method run on an
+    object of it (a user's subclass, or a method patched onto one): a bug planted there
+    is the implementation's, not osf-check's."""
+    frames = _frames(e)
+    for f, line in frames:
+        path = Path(f.f_code.co_filename).resolve()
+        site = next((u for u in UNDER_TEST if path == u or u in path.parents), None)
+        if site is not None:
             base = site.parent if site.is_dir() else site.parent.parent
-            return f"{path.relative_to(base).as_posix()}:{f.lineno} in {f.name}"
+            return f"{path.relative_to(base).as_posix()}:{line} in {f.f_code.co_name}"
+    for f, line in frames:
+        if _implementation_object(f):
+            return f"{Path(f.f_code.co_filename).name}:{line} in {f.f_code.co_name}"
     return None
 
 
@@ -89,6 +113,20 @@ class HarnessBase(IdleEvents):
             x = st[v.name]
             flat.extend(x if isinstance(x, list) else [x])
         return tuple(flat)
+
+    def uncommitted(self) -> str | None:
+        """The implementation's store holds a write it has not committed (a crash now
+        would lose it: the outbox must be durable before the POST), or None."""
+        store = getattr(self.desktop, self.STORE, None)
+        try:
+            db = getattr(store, "_db", None) or getattr(store, "db", None)
+        except Exception:  # noqa: BLE001  (a closed store: nothing is pending)
+            db = None
+        if isinstance(db, sqlite3.Connection) and db.in_transaction:
+            return (f"the implementation's {self.STORE} holds an uncommitted write: a crash "
+                    f"now loses it (its database is not in autocommit, or a transaction was "
+                    f"left open)")
+        return None
 
     def snapshot(self) -> Any:
         store = getattr(self.desktop, self.STORE)

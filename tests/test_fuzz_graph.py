@@ -28,9 +28,10 @@ def test_tour_covers_every_state_and_transition_and_finds_nothing():
     rep = tour("graph-relay", depth=6)
     assert rep.failure is None
     # regression pins: the explorer's graph to this depth (covered = observed, see
-    # test_tour_coverage_drops_when_the_harness_skips_transitions)
-    assert rep.states_covered == rep.states_total == 2_930
-    assert rep.edges_covered == rep.edges_total == 14_055
+    # test_tour_coverage_drops_when_the_harness_skips_transitions); re-pinned when every
+    # exchange learnt to lose its request and its reply (was 2,930 and 14,055)
+    assert rep.states_covered == rep.states_total == 6_133
+    assert rep.edges_covered == rep.edges_total == 32_508
 
 
 def test_hypothesis_finds_nothing_on_the_correct_implementation():

@@ -42,9 +42,10 @@ def test_the_javascript_relay_follows_the_model():
         rep = tour("graph-relay", depth=6, harness=ext)
         assert ext.implementation == "node-graph-relay (JavaScript)"
         assert rep.failure is None, rep.failure
-        # every state and transition to depth 6, observed through the adapter
-        assert rep.states_covered == rep.states_total == 2_930
-        assert rep.edges_covered == rep.edges_total == 14_055
+        # every state and transition to depth 6, observed through the adapter (regression
+        # pins, as tests/test_fuzz_graph.py's: re-pinned with the lost requests and replies)
+        assert rep.states_covered == rep.states_total == 6_133
+        assert rep.edges_covered == rep.edges_total == 32_508
         walks = hypothesis_run("graph-relay", examples=40, steps=30, profile="ci", harness=ext)
     assert walks.failure is None and walks.hypothesis_steps > 0
 

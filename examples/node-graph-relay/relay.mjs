@@ -73,6 +73,8 @@ export class DesktopRelay {
   }
   syncReply(commands) {
     for (const c of commands) {
+      // the server sends a running command again (a reply may have been lost): run it once
+      if (this.commands.has(c.command_id)) continue;
       this.commands.set(c.command_id, { id: c.command_id, session: c.graph_session_id,
                                         slug: c.slug, state: "fetched", outcome: null,
                                         arguments: c.arguments ?? {} });
@@ -174,7 +176,8 @@ export class GraphServer {
     for (const s of sessions) this.sessions[s.graph_session_id] = { slug: s.slug, project_id: projectId };
     const out = [];
     for (const run of this.runs) {
-      if (run.status === "queued" && run.project_id === projectId) {
+      // a running one again too: the reply that carried it may have been lost
+      if ((run.status === "queued" || run.status === "running") && run.project_id === projectId) {
         run.status = "running";
         out.push({ command_id: run.command_id, graph_session_id: run.session, slug: run.slug,
                    arguments: run.arguments });

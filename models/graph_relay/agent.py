@@ -2,7 +2,9 @@
 cancels its own runs; another agent probes runs it did not start.
 
 The server's handling of each tool call happens in the same step as the call
-(the request is processed atomically); only the response can be lost.
+(the request is processed atomically).  Every call can be lost on its way to the
+server (nothing happens) and, separately, its answer can be lost after the server
+acted (the server changed what the call asked; the agent never learns it).
 """
 
 from __future__ import annotations
@@ -67,6 +69,14 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         return guard, upd
 
     @b.action("network", params={"i": I})
+    def lose_request(s, i):
+        """A start call never reaches the server; the agent will time out and retry with
+        the same key."""
+        return (And(Or(s.call[i] == CALL.idle, s.call[i] == CALL.lost),
+                    s.attempts[i] <= c.retries),
+                {s.call[i]: CALL.lost, s.attempts[i]: s.attempts[i] + 1})
+
+    @b.action("network", params={"i": I})
     def lose_response(s, i):
         """The answer to a start call is lost; the agent will time out and retry."""
         return s.call[i] == CALL.waiting, {s.call[i]: CALL.lost}
@@ -76,19 +86,39 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         """The ticket (command id) reaches the agent."""
         return s.call[i] == CALL.waiting, {s.call[i]: CALL.done}
 
-    @b.action("agent", target="server", params={"i": I, "r": R})
-    def cancel_graph_run(s, i, r):
-        """cancel_graph_run(command_id) on the agent's own run."""
-        queued = s.status[r] == STATUS.queued
+    def cancel(s, i, r):
+        queued, running = s.status[r] == STATUS.queued, s.status[r] == STATUS.running
         ignore = c.on("queued-cancel-ignored")
-        guard = And(s.call[i] == CALL.done, s.ticket[i] == r, Not(s.flag[r]),
-                    Or(queued, s.status[r] == STATUS.running))
+        # the agent may cancel again, whatever it learnt: a terminal run stays as it is
+        guard = And(s.call[i] == CALL.done, s.ticket[i] == r, s.status[r] != STATUS.none)
         return guard, {
             # a queued run becomes terminal at once; a running one gets the flag
             s.status[r]: If(And(queued, not ignore), STATUS.cancelled, s.status[r]),
-            s.flag[r]: If(queued, ignore, True),
+            s.flag[r]: If(queued, ignore, Or(running, s.flag[r])),
             s.qcancel[r]: Or(s.qcancel[r], queued),
         }
+
+    @b.action("agent", target="server", params={"i": I, "r": R})
+    def cancel_graph_run(s, i, r):
+        """cancel_graph_run(command_id) on the agent's own run (again, if it likes)."""
+        return cancel(s, i, r)
+
+    @b.action("network", params={"i": I, "r": R})
+    def lose_cancel_reply(s, i, r):
+        """The server cancelled the agent's run, and its answer is lost."""
+        return cancel(s, i, r)
+
+    @b.action("network", params={"i": I, "r": R})
+    def lose_call_request(s, i, r):
+        """A get_graph_run or cancel_graph_run of the agent's own run never reaches the
+        server: nothing changes."""
+        return And(s.call[i] == CALL.done, s.ticket[i] == r), {}
+
+    @b.action("network", params={"i": I, "r": R})
+    def lose_get_reply(s, i, r):
+        """The server answered get_graph_run and the answer is lost (a read: nothing
+        changes)."""
+        return And(s.call[i] == CALL.done, s.ticket[i] == r), {}
 
     @b.action("agent", target="server", params={"i": I, "r": R}, name="get_graph_run")
     def get_own_run(s, i, r):

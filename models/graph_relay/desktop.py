@@ -31,21 +31,47 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         upd.update(outbox.resend(s, c))
         return And(s.online, s.phase == PHASE.idle), upd
 
-    @b.action("desktop", target="server", fair=SF)
-    def sync(s):
-        """Sync each enabled project (the round's syncs, one step): each reply carries
-        that project's queued commands."""
-        upd = {s.phase: PHASE.work}
+    def handed_over(s):
+        """Per run: the server hands it to this round's syncs, marked running as it
+        answers: a queued command of an enabled project, and again a running one the
+        desktop does not hold (a sync reply was lost; the desktop ignores a command it
+        holds already, so the server may send it again)."""
+        out = []
         for r in R:
             if c.on("one-project-sync"):  # the bug: any enabled project's reply carries all
                 mine = Or(*(s.enabled[p] for p in range(c.projects)))
             else:
                 mine = project_enabled(s, c, r)
-            take = And(mine, s.status[r] == STATUS.queued)
+            again = And(s.status[r] == STATUS.running, s.exec[r] == EXEC.none)
+            take = And(mine, Or(s.status[r] == STATUS.queued, again))
             if c.on("queue-on-desktop"):
                 take = And(take, Not(s.lost[r]))
+            out.append(take)
+        return out
+
+    @b.action("desktop", target="server", fair=SF)
+    def sync(s):
+        """Sync each enabled project (the round's syncs, one step): each reply carries
+        that project's queued commands."""
+        upd = {s.phase: PHASE.work}
+        for r, take in zip(R, handed_over(s)):
             upd[s.status[r]] = If(take, STATUS.running, s.status[r])
             upd[s.exec[r]] = If(take, EXEC.fetched, s.exec[r])
+        return And(s.online, s.phase == PHASE.sync), upd
+
+    @b.action("network")
+    def lose_sync_request(s):
+        """The round's sync never reaches the server: the desktop's call fails, the
+        round ends."""
+        return And(s.online, s.phase == PHASE.sync), {s.phase: PHASE.idle}
+
+    @b.action("network")
+    def lose_sync_reply(s):
+        """The server answered the sync (its commands marked running) and the reply is
+        lost: the desktop's call fails, the round ends, it holds no new command."""
+        upd = {s.phase: PHASE.idle}
+        for r, take in zip(R, handed_over(s)):
+            upd[s.status[r]] = If(take, STATUS.running, s.status[r])
         return And(s.online, s.phase == PHASE.sync), upd
 
     @b.action("desktop", fair=SF)
@@ -89,6 +115,17 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         """The 3 s control poll finds no cancel: nothing changes (a step all the same: the
         implementation is checked to keep running)."""
         return And(s.online, s.exec[r] == EXEC.running, Not(s.flag[r])), {}
+
+    @b.action("network", params={"r": R})
+    def lose_poll_request(s, r):
+        """A control poll never reaches the server: the Graph keeps running."""
+        return And(s.online, s.exec[r] == EXEC.running), {}
+
+    @b.action("network", params={"r": R})
+    def lose_poll_reply(s, r):
+        """The server answered a control poll (a read) and the answer is lost: the
+        Graph keeps running, a cancel flag is seen at a later poll."""
+        return And(s.online, s.exec[r] == EXEC.running), {}
 
     @b.action("desktop", target="server", params={"r": R, "o": (OUTCOME.completed, OUTCOME.failed)},
               fair=SF, labels={"o": OUTCOME})

@@ -91,7 +91,11 @@ class DesktopRelay:
         return out
 
     def sync_reply(self, commands: list[dict[str, Any]]) -> None:
+        """The syncs' replies: a command the desktop holds already (the server sends a
+        running one again, in case a reply was lost) is ignored, never run twice."""
         for c in commands:
+            if c["command_id"] in self.commands or c["command_id"] in self.history:
+                continue
             self.commands[c["command_id"]] = Command(c["command_id"], c["graph_session_id"],
                                                      c["slug"], arguments=c.get("arguments", {}))
         self.phase = "work"

@@ -191,7 +191,8 @@ class GraphServer:
     # the desktop's endpoints ------------------------------------------------------
     def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The desktop uploads the metadata of the sessions shared with one project; the
-        reply carries that project's queued commands, which are running from now on."""
+        reply carries that project's queued commands, which are running from now on, and
+        its running ones again (a lost reply loses no command)."""
         if len(sessions) > MAX_SYNC_SESSIONS:
             raise ToolError(f"at most {MAX_SYNC_SESSIONS} sessions per sync")
         self.sessions = {k: m for k, m in self.sessions.items()
@@ -201,7 +202,9 @@ class GraphServer:
             for s in sessions})
         out = []
         for run in self.runs:
-            if run.status == "queued" and self._carries(run, project_id):
+            # a running run again too: the reply that carried it may have been lost, and
+            # the desktop ignores a command it holds (else the run stays running forever)
+            if run.status in ("queued", "running") and self._carries(run, project_id):
                 run.status = "running"
                 out.append({"command_id": run.command_id, "graph_session_id": run.session_id,
                             "slug": run.slug, "arguments": run.arguments})
