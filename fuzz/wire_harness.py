@@ -89,6 +89,8 @@ class WireHarness(HarnessBase):
         self.ph, self.tries = ["idle"] * n, [0] * n
         self.ans, self.nfinal = ["none"] * n, [0] * n
         self.switches = self.restarts = 0
+        self.lost = 0  # frames the network lost (the model's budget counts them)
+        self.old_gen: int | None = None  # a replaced socket that has not closed yet
         self.copy_call: dict[int, int] = {}  # copy -> the desktop's call id
         self.net: dict[int, tuple[int, dict[str, Any]]] = {}  # copy -> (socket gen, response)
         self.cache: dict[str, dict[int, Any]] = {"pst": {}, "pgen": {}, "resp": {}, "rgen": {},
@@ -166,7 +168,7 @@ class WireHarness(HarnessBase):
         self.eff[t] = min(2, self.eff[t] + 1)
         return self.app.handle(self.c.ops[o].method, self.params(o))
 
-    def _respond(self, q: int, o: int) -> None:
+    def _respond(self, q: int, o: int, lost: bool = False) -> None:
         gen, frame = self.net.pop(q)
         entry = self.relay.pending.get((USER, DESK, self.rid(o)))
         out = self.relay.on_response(USER, DESK, gen, frame)
@@ -175,6 +177,11 @@ class WireHarness(HarnessBase):
             self.violations.append(f"property B1 violated by the implementation: a response "
                                    f"sent on generation {gen} was delivered to an entry of "
                                    f"generation {entry.gen}")
+        if lost:  # the answer is lost on its way to the phone
+            if not out:
+                raise Divergence(f"the relay did not route the response of operation {o}")
+            self.lost += 1
+            return
         self._phone_answer(out)
 
     # one model action on the implementation -------------------------------------------
@@ -220,8 +227,31 @@ class WireHarness(HarnessBase):
                 self.ph[o] = "retry" if Phone.retries_after(answer) else "done"
             else:
                 self.ph[o] = "waiting"
+        elif name == "send_lost":
+            # the frame is made (the phone keeps its key) and lost before the relay reads it
+            op = self.c.ops[o]
+            self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
+                                          _named("op-key-", op.key))
+            self.tries[o] += 1
+            self.ph[o] = "waiting"
+            self.lost += 1
         elif name == "give_up":
             self.ph[o] = "retry"
+        elif name == "forward_lost":
+            out = self.relay.route(key)  # type: ignore[arg-type]
+            if len(out) != 1 or not isinstance(out[0], ToDesktop):
+                raise Divergence(f"{inst.label}: the relay did not forward the request")
+            self.lost += 1  # the desktop never reads it
+        elif name == "deliver_lost":
+            self._respond(self.c.q(o, a["a"]), o, lost=True)
+        elif name == "response_lost":
+            self.net.pop(self.c.q(o, a["a"]))
+            self.lost += 1
+        elif name == "expire_lost":
+            e = self.relay.pending[key]  # type: ignore[index]
+            if not self.relay.expire(key, self._to(e.deadline)):  # type: ignore[arg-type]
+                raise Divergence(f"{inst.label}: the relay did not answer the expired entry")
+            self.lost += 1
         elif name == "forward":
             out = self.relay.route(key)  # type: ignore[arg-type]
             if len(out) != 1 or not isinstance(out[0], ToDesktop):
@@ -239,8 +269,18 @@ class WireHarness(HarnessBase):
             self._phone_answer(self.relay.disconnect_desktop(USER, DESK))
         elif name == "reconnect":
             self.relay.connect_desktop(USER, DESK)
+        elif name == "reregister":
+            # the relay's answer to the registration is lost: the desktop registers a new
+            # socket while the relay still holds the old one
+            self.old_gen = self.relay.desktops[(USER, DESK)].gen
+            self.relay.connect_desktop(USER, DESK)
+            self.lost += 1
+        elif name == "old_close":
+            self._close_old()
         elif name == "restart":
-            # the desktop process dies: memory and running handlers are gone, the file stays
+            # the desktop process dies: memory and running handlers are gone, the file
+            # stays; its sockets close, a replaced one too
+            self._close_old()
             self._phone_answer(self.relay.disconnect_desktop(USER, DESK))
             self.desktop = self.desktop.restarted()
             self.copy_call.clear()  # the calls died with the process
@@ -308,6 +348,12 @@ class WireHarness(HarnessBase):
             raise Divergence(f"the harness does not know action {name}")
         return {}
 
+    def _close_old(self) -> None:
+        """The replaced socket's close reaches the relay."""
+        if self.old_gen is not None:
+            self._phone_answer(self.relay.disconnect_desktop(USER, DESK, gen=self.old_gen))
+            self.old_gen = None
+
     def offers(self) -> set[str]:
         """The desktop's own decisions now: claims it can take, joined copies it can wake."""
         out: set[str] = set()
@@ -367,7 +413,8 @@ class WireHarness(HarnessBase):
             st["pst"].append(cache["pst"].get(i, PST.admitted))
             st["pgen"].append(cache["pgen"].get(i, 0))
         conn = self.relay.desktops[(USER, DESK)]
-        st.update(online=int(conn.online), gen=conn.gen, restarts=self.restarts)
+        st.update(online=int(conn.online), gen=conn.gen, restarts=self.restarts,
+                  oldopen=int(self.old_gen is not None), lost=self.lost)
         if conn.gen >= c.gens:
             raise Divergence(f"the relay is at desktop generation {conn.gen}")
         for name in ("stage", "resp", "inflight", "rgen"):

@@ -282,3 +282,46 @@ def test_an_implementation_that_raises_fails_the_fuzz_run_not_osf_check(monkeypa
                               "a=0)") and "relay/wire/envelope.py:" in failure, failure
     assert "internal error" not in res.output
     assert list(tmp_path.glob("*.trace.json")), "no trace of the failing path"
+
+
+def test_the_tour_drives_every_lost_frame_on_the_implementation():
+    """Each loss the model declares (at losses=1) is taken on the implementation: the tour
+    covers every transition to depth 6, losses included."""
+    from osf_check.fuzz.driver import model_for
+    m = model_for("wire-relay", None, {"losses": 1, "ops": 1})
+    lossy = {"send_lost", "forward_lost", "response_lost", "deliver_lost", "expire_lost",
+             "reregister", "old_close"}
+    assert lossy <= set(m.action_names)
+    rep = tour("wire-relay", depth=6, params={"losses": 1, "ops": 1})
+    assert rep.failure is None, rep.failure
+    assert rep.edges_covered == rep.edges_total > 0
+
+
+def _relay_with(router_cls):
+    from osf_check.fuzz.driver import make_harness
+
+    def build(*args, **kw):
+        h = make_harness(*args, **kw)
+        r = router_cls(limits=h.relay.limits)
+        r.connect_desktop("user-1", "desk-1")
+        h.relay = r
+        return h
+    return build
+
+
+def test_a_replaced_sockets_late_close_that_takes_the_current_one_down_is_caught():
+    """The relay's disconnect named no generation: when a lost registration answer made
+    the desktop register a second socket, the first socket's late close took the new one
+    offline and answered its requests -32011, leaving the old generation's pending."""
+    from osf_check.relay.wire.relay_router import RelayRouter
+
+    class CloseIgnoresGeneration(RelayRouter):
+        def disconnect_desktop(self, user, desktop, gen=None):
+            return super().disconnect_desktop(user, desktop)
+
+    rep = tour("wire-relay", depth=4, params={"losses": 1, "ops": 1},
+               harness=_relay_with(CloseIgnoresGeneration))
+    assert rep.failure is not None and "old_close" in rep.failure, rep.failure
+    good = tour("wire-relay", depth=4, params={"losses": 1, "ops": 1},
+                harness=_relay_with(RelayRouter))
+    assert good.failure is None, good.failure
