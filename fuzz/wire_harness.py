@@ -248,6 +248,7 @@ class WireHarness(HarnessBase):
             self.net.pop(self.c.q(o, a["a"]))
             self.lost += 1
         elif name == "expire_lost":
+            self._armed_relay(inst.label, key)
             e = self.relay.pending[key]  # type: ignore[index]
             if not self.relay.expire(key, self._to(e.deadline)):  # type: ignore[arg-type]
                 raise Divergence(f"{inst.label}: the relay did not answer the expired entry")
@@ -263,6 +264,7 @@ class WireHarness(HarnessBase):
         elif name in ("deliver", "drop_response"):
             self._respond(self.c.q(o, a["a"]), o)
         elif name == "expire":
+            self._armed_relay(inst.label, key)
             e = self.relay.pending[key]  # type: ignore[index]
             self._phone_answer(self.relay.expire(key, self._to(e.deadline)))  # type: ignore[arg-type]
         elif name == "disconnect":
@@ -294,6 +296,7 @@ class WireHarness(HarnessBase):
                 self.fp_index.setdefault(row.fp, self.c.ops[o].params)
         elif name == "slot_timeout":
             call = self._call(o, a["a"])
+            self._armed(inst.label, "slot_wait", call.cid)
             self.desktop.fire("slot_wait", call.cid, self._to(call.deadline))
         elif name == "execute":
             call = self._call(o, a["a"])
@@ -313,6 +316,7 @@ class WireHarness(HarnessBase):
                 db.set_authorizer(None)
         elif name == "dispatch_timeout":
             call = self._call(o, a["a"])
+            self._armed(inst.label, "dispatch", call.cid)
             if a["ran"]:
                 self._effect(o)
             self.desktop.fire("dispatch", call.cid, self._to(call.deadline))
@@ -327,12 +331,14 @@ class WireHarness(HarnessBase):
                 self.net[q] = (conn.gen, frame)
         elif name == "enqueue_timeout":
             call = self._call(o, a["a"])
+            self._armed(inst.label, "enqueue", call.cid)
             self.desktop.fire("enqueue", call.cid, self._to(call.deadline))
         elif name in ("lease_expires", "retention_expires"):
             s = self.scopes[a["k"]]
             row = self.desktop.claims.row(s)
             if row is None:
                 raise Divergence(f"{inst.label}: no durable row for {s}")
+            self._armed(inst.label, "lease" if name == "lease_expires" else "retention", s)
             if name == "lease_expires":
                 self.desktop.fire("lease", s, self._to(row.claimed_at + LEASE))
             else:
@@ -347,6 +353,18 @@ class WireHarness(HarnessBase):
         else:
             raise Divergence(f"the harness does not know action {name}")
         return {}
+
+    def _armed(self, label: str, kind: str, ref: Any) -> None:
+        """The clock reaches a deadline 004 requires: the implementation must have armed
+        that timer itself (the harness only moves the clock), else the step fails."""
+        if not any(k == kind and r == ref for _, k, r in self.desktop.timers()):
+            raise Divergence(f"{label}: the desktop armed no {kind} timer for {ref} (004 "
+                             f"requires one here)")
+
+    def _armed_relay(self, label: str, key: Any) -> None:
+        if not any(k == key for _, k in self.relay.timers()):
+            raise Divergence(f"{label}: the relay armed no expiry timer for its pending "
+                             f"entry {key[2]} (004 requires one)")
 
     def _close_old(self) -> None:
         """The replaced socket's close reaches the relay."""

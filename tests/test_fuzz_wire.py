@@ -325,3 +325,35 @@ def test_a_replaced_sockets_late_close_that_takes_the_current_one_down_is_caught
     good = tour("wire-relay", depth=4, params={"losses": 1, "ops": 1},
                 harness=_relay_with(RelayRouter))
     assert good.failure is None, good.failure
+
+
+def _desktop_with(router_cls):
+    from osf_check.fuzz.driver import make_harness
+
+    def build(*args, **kw):
+        h = make_harness(*args, **kw)
+        h.desktop.__class__ = router_cls  # the same state, a planted bug's methods
+        return h
+    return build
+
+
+def test_a_lease_timer_the_desktop_never_arms_is_a_failure():
+    """The harness fired the lease itself at the document's time, so a desktop that armed
+    no lease for an orphaned claim went unseen: the timer is the implementation's."""
+    from osf_check.relay.wire.desktop_router import DesktopRouter
+
+    class UnarmedLease(DesktopRouter):
+        def timers(self):
+            return [t for t in super().timers() if t[1] != "lease"]
+
+        def restarted(self):
+            new = super().restarted()
+            new.__class__ = UnarmedLease
+            return new
+
+    rep = tour("wire-relay", depth=6, params={"ops": 1, "restarts": 0, "gens": 1},
+               harness=_desktop_with(UnarmedLease))
+    assert rep.failure is not None and "armed no lease timer" in rep.failure, rep.failure
+    good = tour("wire-relay", depth=6, params={"ops": 1, "restarts": 0, "gens": 1},
+                harness=_desktop_with(DesktopRouter))
+    assert good.failure is None, good.failure
