@@ -357,3 +357,23 @@ def test_a_lease_timer_the_desktop_never_arms_is_a_failure():
     good = tour("wire-relay", depth=6, params={"ops": 1, "restarts": 0, "gens": 1},
                 harness=_desktop_with(DesktopRouter))
     assert good.failure is None, good.failure
+
+
+def _declared_values() -> list[dict]:
+    from osf_check.models.wire_relay import SPEC
+    hi = next(p.hi for p in SPEC.params if p.name == "workload")
+    runs = [{"workload": w, "losses": 1} for w in range(hi + 1)]
+    for p in SPEC.params:
+        runs += [{p.name: v} for v in sorted({p.lo, p.hi}) if p.name != "workload"
+                 and v != p.default]
+    return runs
+
+
+@pytest.mark.parametrize("params", _declared_values(), ids=str)
+def test_the_harness_drives_every_declared_parameter_value(params):
+    """Each workload the model declares, and each parameter at the ends of its range, can
+    be fuzzed (a configuration sweep may pick any of them)."""
+    rep = hypothesis_run("wire-relay", examples=15, steps=30, start_depth=4, profile="ci",
+                         params=params)
+    assert rep.failure is None, rep.failure
+    assert rep.hypothesis_examples >= 15 and rep.hypothesis_steps > 15
