@@ -201,3 +201,34 @@ def wire_answer(answer: dict[str, Any] | None) -> str:
     if data.get("retryable") is True or err.get("retryable") is True or kind == "parse_error":
         return "retryable_error"
     return "final_error" if kind in FINAL_CLASSES else "ambiguous"
+
+
+# wire-relay.md (004), the desktop router's own checks of concrete data ---------------------
+#: "Verlangt für die gelisteten Mutationen einen nicht leeren Idempotenzschlüssel von
+#: höchstens 256 Bytes" (UTF-8 bytes)
+KEY_LIMIT = 256
+#: 004's heavy group (two slots), a sample of each line, and light calls (eight slots)
+HEAVY_SAMPLE = ("run.chatLoad", "files.readBinary", "files.saveChatAttachment",
+                "files.getGitFileDiffPatch")
+LIGHT_SAMPLE = "system.ping"
+LIGHT_SLOTS, HEAVY_SLOTS = 8, 2
+
+
+def key_classes() -> dict[str, tuple[str, bool]]:
+    """Idempotency keys by data class: (key, whether 004 admits it).  Lengths are UTF-8
+    bytes; a four-byte character makes the multibyte edges.
+
+    >>> {k: (len(v.encode()), ok) for k, (v, ok) in key_classes().items()}["over limit"]
+    (257, False)
+    """
+    emoji = "😀"  # four UTF-8 bytes
+    return {
+        "empty": ("", False),
+        "length 8": ("k" * 8, True),
+        "length 128": ("k" * 128, True),
+        "at limit": ("k" * KEY_LIMIT, True),
+        "over limit": ("k" * (KEY_LIMIT + 1), False),
+        "unicode at limit": (emoji * (KEY_LIMIT // 4), True),
+        "unicode over limit": ("k" + emoji * (KEY_LIMIT // 4), False),
+        "whitespace only": ("   ", True),  # not empty: 004 names no trimming of keys
+    }

@@ -26,7 +26,8 @@ from osf_check.relay.wire.relay_router import Client, RelayRouter, ToDesktop, To
 from . import mutants
 from .deadlines import Late, WireBook
 from .harness import Divergence, HarnessBase
-from .oracles import wire_answer
+from .oracles import HEAVY_SAMPLE, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, key_classes, \
+    wire_answer
 
 USER, DESK, SESSION = "user-1", "desk-1", "s-1"
 IMPL_MUTANTS = mutants.names("wire-relay")
@@ -102,6 +103,8 @@ class WireHarness(HarnessBase):
         # a row's fingerprint is opaque: learnt from the claim that wrote it
         self.fp_index: dict[str, int] = {}
         self.book = WireBook()
+        #: the concrete data classes the harness tried on the implementation (coverage)
+        self.classes: set[str] = set()
 
     # the world around the cores --------------------------------------------------------
     def _open_desktop(self) -> DesktopRouter:
@@ -189,6 +192,8 @@ class WireHarness(HarnessBase):
         """Perform ``inst``, then check every timer the implementation now has against the
         document's deadlines (:mod:`osf_check.fuzz.deadlines`)."""
         out = self._apply(inst)
+        if inst.name == "forward" and not self.classes:  # once a request reached it
+            self.probe_data()
         try:
             self.book.observe(self.clock.now(), self.relay, self.desktop, self.scopes)
         except Late as e:
@@ -353,6 +358,57 @@ class WireHarness(HarnessBase):
         else:
             raise Divergence(f"the harness does not know action {name}")
         return {}
+
+    # concrete data the model abstracts away ------------------------------------------------
+    def _fresh_desktop(self) -> DesktopRouter:
+        """A router of the implementation's own class on a database of its own: the data
+        probes never touch the state the model follows."""
+        d = self.desktop
+        return type(d)(":memory:", USER, light=LIGHT_SLOTS, heavy=HEAVY_SLOTS)
+
+    def _frame(self, rid: str, method: str, params: dict[str, Any],
+               key: str | None) -> dict[str, Any]:
+        """A forwarded rpc.request as 004 draws it (written here, not by the phone's code,
+        which refuses to build some of these)."""
+        p: dict[str, Any] = {"id": rid, "method": method, "params": params,
+                             "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-"
+                                            "00f067aa0ba902b7-01",
+                             "clientId": self.client(0).client_id, "userId": USER}
+        if key is not None:
+            p["idempotencyKey"] = key
+        return {"type": "rpc.request", "payload": p}
+
+    def probe_data(self) -> None:
+        """What 004 says of data the model abstracts: each idempotency key class of a
+        mutation is admitted or refused with invalid params (-32602) before any claim,
+        and the heavy calls have their own slots, so eight running light calls never keep
+        a heavy one waiting.  Each class tried is noted in :attr:`classes`."""
+        mutation = "system.activateCodexAuthProfile"
+        for name, (key, ok) in key_classes().items():
+            d = self._fresh_desktop()
+            call = d.receive(self._frame("probe-key", mutation, {"profileId": "p"}, key), 0.0)
+            kind = d.start(call, 0.0)
+            refused = kind == "answer" and ans_of(call.answer) == "final_error" and \
+                (call.answer or {}).get("error", {}).get("code") == -32602
+            if ok and kind != "run":
+                raise Divergence(f"a key of class {name!r} ({len(key.encode())} bytes) was "
+                                 f"not taken: {call.answer}")
+            if not ok and (not refused or d.claims.row(d._scope(call)) is not None):
+                raise Divergence(f"a key of class {name!r} ({len(key.encode())} bytes) was "
+                                 f"not refused with -32602 before any claim (004: a "
+                                 f"non-empty key of at most 256 bytes)")
+            self.classes.add(f"key {name}")
+        d = self._fresh_desktop()
+        for i in range(LIGHT_SLOTS):
+            if d.start(d.receive(self._frame(f"probe-l{i}", LIGHT_SAMPLE, {}, None), 0.0),
+                       0.0) != "run":
+                raise Divergence(f"light call {i + 1} of {LIGHT_SLOTS} found no slot")
+        for method in HEAVY_SAMPLE:
+            call = d.receive(self._frame(f"probe-{method}", method, {}, None), 0.0)
+            if not d.can_start(call):
+                raise Divergence(f"{method} (heavy) waits while {LIGHT_SLOTS} light calls "
+                                 f"run: 004 gives heavy calls their own {HEAVY_SLOTS} slots")
+            self.classes.add(f"heavy {method} beside full light slots")
 
     def _armed(self, label: str, kind: str, ref: Any) -> None:
         """The clock reaches a deadline 004 requires: the implementation must have armed

@@ -377,3 +377,47 @@ def test_the_harness_drives_every_declared_parameter_value(params):
                          params=params)
     assert rep.failure is None, rep.failure
     assert rep.hypothesis_examples >= 15 and rep.hypothesis_steps > 15
+
+
+def _probe_finds(router_cls) -> str | None:
+    rep = tour("wire-relay", depth=2, params={"ops": 1}, harness=_desktop_with(router_cls))
+    return rep.failure
+
+
+def test_the_harness_tries_each_key_class_and_the_heavy_slots():
+    from osf_check.fuzz.driver import make_harness, model_for
+    h = make_harness(model_for("wire-relay", None), None, None)
+    h.probe_data()
+    assert {"key empty", "key over limit", "key unicode over limit", "key at limit",
+            "heavy files.readBinary beside full light slots"} <= h.classes
+    assert _probe_finds(__import__("osf_check.relay.wire.desktop_router",
+                                   fromlist=["DesktopRouter"]).DesktopRouter) is None
+
+
+def test_an_empty_key_accepted_is_caught():
+    """The model's keys are abstract and the harness's were never empty: a desktop that
+    took an empty key (or one past 256 bytes) went unseen."""
+    from osf_check.relay.wire import desktop_router as dr
+
+    class EmptyKeyAccepted(dr.DesktopRouter):
+        def receive(self, frame, now):
+            p = frame["payload"]
+            if p.get("idempotencyKey") == "":
+                p = {**p, "idempotencyKey": "filled"}
+            return super().receive({**frame, "payload": p}, now)
+
+    why = _probe_finds(EmptyKeyAccepted)
+    assert why is not None and "'empty'" in why, why
+
+
+def test_heavy_and_light_slots_in_one_pool_are_caught():
+    """Only two light methods were ever sent, so one pool for both classes went unseen."""
+    from osf_check.relay.wire import desktop_router as dr
+
+    class OnePool(dr.DesktopRouter):
+        def _slot_free(self, call):
+            taken = sum(1 for c in self.calls.values() if c.stage in dr.HOLDING)
+            return taken < self.slots[False]
+
+    why = _probe_finds(OnePool)
+    assert why is not None and "heavy" in why, why
