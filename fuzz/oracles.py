@@ -232,3 +232,26 @@ def key_classes() -> dict[str, tuple[str, bool]]:
         "unicode over limit": ("k" + emoji * (KEY_LIMIT // 4), False),
         "whitespace only": ("   ", True),  # not empty: 004 names no trimming of keys
     }
+
+
+#: 004: the four methods that may run again after an interrupted first copy; only
+#: chunk-append also releases its completed claim (the upload ledger reconciles it)
+REPLAY_SAFE = ("run.chatOutboxSubmit", "files.appendChatAttachmentUploadChunk",
+               "files.finishChatAttachmentUpload", "files.cancelChatAttachmentUpload")
+RELEASES_COMPLETED = frozenset({"files.appendChatAttachmentUploadChunk"})
+
+#: 004, "Die Versionsschranke sitzt bei der Registrierung": registrations by data class,
+#: (payload changes, the compatibility rules, the refusal's code or None: admitted).
+#: A rules value of None stands for rules the relay cannot read.
+REGISTRATIONS = {
+    "current version": ({}, [], None),
+    "version missing": ({"relayProtocolVersion": ...}, [], "protocolUpdateRequired"),
+    "older version": ({"relayProtocolVersion": "1.6"}, [], "protocolUpdateRequired"),
+    "unreadable version": ({"relayProtocolVersion": "1.x"}, [], "invalidRelayProtocolVersion"),
+    "a rule above it": ({}, ["1.8"], "protocolUpdateRequired"),
+    "rules unreadable": ({}, None, "relayProtocolPolicyUnavailable"),
+    "a rule unreadable": ({}, ["one.eight"], "relayProtocolPolicyUnavailable"),
+    "unknown field userId": ({"userId": "someone-else"}, [], "any"),
+    "unknown device": ({"deviceId": "6f1c2a7e-0000-4000-8000-0000000000ff"}, [], "any"),
+    "wrong role": ({"deviceId": "phone"}, [], "any"),
+}

@@ -26,8 +26,8 @@ from osf_check.relay.wire.relay_router import Client, RelayRouter, ToDesktop, To
 from . import mutants
 from .deadlines import Late, WireBook
 from .harness import Divergence, HarnessBase
-from .oracles import HEAVY_SAMPLE, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, key_classes, \
-    wire_answer
+from .oracles import HEAVY_SAMPLE, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, REGISTRATIONS, \
+    RELEASES_COMPLETED, REPLAY_SAFE, key_classes, wire_answer
 
 USER, DESK, SESSION = "user-1", "desk-1", "s-1"
 IMPL_MUTANTS = mutants.names("wire-relay")
@@ -409,6 +409,54 @@ class WireHarness(HarnessBase):
                 raise Divergence(f"{method} (heavy) waits while {LIGHT_SLOTS} light calls "
                                  f"run: 004 gives heavy calls their own {HEAVY_SLOTS} slots")
             self.classes.add(f"heavy {method} beside full light slots")
+        self._probe_replay()
+        self._probe_registration()
+
+    def _probe_replay(self) -> None:
+        """A completed claim is replayed to a retry with its key; of the four replay-safe
+        methods only chunk-append releases it and runs again (004)."""
+        for method in (*REPLAY_SAFE, "system.activateCodexAuthProfile"):
+            d = self._fresh_desktop()
+            params = outbox_params(SESSION, "op-probe") if method == OUTBOX else {"x": "ü"}
+            first = d.receive(self._frame("probe-1", method, params, "probe-key"), 0.0)
+            if d.start(first, 0.0) != "run":
+                raise Divergence(f"{method}: a first request was not run: {first.answer}")
+            d.finish(first, {"result": {"ok": True}}, 0.0)
+            again = d.receive(self._frame("probe-2", method, params, "probe-key"), 1.0)
+            kind = d.start(again, 1.0)
+            want = "run" if method in RELEASES_COMPLETED else "answer"
+            if kind != want:
+                raise Divergence(f"{method}: a retry after its completed first copy was "
+                                 f"{'run again' if kind == 'run' else 'not run'}; 004 "
+                                 f"{'releases' if want == 'run' else 'keeps'} the claim")
+            self.classes.add(f"completed claim of {method}")
+
+    def _probe_registration(self) -> None:
+        """Each registration class 004 names is admitted or refused with its code, on a
+        relay of the implementation's own class."""
+        from osf_check.relay.wire.registration import Device, RegistrationError, VersionGate
+        desk, phone = "6f1c2a7e-0000-4000-8000-000000000001", "6f1c2a7e-0000-4000-8000-000000000002"
+        devices = {desk: Device(desk, "desktop"), phone: Device(phone, "mobile")}
+        for name, (change, rules, code) in REGISTRATIONS.items():
+            payload = {"deviceId": desk, "relayProtocolVersion": "1.7"}
+            payload.update({k: phone if v == "phone" else v for k, v in change.items()})
+            payload = {k: v for k, v in payload.items() if v is not ...}
+
+            def load(rules=rules):
+                if rules is None:
+                    raise OSError("the compatibility rules cannot be read")
+                return rules
+            relay = type(self.relay)(limits=self.relay.limits)
+            try:
+                relay.register(USER, payload, "desktop", devices, VersionGate(load), 0.0)
+                got = None
+            except RegistrationError as e:
+                got = e.reason
+            if got != code and not (code == "any" and got is not None):
+                raise Divergence(f"registration ({name}) was "
+                                 f"{'admitted' if got is None else 'refused ' + got}; 004: "
+                                 f"{'admitted' if code is None else 'refused ' + code}")
+            self.classes.add(f"registration {name}")
 
     def _armed(self, label: str, kind: str, ref: Any) -> None:
         """The clock reaches a deadline 004 requires: the implementation must have armed

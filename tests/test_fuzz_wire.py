@@ -421,3 +421,35 @@ def test_heavy_and_light_slots_in_one_pool_are_caught():
 
     why = _probe_finds(OnePool)
     assert why is not None and "heavy" in why, why
+
+
+def test_a_completed_claim_released_for_every_replay_safe_method_is_caught():
+    """The default workload never completed a replay-safe claim and retried it: a desktop
+    that released all four (004: chunk-append only) was found only at workload=3."""
+    from osf_check.relay.wire import desktop_router as dr
+
+    class ReleasesAllFour(dr.DesktopRouter):
+        def finish(self, call, result, now):
+            super().finish(call, result, now)
+            if call.method in ("run.chatOutboxSubmit", "files.finishChatAttachmentUpload",
+                               "files.cancelChatAttachmentUpload") and call.scope is not None:
+                self.memory.forget(call.scope)
+                self.claims.release(call.scope)
+
+    why = _probe_finds(ReleasesAllFour)
+    assert why is not None and "run again" in why, why
+
+
+def test_a_registration_refusal_skipped_is_caught():
+    """Registration was bypassed (the harness connected the desktop directly): a relay
+    that let an outdated app register went unseen."""
+    from osf_check.relay.wire.registration import VersionGate
+    from osf_check.relay.wire.relay_router import RelayRouter
+
+    class NoVersionGate(RelayRouter):
+        def register(self, user, payload, role, devices, gate, now):
+            return super().register(user, {**payload, "relayProtocolVersion": "1.7"}, role,
+                                    devices, VersionGate(lambda: []), now)
+
+    rep = tour("wire-relay", depth=2, params={"ops": 1}, harness=_relay_with(NoVersionGate))
+    assert rep.failure is not None and "registration" in rep.failure, rep.failure
