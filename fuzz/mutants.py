@@ -224,9 +224,9 @@ class PendingKeptAfterFinal(RelayRouter):
 
 
 class DisconnectLeavesPending(RelayRouter):
-    def disconnect_desktop(self, user, desktop):
+    def disconnect_desktop(self, user, desktop, gen=None):
         conn = self.desktops.get((user, desktop))
-        if conn is not None:
+        if conn is not None and gen in (None, conn.gen):
             conn.online = False
         return []
 

@@ -201,3 +201,57 @@ def wire_answer(answer: dict[str, Any] | None) -> str:
     if data.get("retryable") is True or err.get("retryable") is True or kind == "parse_error":
         return "retryable_error"
     return "final_error" if kind in FINAL_CLASSES else "ambiguous"
+
+
+# wire-relay.md (004), the desktop router's own checks of concrete data ---------------------
+#: "Verlangt für die gelisteten Mutationen einen nicht leeren Idempotenzschlüssel von
+#: höchstens 256 Bytes" (UTF-8 bytes)
+KEY_LIMIT = 256
+#: 004's heavy group (two slots), a sample of each line, and light calls (eight slots)
+HEAVY_SAMPLE = ("run.chatLoad", "files.readBinary", "files.saveChatAttachment",
+                "files.getGitFileDiffPatch")
+LIGHT_SAMPLE = "system.ping"
+LIGHT_SLOTS, HEAVY_SLOTS = 8, 2
+
+
+def key_classes() -> dict[str, tuple[str, bool]]:
+    """Idempotency keys by data class: (key, whether 004 admits it).  Lengths are UTF-8
+    bytes; a four-byte character makes the multibyte edges.
+
+    >>> {k: (len(v.encode()), ok) for k, (v, ok) in key_classes().items()}["over limit"]
+    (257, False)
+    """
+    emoji = "😀"  # four UTF-8 bytes
+    return {
+        "empty": ("", False),
+        "length 8": ("k" * 8, True),
+        "length 128": ("k" * 128, True),
+        "at limit": ("k" * KEY_LIMIT, True),
+        "over limit": ("k" * (KEY_LIMIT + 1), False),
+        "unicode at limit": (emoji * (KEY_LIMIT // 4), True),
+        "unicode over limit": ("k" + emoji * (KEY_LIMIT // 4), False),
+        "whitespace only": ("   ", True),  # not empty: 004 names no trimming of keys
+    }
+
+
+#: 004: the four methods that may run again after an interrupted first copy; only
+#: chunk-append also releases its completed claim (the upload ledger reconciles it)
+REPLAY_SAFE = ("run.chatOutboxSubmit", "files.appendChatAttachmentUploadChunk",
+               "files.finishChatAttachmentUpload", "files.cancelChatAttachmentUpload")
+RELEASES_COMPLETED = frozenset({"files.appendChatAttachmentUploadChunk"})
+
+#: 004, "Die Versionsschranke sitzt bei der Registrierung": registrations by data class,
+#: (payload changes, the compatibility rules, the refusal's code or None: admitted).
+#: A rules value of None stands for rules the relay cannot read.
+REGISTRATIONS = {
+    "current version": ({}, [], None),
+    "version missing": ({"relayProtocolVersion": ...}, [], "protocolUpdateRequired"),
+    "older version": ({"relayProtocolVersion": "1.6"}, [], "protocolUpdateRequired"),
+    "unreadable version": ({"relayProtocolVersion": "1.x"}, [], "invalidRelayProtocolVersion"),
+    "a rule above it": ({}, ["1.8"], "protocolUpdateRequired"),
+    "rules unreadable": ({}, None, "relayProtocolPolicyUnavailable"),
+    "a rule unreadable": ({}, ["one.eight"], "relayProtocolPolicyUnavailable"),
+    "unknown field userId": ({"userId": "someone-else"}, [], "any"),
+    "unknown device": ({"deviceId": "6f1c2a7e-0000-4000-8000-0000000000ff"}, [], "any"),
+    "wrong role": ({"deviceId": "phone"}, [], "any"),
+}

@@ -26,7 +26,8 @@ from osf_check.relay.wire.relay_router import Client, RelayRouter, ToDesktop, To
 from . import mutants
 from .deadlines import Late, WireBook
 from .harness import Divergence, HarnessBase
-from .oracles import wire_answer
+from .oracles import HEAVY_SAMPLE, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, REGISTRATIONS, \
+    RELEASES_COMPLETED, REPLAY_SAFE, key_classes, wire_answer
 
 USER, DESK, SESSION = "user-1", "desk-1", "s-1"
 IMPL_MUTANTS = mutants.names("wire-relay")
@@ -89,6 +90,8 @@ class WireHarness(HarnessBase):
         self.ph, self.tries = ["idle"] * n, [0] * n
         self.ans, self.nfinal = ["none"] * n, [0] * n
         self.switches = self.restarts = 0
+        self.lost = 0  # frames the network lost (the model's budget counts them)
+        self.old_gen: int | None = None  # a replaced socket that has not closed yet
         self.copy_call: dict[int, int] = {}  # copy -> the desktop's call id
         self.net: dict[int, tuple[int, dict[str, Any]]] = {}  # copy -> (socket gen, response)
         self.cache: dict[str, dict[int, Any]] = {"pst": {}, "pgen": {}, "resp": {}, "rgen": {},
@@ -100,6 +103,8 @@ class WireHarness(HarnessBase):
         # a row's fingerprint is opaque: learnt from the claim that wrote it
         self.fp_index: dict[str, int] = {}
         self.book = WireBook()
+        #: the concrete data classes the harness tried on the implementation (coverage)
+        self.classes: set[str] = set()
 
     # the world around the cores --------------------------------------------------------
     def _open_desktop(self) -> DesktopRouter:
@@ -166,7 +171,7 @@ class WireHarness(HarnessBase):
         self.eff[t] = min(2, self.eff[t] + 1)
         return self.app.handle(self.c.ops[o].method, self.params(o))
 
-    def _respond(self, q: int, o: int) -> None:
+    def _respond(self, q: int, o: int, lost: bool = False) -> None:
         gen, frame = self.net.pop(q)
         entry = self.relay.pending.get((USER, DESK, self.rid(o)))
         out = self.relay.on_response(USER, DESK, gen, frame)
@@ -175,6 +180,11 @@ class WireHarness(HarnessBase):
             self.violations.append(f"property B1 violated by the implementation: a response "
                                    f"sent on generation {gen} was delivered to an entry of "
                                    f"generation {entry.gen}")
+        if lost:  # the answer is lost on its way to the phone
+            if not out:
+                raise Divergence(f"the relay did not route the response of operation {o}")
+            self.lost += 1
+            return
         self._phone_answer(out)
 
     # one model action on the implementation -------------------------------------------
@@ -182,6 +192,8 @@ class WireHarness(HarnessBase):
         """Perform ``inst``, then check every timer the implementation now has against the
         document's deadlines (:mod:`osf_check.fuzz.deadlines`)."""
         out = self._apply(inst)
+        if inst.name == "forward" and not self.classes:  # once a request reached it
+            self.probe_data()
         try:
             self.book.observe(self.clock.now(), self.relay, self.desktop, self.scopes)
         except Late as e:
@@ -220,8 +232,32 @@ class WireHarness(HarnessBase):
                 self.ph[o] = "retry" if Phone.retries_after(answer) else "done"
             else:
                 self.ph[o] = "waiting"
+        elif name == "send_lost":
+            # the frame is made (the phone keeps its key) and lost before the relay reads it
+            op = self.c.ops[o]
+            self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
+                                          _named("op-key-", op.key))
+            self.tries[o] += 1
+            self.ph[o] = "waiting"
+            self.lost += 1
         elif name == "give_up":
             self.ph[o] = "retry"
+        elif name == "forward_lost":
+            out = self.relay.route(key)  # type: ignore[arg-type]
+            if len(out) != 1 or not isinstance(out[0], ToDesktop):
+                raise Divergence(f"{inst.label}: the relay did not forward the request")
+            self.lost += 1  # the desktop never reads it
+        elif name == "deliver_lost":
+            self._respond(self.c.q(o, a["a"]), o, lost=True)
+        elif name == "response_lost":
+            self.net.pop(self.c.q(o, a["a"]))
+            self.lost += 1
+        elif name == "expire_lost":
+            self._armed_relay(inst.label, key)
+            e = self.relay.pending[key]  # type: ignore[index]
+            if not self.relay.expire(key, self._to(e.deadline)):  # type: ignore[arg-type]
+                raise Divergence(f"{inst.label}: the relay did not answer the expired entry")
+            self.lost += 1
         elif name == "forward":
             out = self.relay.route(key)  # type: ignore[arg-type]
             if len(out) != 1 or not isinstance(out[0], ToDesktop):
@@ -233,14 +269,25 @@ class WireHarness(HarnessBase):
         elif name in ("deliver", "drop_response"):
             self._respond(self.c.q(o, a["a"]), o)
         elif name == "expire":
+            self._armed_relay(inst.label, key)
             e = self.relay.pending[key]  # type: ignore[index]
             self._phone_answer(self.relay.expire(key, self._to(e.deadline)))  # type: ignore[arg-type]
         elif name == "disconnect":
             self._phone_answer(self.relay.disconnect_desktop(USER, DESK))
         elif name == "reconnect":
             self.relay.connect_desktop(USER, DESK)
+        elif name == "reregister":
+            # the relay's answer to the registration is lost: the desktop registers a new
+            # socket while the relay still holds the old one
+            self.old_gen = self.relay.desktops[(USER, DESK)].gen
+            self.relay.connect_desktop(USER, DESK)
+            self.lost += 1
+        elif name == "old_close":
+            self._close_old()
         elif name == "restart":
-            # the desktop process dies: memory and running handlers are gone, the file stays
+            # the desktop process dies: memory and running handlers are gone, the file
+            # stays; its sockets close, a replaced one too
+            self._close_old()
             self._phone_answer(self.relay.disconnect_desktop(USER, DESK))
             self.desktop = self.desktop.restarted()
             self.copy_call.clear()  # the calls died with the process
@@ -254,6 +301,7 @@ class WireHarness(HarnessBase):
                 self.fp_index.setdefault(row.fp, self.c.ops[o].params)
         elif name == "slot_timeout":
             call = self._call(o, a["a"])
+            self._armed(inst.label, "slot_wait", call.cid)
             self.desktop.fire("slot_wait", call.cid, self._to(call.deadline))
         elif name == "execute":
             call = self._call(o, a["a"])
@@ -273,6 +321,7 @@ class WireHarness(HarnessBase):
                 db.set_authorizer(None)
         elif name == "dispatch_timeout":
             call = self._call(o, a["a"])
+            self._armed(inst.label, "dispatch", call.cid)
             if a["ran"]:
                 self._effect(o)
             self.desktop.fire("dispatch", call.cid, self._to(call.deadline))
@@ -287,12 +336,14 @@ class WireHarness(HarnessBase):
                 self.net[q] = (conn.gen, frame)
         elif name == "enqueue_timeout":
             call = self._call(o, a["a"])
+            self._armed(inst.label, "enqueue", call.cid)
             self.desktop.fire("enqueue", call.cid, self._to(call.deadline))
         elif name in ("lease_expires", "retention_expires"):
             s = self.scopes[a["k"]]
             row = self.desktop.claims.row(s)
             if row is None:
                 raise Divergence(f"{inst.label}: no durable row for {s}")
+            self._armed(inst.label, "lease" if name == "lease_expires" else "retention", s)
             if name == "lease_expires":
                 self.desktop.fire("lease", s, self._to(row.claimed_at + LEASE))
             else:
@@ -307,6 +358,123 @@ class WireHarness(HarnessBase):
         else:
             raise Divergence(f"the harness does not know action {name}")
         return {}
+
+    # concrete data the model abstracts away ------------------------------------------------
+    def _fresh_desktop(self) -> DesktopRouter:
+        """A router of the implementation's own class on a database of its own: the data
+        probes never touch the state the model follows."""
+        d = self.desktop
+        return type(d)(":memory:", USER, light=LIGHT_SLOTS, heavy=HEAVY_SLOTS)
+
+    def _frame(self, rid: str, method: str, params: dict[str, Any],
+               key: str | None) -> dict[str, Any]:
+        """A forwarded rpc.request as 004 draws it (written here, not by the phone's code,
+        which refuses to build some of these)."""
+        p: dict[str, Any] = {"id": rid, "method": method, "params": params,
+                             "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-"
+                                            "00f067aa0ba902b7-01",
+                             "clientId": self.client(0).client_id, "userId": USER}
+        if key is not None:
+            p["idempotencyKey"] = key
+        return {"type": "rpc.request", "payload": p}
+
+    def probe_data(self) -> None:
+        """What 004 says of data the model abstracts: each idempotency key class of a
+        mutation is admitted or refused with invalid params (-32602) before any claim,
+        and the heavy calls have their own slots, so eight running light calls never keep
+        a heavy one waiting.  Each class tried is noted in :attr:`classes`."""
+        mutation = "system.activateCodexAuthProfile"
+        for name, (key, ok) in key_classes().items():
+            d = self._fresh_desktop()
+            call = d.receive(self._frame("probe-key", mutation, {"profileId": "p"}, key), 0.0)
+            kind = d.start(call, 0.0)
+            refused = kind == "answer" and ans_of(call.answer) == "final_error" and \
+                (call.answer or {}).get("error", {}).get("code") == -32602
+            if ok and kind != "run":
+                raise Divergence(f"a key of class {name!r} ({len(key.encode())} bytes) was "
+                                 f"not taken: {call.answer}")
+            if not ok and (not refused or d.claims.row(d._scope(call)) is not None):
+                raise Divergence(f"a key of class {name!r} ({len(key.encode())} bytes) was "
+                                 f"not refused with -32602 before any claim (004: a "
+                                 f"non-empty key of at most 256 bytes)")
+            self.classes.add(f"key {name}")
+        d = self._fresh_desktop()
+        for i in range(LIGHT_SLOTS):
+            if d.start(d.receive(self._frame(f"probe-l{i}", LIGHT_SAMPLE, {}, None), 0.0),
+                       0.0) != "run":
+                raise Divergence(f"light call {i + 1} of {LIGHT_SLOTS} found no slot")
+        for method in HEAVY_SAMPLE:
+            call = d.receive(self._frame(f"probe-{method}", method, {}, None), 0.0)
+            if not d.can_start(call):
+                raise Divergence(f"{method} (heavy) waits while {LIGHT_SLOTS} light calls "
+                                 f"run: 004 gives heavy calls their own {HEAVY_SLOTS} slots")
+            self.classes.add(f"heavy {method} beside full light slots")
+        self._probe_replay()
+        self._probe_registration()
+
+    def _probe_replay(self) -> None:
+        """A completed claim is replayed to a retry with its key; of the four replay-safe
+        methods only chunk-append releases it and runs again (004)."""
+        for method in (*REPLAY_SAFE, "system.activateCodexAuthProfile"):
+            d = self._fresh_desktop()
+            params = outbox_params(SESSION, "op-probe") if method == OUTBOX else {"x": "ü"}
+            first = d.receive(self._frame("probe-1", method, params, "probe-key"), 0.0)
+            if d.start(first, 0.0) != "run":
+                raise Divergence(f"{method}: a first request was not run: {first.answer}")
+            d.finish(first, {"result": {"ok": True}}, 0.0)
+            again = d.receive(self._frame("probe-2", method, params, "probe-key"), 1.0)
+            kind = d.start(again, 1.0)
+            want = "run" if method in RELEASES_COMPLETED else "answer"
+            if kind != want:
+                raise Divergence(f"{method}: a retry after its completed first copy was "
+                                 f"{'run again' if kind == 'run' else 'not run'}; 004 "
+                                 f"{'releases' if want == 'run' else 'keeps'} the claim")
+            self.classes.add(f"completed claim of {method}")
+
+    def _probe_registration(self) -> None:
+        """Each registration class 004 names is admitted or refused with its code, on a
+        relay of the implementation's own class."""
+        from osf_check.relay.wire.registration import Device, RegistrationError, VersionGate
+        desk, phone = "6f1c2a7e-0000-4000-8000-000000000001", "6f1c2a7e-0000-4000-8000-000000000002"
+        devices = {desk: Device(desk, "desktop"), phone: Device(phone, "mobile")}
+        for name, (change, rules, code) in REGISTRATIONS.items():
+            payload = {"deviceId": desk, "relayProtocolVersion": "1.7"}
+            payload.update({k: phone if v == "phone" else v for k, v in change.items()})
+            payload = {k: v for k, v in payload.items() if v is not ...}
+
+            def load(rules=rules):
+                if rules is None:
+                    raise OSError("the compatibility rules cannot be read")
+                return rules
+            relay = type(self.relay)(limits=self.relay.limits)
+            try:
+                relay.register(USER, payload, "desktop", devices, VersionGate(load), 0.0)
+                got = None
+            except RegistrationError as e:
+                got = e.reason
+            if got != code and not (code == "any" and got is not None):
+                raise Divergence(f"registration ({name}) was "
+                                 f"{'admitted' if got is None else 'refused ' + got}; 004: "
+                                 f"{'admitted' if code is None else 'refused ' + code}")
+            self.classes.add(f"registration {name}")
+
+    def _armed(self, label: str, kind: str, ref: Any) -> None:
+        """The clock reaches a deadline 004 requires: the implementation must have armed
+        that timer itself (the harness only moves the clock), else the step fails."""
+        if not any(k == kind and r == ref for _, k, r in self.desktop.timers()):
+            raise Divergence(f"{label}: the desktop armed no {kind} timer for {ref} (004 "
+                             f"requires one here)")
+
+    def _armed_relay(self, label: str, key: Any) -> None:
+        if not any(k == key for _, k in self.relay.timers()):
+            raise Divergence(f"{label}: the relay armed no expiry timer for its pending "
+                             f"entry {key[2]} (004 requires one)")
+
+    def _close_old(self) -> None:
+        """The replaced socket's close reaches the relay."""
+        if self.old_gen is not None:
+            self._phone_answer(self.relay.disconnect_desktop(USER, DESK, gen=self.old_gen))
+            self.old_gen = None
 
     def offers(self) -> set[str]:
         """The desktop's own decisions now: claims it can take, joined copies it can wake."""
@@ -367,7 +535,8 @@ class WireHarness(HarnessBase):
             st["pst"].append(cache["pst"].get(i, PST.admitted))
             st["pgen"].append(cache["pgen"].get(i, 0))
         conn = self.relay.desktops[(USER, DESK)]
-        st.update(online=int(conn.online), gen=conn.gen, restarts=self.restarts)
+        st.update(online=int(conn.online), gen=conn.gen, restarts=self.restarts,
+                  oldopen=int(self.old_gen is not None), lost=self.lost)
         if conn.gen >= c.gens:
             raise Divergence(f"the relay is at desktop generation {conn.gen}")
         for name in ("stage", "resp", "inflight", "rgen"):

@@ -131,13 +131,17 @@ def b5(s, m):
 
 # B6 -------------------------------------------------------------------------
 def b6(s, t, inst: ActionInstance, m):
-    if inst.name not in ("disconnect", "restart"):
+    """The sockets that close in this step: the current one (disconnect), the one a
+    re-registration replaced (old_close), or both (restart)."""
+    if inst.name not in ("disconnect", "restart", "old_close"):
         return None
     c = _c(m)
     out = []
     for i, rid in enumerate(c.rids):
         for o in c.ops_with_rid(rid):
-            hit = And(s.pend[i] == o + 1, s.pgen[i] == s.gen)
+            closed = {"disconnect": s.pgen[i] == s.gen, "old_close": s.pgen[i] != s.gen,
+                      "restart": Or(s.pgen[i] == s.gen, s.oldopen)}[inst.name]
+            hit = And(s.pend[i] == o + 1, closed)
             out.append(Implies(hit, And(t.pend[i] == 0, t.ans[o] == ANS.reconnecting)))
     return And(*out)
 
@@ -319,8 +323,9 @@ PROPERTIES = (
              witness=lambda s, m: _any_op(m, lambda o: s.ans[o] == ANS.success),
              witness_doc="a success reached a phone"),
     Property("B6", "disconnect-answers-pending", MODEL,
-             "A desktop disconnect answers every pending request of that generation (forwarded "
-             "or still waiting for the routing lock) with -32011 in the same step.",
+             "A desktop socket's close answers every pending request of its generation (forwarded "
+             "or still waiting for the routing lock) with -32011 in the same step, and no other: "
+             "a replaced socket's late close leaves the current generation's requests pending.",
              (Check("trans", b6),), ("disconnect-leaves-pending",),
              witness=lambda s, m: _any_op(m, lambda o: s.ans[o] == ANS.reconnecting),
              witness_doc="a pending request answered -32011"),

@@ -282,3 +282,174 @@ def test_an_implementation_that_raises_fails_the_fuzz_run_not_osf_check(monkeypa
                               "a=0)") and "relay/wire/envelope.py:" in failure, failure
     assert "internal error" not in res.output
     assert list(tmp_path.glob("*.trace.json")), "no trace of the failing path"
+
+
+def test_the_tour_drives_every_lost_frame_on_the_implementation():
+    """Each loss the model declares (at losses=1) is taken on the implementation: the tour
+    covers every transition to depth 6, losses included."""
+    from osf_check.fuzz.driver import model_for
+    m = model_for("wire-relay", None, {"losses": 1, "ops": 1})
+    lossy = {"send_lost", "forward_lost", "response_lost", "deliver_lost", "expire_lost",
+             "reregister", "old_close"}
+    assert lossy <= set(m.action_names)
+    rep = tour("wire-relay", depth=6, params={"losses": 1, "ops": 1})
+    assert rep.failure is None, rep.failure
+    assert rep.edges_covered == rep.edges_total > 0
+
+
+def _relay_with(router_cls):
+    from osf_check.fuzz.driver import make_harness
+
+    def build(*args, **kw):
+        h = make_harness(*args, **kw)
+        r = router_cls(limits=h.relay.limits)
+        r.connect_desktop("user-1", "desk-1")
+        h.relay = r
+        return h
+    return build
+
+
+def test_a_replaced_sockets_late_close_that_takes_the_current_one_down_is_caught():
+    """The relay's disconnect named no generation: when a lost registration answer made
+    the desktop register a second socket, the first socket's late close took the new one
+    offline and answered its requests -32011, leaving the old generation's pending."""
+    from osf_check.relay.wire.relay_router import RelayRouter
+
+    class CloseIgnoresGeneration(RelayRouter):
+        def disconnect_desktop(self, user, desktop, gen=None):
+            return super().disconnect_desktop(user, desktop)
+
+    rep = tour("wire-relay", depth=4, params={"losses": 1, "ops": 1},
+               harness=_relay_with(CloseIgnoresGeneration))
+    assert rep.failure is not None and "old_close" in rep.failure, rep.failure
+    good = tour("wire-relay", depth=4, params={"losses": 1, "ops": 1},
+                harness=_relay_with(RelayRouter))
+    assert good.failure is None, good.failure
+
+
+def _desktop_with(router_cls):
+    from osf_check.fuzz.driver import make_harness
+
+    def build(*args, **kw):
+        h = make_harness(*args, **kw)
+        h.desktop.__class__ = router_cls  # the same state, a planted bug's methods
+        return h
+    return build
+
+
+def test_a_lease_timer_the_desktop_never_arms_is_a_failure():
+    """The harness fired the lease itself at the document's time, so a desktop that armed
+    no lease for an orphaned claim went unseen: the timer is the implementation's."""
+    from osf_check.relay.wire.desktop_router import DesktopRouter
+
+    class UnarmedLease(DesktopRouter):
+        def timers(self):
+            return [t for t in super().timers() if t[1] != "lease"]
+
+        def restarted(self):
+            new = super().restarted()
+            new.__class__ = UnarmedLease
+            return new
+
+    rep = tour("wire-relay", depth=6, params={"ops": 1, "restarts": 0, "gens": 1},
+               harness=_desktop_with(UnarmedLease))
+    assert rep.failure is not None and "armed no lease timer" in rep.failure, rep.failure
+    good = tour("wire-relay", depth=6, params={"ops": 1, "restarts": 0, "gens": 1},
+                harness=_desktop_with(DesktopRouter))
+    assert good.failure is None, good.failure
+
+
+def _declared_values() -> list[dict]:
+    from osf_check.models.wire_relay import SPEC
+    hi = next(p.hi for p in SPEC.params if p.name == "workload")
+    runs = [{"workload": w, "losses": 1} for w in range(hi + 1)]
+    for p in SPEC.params:
+        runs += [{p.name: v} for v in sorted({p.lo, p.hi}) if p.name != "workload"
+                 and v != p.default]
+    return runs
+
+
+@pytest.mark.parametrize("params", _declared_values(), ids=str)
+def test_the_harness_drives_every_declared_parameter_value(params):
+    """Each workload the model declares, and each parameter at the ends of its range, can
+    be fuzzed (a configuration sweep may pick any of them)."""
+    rep = hypothesis_run("wire-relay", examples=15, steps=30, start_depth=4, profile="ci",
+                         params=params)
+    assert rep.failure is None, rep.failure
+    assert rep.hypothesis_examples >= 15 and rep.hypothesis_steps > 15
+
+
+def _probe_finds(router_cls) -> str | None:
+    rep = tour("wire-relay", depth=2, params={"ops": 1}, harness=_desktop_with(router_cls))
+    return rep.failure
+
+
+def test_the_harness_tries_each_key_class_and_the_heavy_slots():
+    from osf_check.fuzz.driver import make_harness, model_for
+    h = make_harness(model_for("wire-relay", None), None, None)
+    h.probe_data()
+    assert {"key empty", "key over limit", "key unicode over limit", "key at limit",
+            "heavy files.readBinary beside full light slots"} <= h.classes
+    assert _probe_finds(__import__("osf_check.relay.wire.desktop_router",
+                                   fromlist=["DesktopRouter"]).DesktopRouter) is None
+
+
+def test_an_empty_key_accepted_is_caught():
+    """The model's keys are abstract and the harness's were never empty: a desktop that
+    took an empty key (or one past 256 bytes) went unseen."""
+    from osf_check.relay.wire import desktop_router as dr
+
+    class EmptyKeyAccepted(dr.DesktopRouter):
+        def receive(self, frame, now):
+            p = frame["payload"]
+            if p.get("idempotencyKey") == "":
+                p = {**p, "idempotencyKey": "filled"}
+            return super().receive({**frame, "payload": p}, now)
+
+    why = _probe_finds(EmptyKeyAccepted)
+    assert why is not None and "'empty'" in why, why
+
+
+def test_heavy_and_light_slots_in_one_pool_are_caught():
+    """Only two light methods were ever sent, so one pool for both classes went unseen."""
+    from osf_check.relay.wire import desktop_router as dr
+
+    class OnePool(dr.DesktopRouter):
+        def _slot_free(self, call):
+            taken = sum(1 for c in self.calls.values() if c.stage in dr.HOLDING)
+            return taken < self.slots[False]
+
+    why = _probe_finds(OnePool)
+    assert why is not None and "heavy" in why, why
+
+
+def test_a_completed_claim_released_for_every_replay_safe_method_is_caught():
+    """The default workload never completed a replay-safe claim and retried it: a desktop
+    that released all four (004: chunk-append only) was found only at workload=3."""
+    from osf_check.relay.wire import desktop_router as dr
+
+    class ReleasesAllFour(dr.DesktopRouter):
+        def finish(self, call, result, now):
+            super().finish(call, result, now)
+            if call.method in ("run.chatOutboxSubmit", "files.finishChatAttachmentUpload",
+                               "files.cancelChatAttachmentUpload") and call.scope is not None:
+                self.memory.forget(call.scope)
+                self.claims.release(call.scope)
+
+    why = _probe_finds(ReleasesAllFour)
+    assert why is not None and "run again" in why, why
+
+
+def test_a_registration_refusal_skipped_is_caught():
+    """Registration was bypassed (the harness connected the desktop directly): a relay
+    that let an outdated app register went unseen."""
+    from osf_check.relay.wire.registration import VersionGate
+    from osf_check.relay.wire.relay_router import RelayRouter
+
+    class NoVersionGate(RelayRouter):
+        def register(self, user, payload, role, devices, gate, now):
+            return super().register(user, {**payload, "relayProtocolVersion": "1.7"}, role,
+                                    devices, VersionGate(lambda: []), now)
+
+    rep = tour("wire-relay", depth=2, params={"ops": 1}, harness=_relay_with(NoVersionGate))
+    assert rep.failure is not None and "registration" in rep.failure, rep.failure

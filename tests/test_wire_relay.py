@@ -26,6 +26,10 @@ PROPS = catalogue.properties_of("wire-relay")
     ({"ops": 1}, None, 44_619, 146_982),
     ({"ops": 1, "restarts": 0, "gens": 1}, None, 5_697, 19_465),
     ({"workload": 3, "ops": 1}, None, 59_241, 195_597),
+    # regression pins: every hop may lose one frame (a request, its answer, or the
+    # answer to the desktop's registration)
+    ({"losses": 1}, 12, 1_925_867, 5_466_559),
+    ({"losses": 1, "ops": 1, "restarts": 0, "gens": 1}, None, 16_268, 61_757),
 ])
 def test_pinned_state_counts(params, depth, distinct, generated):
     ex = bfs(SPEC.build(params), [], depth=depth, check_deadlock=False)
@@ -138,3 +142,23 @@ def test_the_guardrail_names_a_limit_the_workload_cannot_reach():
     r = _run((("lim_process", 3),))
     assert "B8 limits-hold: limit never reached (pending per process (lim_process))" in r.warnings
     assert r.status["B8"] == "holds"
+
+
+#: the frames each hop can lose: the request and, separately, its answer after the
+#: receiver acted (004's exchanges: phone -> relay -> desktop and back, registration)
+LOSSES = {"send_lost": "phone -> relay request (or the relay's refusal back)",
+          "forward_lost": "relay -> desktop request",
+          "response_lost": "desktop -> relay response",
+          "deliver_lost": "relay -> phone answer, entry removed",
+          "expire_lost": "relay -> phone -32012, entry removed",
+          "reregister": "relay -> desktop registration answer"}
+
+
+def test_every_hop_can_lose_its_frame_and_every_property_holds():
+    m = SPEC.build({"losses": 1})
+    assert set(LOSSES) <= set(m.action_names), set(LOSSES) - set(m.action_names)
+    assert not set(LOSSES) & set(SPEC.build({}).action_names)  # the default loses none
+    r = check("wire-relay", params={"losses": 1, "ops": 1}, depth=10)
+    assert r.verdict == "ok", r.status
+    # every action fires somewhere (a loss no state enables would check nothing)
+    assert not [w for w in r.warnings if w.startswith("action")], r.warnings

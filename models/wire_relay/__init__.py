@@ -57,7 +57,8 @@ def ctx(params: dict[str, int], mutant: str | None, dropped: frozenset[str] = fr
                light_slots=params["light_slots"], lim_client=params["lim_client"],
                lim_desktop=params["lim_desktop"], lim_user=params["lim_user"],
                lim_process=params["lim_process"], row_cap=params["row_cap"],
-               waiters=params["waiters"], switches=params["switches"], mutant=mutant, dropped=frozenset(dropped))
+               waiters=params["waiters"], switches=params["switches"], mutant=mutant,
+               dropped=frozenset(dropped), losses=params["losses"])
 
 
 def build(params: dict[str, int], mutant: str | None, dropped: frozenset[str] = frozenset()) -> Model:
@@ -66,9 +67,10 @@ def build(params: dict[str, int], mutant: str | None, dropped: frozenset[str] = 
         "phone", "relay", "desktop", "network", "clock"))
     b.constants["ctx"] = c
     b.components(COMPONENTS, c)
+    connection.declare_last(b, c)
     b.init(ph=PH.idle, tries=0, ans=ANS.none, nfinal=0,
            pend=0, pst=PST.admitted, pgen=0, switching=0,
-           online=True, gen=0, restarts=0,
+           online=True, gen=0, restarts=0, oldopen=False, lost=0,
            stage=STAGE.none, resp=ANS.none, inflight=False, rgen=0,
            mem=MEM.none, memres=ANS.none, waiters=0, row=ROW.none, rowfp=0, expired=False,
            eff=0, msgs=0, forgotten=False)
@@ -110,6 +112,9 @@ SPEC = ModelSpec(
         Param("switches", 0, 0, 2, "routing-authority switch episodes (-32024); each doubles "
               "the state space, so the default has none",
               bound="count"),
+        Param("losses", 0, 0, 3, "frames lost on the network: a request or its answer on any "
+              "hop, or the relay's answer to a desktop's registration (each one multiplies "
+              "the state space, so the default loses none)"),
     ),
     mutants=MUTANTS,
     build_fn=build,

@@ -118,3 +118,10 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         """5 s to enqueue the answer pass: no answer (the relay's entry decides)."""
         return at(s, o, a, STAGE.enqueue), {s.stage[c.q(o, a)]: STAGE.none}
 
+    if c.losses:
+        @b.action("network", params=OA)
+        def response_lost(s, o, a):
+            """The rpc.response is lost on its way to the relay (the handler acted, its answer
+            was stored): the relay's entry waits for its deadline."""
+            q = c.q(o, a)
+            return c.lose(s, s.inflight[q], {s.inflight[q]: False})

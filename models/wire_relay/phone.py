@@ -63,3 +63,19 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
     def give_up(s, o):
         """The phone's own deadline passes (60 s; iOS outbox submit 20 s): it stops waiting."""
         return s.ph[o] == PH.waiting, {s.ph[o]: PH.retry}
+
+    if c.losses:
+        lost_actions(b, c)
+
+
+def lost_actions(b: ModelBuilder, c: Ctx) -> None:
+    @b.action("network", params={"o": range(len(c.ops))})
+    def send_lost(s, o):
+        """The operation's rpc.request is lost on its way to the relay, or the relay's
+        refusal of it is lost on its way back (a refusal changes nothing at the relay): the
+        phone waits for its deadline."""
+        ready = And(Or(s.ph[o] == PH.idle, s.ph[o] == PH.retry), s.tries[o] <= c.retries)
+        if "retention-window" not in c.dropped:
+            ready = And(ready, s.forgotten[c.true_scope(o)] == False)  # noqa: E712
+        return c.lose(s, ready, {s.tries[o]: s.tries[o] + 1, s.ph[o]: PH.waiting})
+

@@ -113,3 +113,40 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         def switch_authority(s):
             """Routing authority starts (or finishes) switching to another relay process."""
             return s.switching < 2 * c.switches, {s.switching: s.switching + 1}
+
+    if c.losses and c.gens > 1:
+        # only a re-registration (a lost registration answer) leaves an admitted entry of
+        # a replaced generation behind: a disconnect answers them all
+        @b.action("relay", target="phone", params={"o": O})
+        def refuse_gen_changed(s, o):
+            """An admitted entry takes the routing lock after its generation was replaced (a
+            re-registration): -32023, retryable."""
+            i = slot(c, o)
+            upd = {s.pend[i]: 0}
+            upd.update(phone.answer(s, o, ANS.gen_changed))
+            return And(mine(s, o), s.pst[i] == PST.admitted, s.pgen[i] != s.gen), upd
+
+    if c.losses:
+        @b.action("network", params=OA)
+        def forward_lost(s, o, a):
+            """The forwarded request is lost on its way to the desktop: the relay's entry waits
+            for its deadline (or the socket's close)."""
+            i = slot(c, o)
+            return c.lose(s, And(mine(s, o), s.tries[o] == a + 1, s.pst[i] == PST.admitted,
+                                 s.pgen[i] == s.gen, s.online, s.stage[c.q(o, a)] == STAGE.none),
+                          {s.pst[i]: PST.forwarded})
+
+        @b.action("network", params=OA)
+        def deliver_lost(s, o, a):
+            """The relay matches the response and removes its entry, but the answer is lost on
+            its way to the phone: the phone waits for its deadline."""
+            q = c.q(o, a)
+            upd = {s.inflight[q]: False}
+            if not c.on("pending-kept-after-final"):
+                upd[s.pend[slot(c, o)]] = 0
+            return c.lose(s, And(s.inflight[q], match(s, o, a)), upd)
+
+        @b.action("network", params={"o": O})
+        def expire_lost(s, o):
+            """The pending entry expires, and its -32012 is lost on its way to the phone."""
+            return c.lose(s, mine(s, o), {s.pend[slot(c, o)]: 0})

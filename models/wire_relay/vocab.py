@@ -94,7 +94,15 @@ class Ctx:
     waiters: int
     switches: int
     mutant: str | None
+    losses: int = 0
     dropped: frozenset[str] = field(default_factory=frozenset)
+
+    def lose(self, s, guard, upd: dict):
+        """A frame lost on the network: one of the run's ``losses`` (``None`` when the run
+        loses none, so that the action is not declared at all)."""
+        upd[s.lost] = s.lost + 1
+        from ..expr import And
+        return And(guard, s.lost < self.losses), upd
 
     def on(self, name: str) -> bool:
         return self.mutant == name

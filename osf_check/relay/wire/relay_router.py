@@ -127,16 +127,23 @@ class RelayRouter:
         self.desktops[(user, desktop)] = DesktopConn(gen, True)
         return gen
 
-    def disconnect_desktop(self, user: str, desktop: str) -> list[Out]:
-        """The desktop's socket closed: every pending request of that generation, forwarded
-        or still waiting for the routing lock, is answered -32011 at once."""
+    def disconnect_desktop(self, user: str, desktop: str, gen: int | None = None) -> list[Out]:
+        """The desktop's socket of generation ``gen`` (the current one by default) closed:
+        every pending request of that generation, forwarded or still waiting for the
+        routing lock, is answered -32011 at once.  A socket that a newer registration
+        replaced closes late: only its own entries are answered, and the current socket
+        stays online."""
         conn = self.desktops.get((user, desktop))
-        if conn is None or not conn.online:
+        if conn is None:
             return []
-        conn.online = False
+        closed = conn.gen if gen is None else gen
+        if closed == conn.gen:
+            if not conn.online:
+                return []
+            conn.online = False
         out: list[Out] = []
         for key, e in list(self.pending.items()):
-            if key[:2] == (user, desktop) and e.gen == conn.gen:
+            if key[:2] == (user, desktop) and e.gen == closed:
                 self._remove(key)
                 out.append(ToPhone(e.client.client_id, response(e.rid, relay_error(-32011))))
         return out
