@@ -27,7 +27,8 @@ if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
     _cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     configuration.set_hypothesis_home_dir(os.path.join(_cache, "osf-check", "hypothesis"))
 
-settings.register_profile("dev", max_examples=60, database=None)
+# no deadline in any profile: a verdict must not depend on how busy the machine is
+settings.register_profile("dev", max_examples=60, deadline=None, database=None)
 settings.register_profile("nightly", max_examples=5_000, deadline=None, database=None)
 
 #: Hypothesis examples per system that ``osf-check fuzz`` runs under each profile

@@ -776,14 +776,15 @@ class ModelBuilder:
         one state per class of permuted states, after testing the claim."""
         if not arrays:
             raise ModelError(f"symmetric set {name}: name the arrays its elements index")
-        sizes = set()
+        sizes: set[int] = set()
         for a in (*arrays, *refs):
             if a not in self._vars:
                 raise ModelError(f"symmetric set {name}: no variable {a} (declare it first)")
         for a in arrays:
-            if self._vars[a].length is None:
+            length = self._vars[a].length
+            if length is None:
                 raise ModelError(f"symmetric set {name}: {a} is not an array")
-            sizes.add(self._vars[a].length)
+            sizes.add(length)
         if len(sizes) != 1:
             raise ModelError(f"symmetric set {name}: its arrays have different lengths "
                              f"({', '.join(map(str, sorted(sizes)))})")

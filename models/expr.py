@@ -55,7 +55,7 @@ class Expr:
         self.value = value
         #: whether a Select (an array read at a computed index) is in this tree: the
         #: engines then check that each index they reach is in range
-        self.selects = op == "select" or any(a.selects for a in args)
+        self.selects: bool = op == "select" or any(a.selects for a in args)
 
     # arithmetic -------------------------------------------------------------
     def __add__(self, o: Any) -> "Expr":

@@ -63,8 +63,8 @@ def _integer(name: str, n: Any, lo: int, hi: int | None = None, *, none: bool = 
     """
     if n is None and none:
         return n
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < lo or \
-            (hi is not None and n > hi):
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < lo or \
+            (hi is not None and int(n) > hi):
         span = f"from {lo} to {hi}" if hi is not None else f"of {lo} or more"
         raise BadValue(f"{name} is an integer {span}{' (or None)' if none else ''}, got {n!r}")
     return int(n)
@@ -74,7 +74,7 @@ def _seconds(name: str, v: Any, *, zero: bool) -> float:
     """``v`` if it is a finite number of seconds, above 0 (or 0 too where ``zero``): nan
     passes every comparison, and a string failed one with a TypeError."""
     ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and \
-        (v >= 0 if zero else v > 0)
+        (float(v) >= 0 if zero else float(v) > 0)
     if not ok:
         raise BadValue(f"{name} is a finite number of seconds, {'0 or more' if zero else 'above 0'}"
                        f", got {v!r}")

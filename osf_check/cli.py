@@ -181,6 +181,19 @@ class _Finite(click.FloatRange):
         return v
 
 
+def _plots_dir(path: Path | None, command: str) -> Path | None:
+    """The ``--out`` of a command that draws plots: matplotlib, an optional dependency
+    (the ``plots`` extra), must be there, which is said before any work starts."""
+    if path is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise BadInput(f"{command} --out draws plots with matplotlib, which is not "
+                           "installed: pip install 'osf-check[plots]' (or leave out --out)"
+                           ) from None
+    return _usable_dir(path, "--out")
+
+
 def _usable_file(path: Path | None, opt: str) -> Path | None:
     """An output file is checked before any work starts: not a directory, and its
     directory usable."""
@@ -546,7 +559,7 @@ def _progress(name: str, disp: Any, task: Any):
 @click.option("--seed", type=SEEDS, default=0, show_default=True, help="Recorded for reproducibility.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              callback=lambda c, p, v: _usable_dir(v, "--out"),
+              callback=lambda c, p, v: _plots_dir(v, "explore"),
               help="Directory for traces (JSON, ITF, DOT, Mermaid, SVG) and result.json.")
 @click.option("--strict", is_flag=True, help="Vacuity warnings fail the run (exit 14).")
 @click.option("--continue", "go_on", is_flag=True,
@@ -737,7 +750,7 @@ def prove(model: str | None, model_files: list[str], props: tuple[str, ...], k: 
               help="z3's random seed (recorded in the JSON).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              callback=lambda c, p, v: _usable_dir(v, "--out"),
+              callback=lambda c, p, v: _plots_dir(v, "timing"),
               help="Directory for timeline pictures of violating schedules (SVG, PNG), one "
                    "per property and method class.")
 def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool,
@@ -875,7 +888,7 @@ def _fuzz_goals(rep: Any, name: str, mutant: str | None, seed: int,
                    "(default: 8 for graph-relay, 9 for wire-relay).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              callback=lambda c, p, v: _usable_dir(v, "--out"),
+              callback=lambda c, p, v: _plots_dir(v, "fuzz"),
               help="Directory for fuzz.json, coverage plots, a failure's trace and "
                    "report.html.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
@@ -1025,7 +1038,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
               help="Share of run_graph_session answers lost (experiment 5).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              callback=lambda c, p, v: _usable_dir(v, "--out"),
+              callback=lambda c, p, v: _plots_dir(v, "simulate"),
               help="Directory for the tables (JSON, text) and the plots (poll strategies, "
                    "pickup-wait CDF; SVG and PNG).")
 def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run: float,

@@ -116,13 +116,15 @@ def test_list_names_the_implementation_only_mutants():
 
 
 def test_the_cli_starts_without_the_libraries_only_some_commands_need():
-    """networkx (drawing a fair cycle) and jsonschema (loading a trace) cost 0.3 s at
-    every start when imported eagerly: a quarter of a small run, and time one process
-    spends before a partitioned search's workers can start."""
+    """networkx (drawing a fair cycle) and the schema compiler (loading a trace) cost
+    0.3 s at every start when imported eagerly: a quarter of a small run, and time one
+    process spends before a partitioned search's workers can start; the plots' matplotlib,
+    scipy, z3 and Hypothesis are for the commands that use them."""
     import subprocess
     import sys
     code = ("import sys, osf_check.cli; "
-            "print(sorted(m for m in ('networkx', 'jsonschema') if m in sys.modules))")
+            "print(sorted(m for m in ('networkx', 'fastjsonschema', 'matplotlib', 'scipy', 'z3',"
+            " 'hypothesis') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"

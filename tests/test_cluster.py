@@ -34,6 +34,7 @@ def local_ray():
     ray.shutdown()
 
 
+@pytest.mark.slow  # minutes on a busy 2-core machine: the full suite runs it
 @pytest.mark.parametrize("model", sorted(SMALL))
 def test_every_model_and_mutant_is_the_same_run_on_the_cluster(local_ray, model):
     params, depth = SMALL[model]
@@ -146,6 +147,7 @@ def test_without_ray_the_cluster_asks_for_the_extra():
     assert r.returncode == 150 and "pip install 'osf-check[cluster]'" in r.stderr
 
 
+@pytest.mark.slow  # minutes on a busy 2-core machine: the full suite runs it
 def test_a_sigkilled_cluster_run_resumes_to_the_same_verdict(tmp_path):
     cp = tmp_path / "cp"
     base = ["--model", "two-phase", "--param", "rms=8", "--depth", "unbounded", "--json",

@@ -52,6 +52,7 @@ def _same(a, b) -> None:
             assert x.dtype == y.dtype and np.array_equal(x, y)
 
 
+@pytest.mark.slow  # minutes on a busy 2-core machine: the full suite runs it
 @pytest.mark.parametrize("model", sorted(SMALL))
 def test_every_model_and_mutant_is_the_same_run_on_1_2_and_3_workers(model):
     params, depth = SMALL[model]
@@ -76,6 +77,7 @@ def test_every_model_and_mutant_is_the_same_run_on_1_2_and_3_workers(model):
     assert broken, "no mutant was caught at these bounds: the comparison would be idle"
 
 
+@pytest.mark.slow  # minutes on a busy 2-core machine: the full suite runs it
 def test_complete_graph_relay_runs_with_the_graph_checks_are_the_same_on_1_and_2_workers(
         monkeypatch):
     """Every mutant, run to the end: the partitioned search keeps the graph and the

@@ -12,12 +12,13 @@ one-line :class:`TraceError`, never a traceback.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
@@ -81,6 +82,15 @@ def _schema() -> dict[str, Any]:
     return json.loads(resources.files("osf_check.traces").joinpath("trace.schema.json").read_text())
 
 
+@functools.cache
+def _validator() -> Callable[[Any], Any]:
+    # fastjsonschema, the one schema library osf-check depends on (the driver protocol's
+    # messages use it too); the schema keeps to what its draft-07 compiler reads
+    import fastjsonschema
+    schema = {k: v for k, v in _schema().items() if k != "$schema"}
+    return fastjsonschema.compile({"$schema": "http://json-schema.org/draft-07/schema#", **schema})
+
+
 def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a trace file (``-``: stdin); :class:`TraceError` says what is
     wrong."""
@@ -106,12 +116,13 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
             data = from_itf(data)
         except (KeyError, TypeError, AttributeError, ValueError) as e:
             raise TraceError(f"{p}: not a usable ITF trace ({e.__class__.__name__}: {e})") from None
-    import jsonschema  # on first load: a tenth of a second at every start otherwise
+    import fastjsonschema  # on first load: its compiled validator costs time at every start
     try:
-        jsonschema.validate(data, _schema())
-    except jsonschema.ValidationError as e:
-        where = "/".join(str(x) for x in e.absolute_path) or "top level"
-        raise TraceError(f"{p}: not an osf-check trace ({where}: {e.message})") from None
+        _validator()(data)
+    except fastjsonschema.JsonSchemaValueException as e:
+        where = "/".join(str(x) for x in e.path[1:]) or "top level"
+        raise TraceError(f"{p}: not an osf-check trace ({where}: "
+                         f"{e.message.removeprefix(e.name or '').strip()})") from None
     if data["loop_start"] is not None and data["loop_start"] >= len(data["steps"]):
         raise TraceError(f"{p}: loop_start {data['loop_start']} is past the last step")
     names = [v["name"] for v in data["variables"]]

@@ -31,7 +31,7 @@ from .envelope import MANIFEST, FrameError, Unreadable, id_ok, request, trace_ok
     validate_request
 from .errors import relay_error
 from .ratelimit import BURST, CONN_BURST, CONN_RATE, RATE, TokenBucket
-from .registration import Device, RegistrationError, VersionGate, register
+from .registration import Device, VersionGate, register
 from .text import trim, unreadable
 
 __all__ = ["Client", "Entry", "RelayRouter", "ToDesktop", "ToPhone", "request"]
