@@ -15,7 +15,7 @@ import resource
 import statistics
 import time
 
-from osf_check.explorer.explicit import bfs
+from osf_check.explorer.explicit.bfs import bfs
 from osf_check.properties import catalogue
 
 

@@ -28,8 +28,8 @@ from pathlib import Path
 CHILD = r"""
 import json, resource, sys, time
 from osf_check.properties import catalogue
-from osf_check.explorer.explicit import bfs
-from osf_check.explorer.vector import vector_bfs
+from osf_check.explorer.explicit.bfs import bfs
+from osf_check.explorer.vector.search import vector_bfs
 model, params, depth, engine = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
 workers = int(sys.argv[5]) if len(sys.argv) > 5 else 1
 depth = None if depth == "none" else int(depth)

@@ -18,8 +18,8 @@ from osf_check.models.dsl import Model
 from osf_check.properties import catalogue
 from osf_check.properties.base import Property
 
-from .explicit import Exploration, Progress, Violation, bfs
-from .graph import GraphReport, check_graph
+from .explicit.bfs import Exploration, Progress, Violation, bfs
+from .graph.checks import GraphReport, check_graph
 from osf_check.models.errors import BadValue
 
 __all__ = ["ModelResult", "check", "prepare", "EXIT", "verdict_exit"]
@@ -84,7 +84,7 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
                  check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
                  progress=progress, reduce=reduce)
     else:  # the vector engine gives the same counts and verdicts, faster
-        from .vector import vector_bfs
+        from .vector.search import vector_bfs
         ex = vector_bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
                         check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
                         progress=progress, checkpoint=checkpoint,

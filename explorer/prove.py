@@ -34,10 +34,10 @@ from osf_check.properties import catalogue
 from osf_check.properties.base import PROVED, Property
 
 from .check import prepare
-from .explicit import bfs
-from .npeval import packed_array, unpack_columns
-from .pycompile import compile_pack
-from .symbolic import PropertyChecks, SolverGaveUp, bmc, houdini, k_induction, set_seed
+from .explicit.bfs import bfs
+from .compiled.npeval import packed_array, unpack_columns
+from .compiled.pycompile import compile_pack
+from .symbolic.engine import PropertyChecks, SolverGaveUp, bmc, houdini, k_induction, set_seed
 from osf_check.models.errors import BadValue, UnknownName
 
 __all__ = ["ProofResult", "prove", "mine_candidates"]

@@ -38,9 +38,9 @@ from osf_check.models.dsl import Model, SymmetricSet
 from osf_check.models.expr import Slot
 from osf_check.properties.base import CheckList, Property
 
-from .explicit import Violation
-from .pycompile import compile_steps, compile_trans
-from .symbolic import SolverGaveUp, _bool, _int, to_z3
+from .explicit.bfs import Violation
+from .compiled.pycompile import compile_steps, compile_trans
+from .symbolic.engine import SolverGaveUp, _bool, _int, to_z3
 
 __all__ = ["Reduction", "prove_symmetric", "expand", "generators"]
 

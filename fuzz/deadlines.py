@@ -8,7 +8,7 @@ at whatever time the implementation reported.  The book records, from its own
 observations, when each timer's clock started (a call entered a stage, an entry was
 admitted, a row was claimed or its answer stored), and compares the implementation's
 reported deadline with that time plus the document's figure.  The figures come from
-:data:`osf_check.explorer.timing.DEADLINES` (wire-relay.md) and 000 (graph-relay.md), never from
+:data:`osf_check.explorer.symbolic.timing.DEADLINES` (wire-relay.md) and 000 (graph-relay.md), never from
 ``relay/``.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from osf_check.explorer.timing import DEADLINES
+from osf_check.explorer.symbolic.timing import DEADLINES
 
 #: graph-relay.md (000): the desktop's relay round and its control poll while a Graph runs
 RELAY_ROUND = 20.0

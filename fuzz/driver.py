@@ -25,8 +25,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from osf_check.explorer.explicit import bfs
-from osf_check.explorer.pycompile import compile_pack, compile_pred, compile_steps, compile_trans
+from osf_check.explorer.explicit.bfs import bfs
+from osf_check.explorer.compiled.pycompile import compile_pack, compile_pred, compile_steps, compile_trans
 from osf_check.models.dsl import Model
 from osf_check.properties import catalogue
 from osf_check.properties.base import CheckList

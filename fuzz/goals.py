@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from osf_check.explorer.explicit import bfs
+from osf_check.explorer.explicit.bfs import bfs
 from osf_check.models.dsl import Model
 from osf_check.models.expr import Not
 from osf_check.properties import catalogue, wire_relay

@@ -26,10 +26,10 @@ from typing import Any, NoReturn, Sequence
 
 import click
 
-from osf_check.explorer.allocator import keep_freed_memory
+from osf_check.explorer.store.allocator import keep_freed_memory
 from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
-from osf_check.explorer.partition import WorkerLost
-from osf_check.explorer.store import IdsExhausted
+from osf_check.explorer.vector.partition import WorkerLost
+from osf_check.explorer.store.levels import IdsExhausted
 from osf_check.models.dsl import ModelError
 from osf_check.models.errors import InputError
 from osf_check.api import MAX_SEED, Checker, ExploreResult
@@ -756,7 +756,7 @@ def prove(model: str | None, model_files: list[str], props: tuple[str, ...], k: 
 def timing(sets: tuple[str, ...], list_deadlines: bool, seed: int, as_json: bool,
            out: Path | None) -> None:
     """z3 deadline analysis of the wire protocol (B9, B10, who gives up first)."""
-    from osf_check.explorer import timing as tm
+    from osf_check.explorer.symbolic import timing as tm
     if list_deadlines:
         for k, v in tm.DEADLINES.items():
             click.echo(f"{k}={v:g}")

@@ -21,7 +21,7 @@ class Info(ctypes.Structure):
 info = ctypes.CDLL(None).mallinfo2
 info.restype = Info
 if sys.argv[1] == "keep":
-    from osf_check.explorer.allocator import keep_freed_memory
+    from osf_check.explorer.store.allocator import keep_freed_memory
     assert keep_freed_memory()
 mapped = []
 for mb in range(4, 31, 2):
@@ -74,8 +74,8 @@ def test_a_bloom_filters_bits_ask_for_huge_pages_and_small_arrays_do_not():
 
     import numpy as np
 
-    from osf_check.explorer.allocator import HUGE_PAGE, huge_zeros
-    from osf_check.explorer.store import Bloom
+    from osf_check.explorer.store.allocator import HUGE_PAGE, huge_zeros
+    from osf_check.explorer.store.levels import Bloom
     if not hasattr(mmap, "MADV_HUGEPAGE"):
         pytest.skip("this Python cannot ask for huge pages")
     big = Bloom(1, capacity=4_000_000).bits  # 5 MB of bits

@@ -380,7 +380,7 @@ def _count_convention_breaks(system: str, param: str, depth: int = 6) -> tuple[i
     """States within ``depth`` steps of the start where the model with ``param`` one
     higher does not keep a step of this one (same successor), or adds one while no
     counter ``param`` sizes is at its top; and the states looked at."""
-    from osf_check.explorer.pycompile import compile_steps
+    from osf_check.explorer.compiled.pycompile import compile_steps
     from osf_check.tracelog.bounds import bounds_of
     m = model_for(system, None)
     b = bounds_of(m)

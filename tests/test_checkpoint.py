@@ -59,7 +59,7 @@ def test_wire_relay_resumes_to_the_same_verdicts(tmp_path):
     kw = dict(mutant="disconnect-leaves-pending", depth=7, engine="vector",
               stop_on_violation=False)
     from osf_check.explorer.check import prepare
-    from osf_check.explorer.vector import vector_bfs
+    from osf_check.explorer.vector.search import vector_bfs
     m, props, _ = prepare("wire-relay", mutant=kw["mutant"])
     vector_bfs(m, props, depth=7, stop_on_violation=False, checkpoint=cp, checkpoint_every=0,
                stop_after_levels=4, keep_graph=any(c.kind in ("reach", "fair")

@@ -10,7 +10,7 @@ import textwrap
 from click.testing import CliRunner
 
 from osf_check.cli import main
-from osf_check.explorer.vector import vector_bfs
+from osf_check.explorer.vector.search import vector_bfs
 from osf_check.progress import Display
 from osf_check.properties import catalogue
 

@@ -14,8 +14,8 @@ import time
 import pytest
 
 from osf_check.explorer.check import check, prepare
-from osf_check.explorer.partition import WorkerLost
-from osf_check.explorer.vector import vector_bfs
+from osf_check.explorer.vector.partition import WorkerLost
+from osf_check.explorer.vector.search import vector_bfs
 from osf_check.properties import catalogue
 
 from test_partition import SMALL, _same
@@ -74,7 +74,7 @@ def test_the_graph_and_its_checks_are_the_same_on_the_cluster(local_ray, tmp_pat
 
 def test_a_lost_actor_is_no_verdict(local_ray, monkeypatch):
     """An actor killed mid-run: WorkerLost (exit 153 in the CLI), never a verdict."""
-    from osf_check.explorer import cluster as cl
+    from osf_check.explorer.vector import cluster as cl
     orig = cl.RayShards.merge
 
     def merge_after_a_kill(self):

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from osf_check.explorer.npeval import np_eval
-from osf_check.explorer.pycompile import compile_pred, compile_trans, py_source
+from osf_check.explorer.compiled.npeval import np_eval
+from osf_check.explorer.compiled.pycompile import compile_pred, compile_trans, py_source
 from osf_check.models.dsl import Bool, Enum, Int, ModelBuilder, ModelError
 from osf_check.models.expr import And, Const, Count, If, Implies, Not, Or, Select, Slot, evaluate
 from strategies import exprs
@@ -57,7 +57,7 @@ def test_z3_matches_the_reference_interpreter(e, state):
     """z3's term for an expression, over constants, has the reference's value wherever
     that is defined (prove leaves unknown what reads a Select that may fall outside)."""
     import z3
-    from osf_check.explorer.symbolic import to_z3
+    from osf_check.explorer.symbolic.engine import to_z3
     want = _reference(e, tuple(state))
     if want is None:
         return
@@ -157,7 +157,7 @@ def _counter(hi: int):
 
 
 def test_an_update_outside_its_domain_names_the_action():
-    from osf_check.explorer.explicit import bfs
+    from osf_check.explorer.explicit.bfs import bfs
     with pytest.raises(ModelError, match=r"action inc sets n to 3, outside its domain Int\(0, 2\)"):
         bfs(_counter(2), [], depth=None)
 
@@ -243,7 +243,7 @@ def test_state_round_trips_through_its_shown_form():
 
 
 def test_packing_uses_the_fewest_bits():
-    from osf_check.explorer.pycompile import compile_pack, compile_unpack
+    from osf_check.explorer.compiled.pycompile import compile_pack, compile_unpack
     m = _counter(2)
     assert m.bits() == 2 + 1 + 1
     pack, unpack = compile_pack(m), compile_unpack(m)

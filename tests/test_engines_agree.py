@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from osf_check.explorer.explicit import bfs
-from osf_check.explorer.symbolic import PropertyChecks, bmc
-from osf_check.explorer.vector import vector_bfs
+from osf_check.explorer.explicit.bfs import bfs
+from osf_check.explorer.symbolic.engine import PropertyChecks, bmc
+from osf_check.explorer.vector.search import vector_bfs
 from osf_check.models.dsl import Int, ModelBuilder, ModelError
 from osf_check.models.expr import And, Const, Not, Select, Slot
 from strategies import exprs
@@ -305,7 +305,7 @@ def test_reach_and_fair_verdicts_agree_with_a_reference_on_drawn_models(drawn):
     """The graph checks' verdicts, in one process and with the search and the goals on
     two workers, are those of a reference written from scratch.  (3,000 drawn examples
     agreed when it was written: 672 reach and 273 fair violations among them.)"""
-    from osf_check.explorer.graph import check_graph
+    from osf_check.explorer.graph.checks import check_graph
     from osf_check.properties.base import Goal
     spec, premise, goal = drawn
     try:

@@ -7,8 +7,8 @@ from osf_check.models.expr import And, Not
 from osf_check.properties.base import Check, Goal, Property
 
 from osf_check.explorer.check import _vacuity
-from osf_check.explorer.explicit import bfs
-from osf_check.explorer.graph import check_graph
+from osf_check.explorer.explicit.bfs import bfs
+from osf_check.explorer.graph.checks import check_graph
 
 
 def ladder(n: int, *, trap: bool = False, quiet_end: bool = True, fair: str | None = "strong"):
@@ -129,8 +129,8 @@ def test_the_reverse_graph_lists_each_states_predecessors_in_source_order():
     """The reverse CSR (scipy's counting sort) equals a stable sort of the edges by target."""
     import numpy as np
     from osf_check.explorer.check import prepare
-    from osf_check.explorer.graph import _Graph
-    from osf_check.explorer.vector import vector_bfs
+    from osf_check.explorer.graph.checks import _Graph
+    from osf_check.explorer.vector.search import vector_bfs
     m, chosen, _ = prepare("graph-relay", params={"intents": 1})
     ex = vector_bfs(m, chosen, depth=8, keep_graph=True)
     g, src = _Graph(ex), ex.edges[0]
@@ -181,8 +181,8 @@ def test_the_fair_search_on_alive_subgraphs_matches_a_plain_refinement():
     it finds the component a plain refinement over networkx finds, and both find some."""
     import numpy as np
     from osf_check.explorer.check import prepare
-    from osf_check.explorer.graph import _fairness, _find_fair_scc, _Graph
-    from osf_check.explorer.vector import vector_bfs
+    from osf_check.explorer.graph.checks import _fairness, _find_fair_scc, _Graph
+    from osf_check.explorer.vector.search import vector_bfs
     from osf_check.properties import catalogue
     found = compared = 0
     for mutant in [None] + [x.name for x in catalogue.MUTANTS if x.model == "graph-relay"]:
@@ -215,7 +215,7 @@ def test_strong_components_with_repeated_targets_match_networkx():
     import networkx as nx
     import numpy as np
 
-    from osf_check.explorer.graph import strong_components
+    from osf_check.explorer.graph.checks import strong_components
 
     rng = np.random.default_rng(7)
     for n, e in ((1, 0), (50, 40), (2_000, 5_000), (5_000, 9_000)):

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from osf_check.explorer.check import check, prepare
-from osf_check.explorer.layout import Layout
-from osf_check.explorer.store import LevelStore, least, rank
-from osf_check.explorer.vector import vector_bfs
+from osf_check.explorer.store.layout import Layout
+from osf_check.explorer.store.levels import LevelStore, least, rank
+from osf_check.explorer.vector.search import vector_bfs
 from osf_check.models.two_phase import SPEC as TWO_PHASE
 from osf_check.models.wire_relay import SPEC as WIRE
 from osf_check.properties import catalogue
@@ -84,7 +84,7 @@ def test_complete_graph_relay_runs_with_the_graph_checks_are_the_same_on_1_and_2
     reach and fair goals are checked in two processes, with the same verdicts, the
     same counterexamples (lassos included) and the same report as one process.
     (Graph-relay is the model with reach and fair properties.)"""
-    from osf_check.explorer import graph
+    from osf_check.explorer.graph import checks as graph
     parallel = []
     real = graph._parallel
 
@@ -120,7 +120,7 @@ def test_parents_do_not_depend_on_chunks():
 
 @pytest.mark.parametrize("parts", [1, 2, 8, 9, 64, 70_000])
 def test_successors_split_by_owner_the_same_way_for_few_and_many_workers(parts):
-    from osf_check.explorer.partition import by_owner
+    from osf_check.explorer.vector.partition import by_owner
     own = np.random.default_rng(parts).integers(0, parts, size=5_000).astype(np.uint64)
     got = by_owner(own, parts)
     assert len(got) == parts
@@ -130,7 +130,7 @@ def test_successors_split_by_owner_the_same_way_for_few_and_many_workers(parts):
 
 def test_more_workers_than_a_pass_each_is_still_the_same_run(monkeypatch):
     # three workers split each chunk by one sort, as more than FEW_OWNERS would
-    import osf_check.explorer.partition as partition
+    import osf_check.explorer.vector.partition as partition
     monkeypatch.setattr(partition, "FEW_OWNERS", 1)
     mutant = next(x.name for x in catalogue.MUTANTS if x.model == "two-phase")
     for mu in (None, mutant):
@@ -349,7 +349,7 @@ def test_the_bytes_moved_between_workers_are_measured_not_assumed():
 
 def _slow_worker_0(monkeypatch):
     """Worker 0 takes 20 ms more a chunk (the workers are forks: they inherit this)."""
-    from osf_check.explorer.partition import Shard
+    from osf_check.explorer.vector.partition import Shard
     plain = Shard._chunk
 
     def slow(self, *a, **k):
@@ -385,7 +385,7 @@ def test_the_workers_expand_a_level_in_chunks_of_consecutive_ids(monkeypatch, tm
     """A level wider than a chunk is expanded as one process cuts it: chunks of
     consecutive ids of one size (each holding states of both workers), every id once;
     a narrower level, by each worker its own states."""
-    from osf_check.explorer.partition import Shard, cut
+    from osf_check.explorer.vector.partition import Shard, cut
     plain = Shard._chunk
 
     def logged(self, level, lo, hi, gid, out, parts):
@@ -422,7 +422,7 @@ def test_the_chunks_of_a_level_are_each_claimed_once(tmp_path):
     """Claims hand out each chunk of a level once, and none before every worker has
     published its part; a worker reads the others' parts from their files."""
     import multiprocessing as mp
-    from osf_check.explorer.partition import Frontiers
+    from osf_check.explorer.vector.partition import Frontiers
     lock = mp.Lock()
     table = Frontiers.table(mp, 2)
     a, b = (Frontiers(lock, table, tmp_path, w, 2) for w in (0, 1))
@@ -449,7 +449,7 @@ def test_a_worker_lost_stops_the_others_waiting_for_its_frontier(tmp_path, monke
     """A worker waiting for another's part of a level that never comes stops when the
     driver says a worker was lost, or else after a while: a lost worker, not a hang."""
     import multiprocessing as mp
-    from osf_check.explorer.partition import Frontiers, WorkerLost
+    from osf_check.explorer.vector.partition import Frontiers, WorkerLost
     table = Frontiers.table(mp, 2)
     f = Frontiers(mp.Lock(), table, tmp_path, 0, 2)
     f.publish(1, np.zeros((3, 1), dtype=np.uint64), np.arange(3, dtype=np.int32))
@@ -471,7 +471,7 @@ def test_a_lock_never_released_is_a_lost_worker_not_a_hang(tmp_path, monkeypatch
     """A worker killed while it held the frontiers' lock: the others give up waiting
     and the run ends as when a worker dies (no verdict), instead of hanging."""
     import multiprocessing as mp
-    from osf_check.explorer.partition import Frontiers, WorkerLost
+    from osf_check.explorer.vector.partition import Frontiers, WorkerLost
     monkeypatch.setattr(Frontiers, "WAIT", 0.05)
     lock = mp.Lock()
     f = Frontiers(lock, Frontiers.table(mp, 2), tmp_path, 0, 2)
@@ -568,7 +568,7 @@ def test_a_forked_process_leaving_does_not_stop_its_parents_workers():
 def test_each_worker_reserves_its_share_of_a_shared_file(tmp_path):
     """Files every worker writes all over get their pages up front, a share per worker
     (see ``_Files.reserve``): the first worker's half, then all of it."""
-    from osf_check.explorer.partition import _Files
+    from osf_check.explorer.vector.partition import _Files
     from osf_check.scratch import memory_dir
     d = Path(memory_dir() or tmp_path)
     p = d / f"osf-check-test-reserve-{os.getpid()}.bin"
@@ -593,7 +593,7 @@ def test_a_mailbox_gives_its_reader_what_was_put_as_it_grows(tmp_path):
     what the owner reads is what the sender put, level after level, when a level
     needs a bigger file than the last (the sender grows it, the reader maps it again),
     and when it needs less (the rest of the file is not read)."""
-    from osf_check.explorer.partition import _Mailbox
+    from osf_check.explorer.vector.partition import _Mailbox
     sender, owner = _Mailbox(tmp_path / "box"), _Mailbox(tmp_path / "box")
     rng = np.random.default_rng(7)
     try:
@@ -654,7 +654,7 @@ def test_a_failed_allocation_is_a_resource_bound_too(monkeypatch):
 def test_a_piece_of_edges_that_misses_its_workers_edges_is_an_internal_error():
     """``fill`` places a worker's piece by a mask of its states' edges in the piece's
     range of sources: a piece without all of them would land shifted, so it stops."""
-    from osf_check.explorer.shard_edges import fill
+    from osf_check.explorer.vector.shard_edges import fill
     d = np.zeros(7, dtype=np.int32)
     off, mine = np.array([0, 2, 5, 5, 5, 7]), np.array([1, 1, 0, 0, 1], dtype=bool)
     fill([d], off, mine, np.array([0, 0]), [np.array([3, 4])])  # state 0's edges alone
@@ -734,7 +734,7 @@ def test_the_estimate_for_more_machines_counts_the_keys_each_receives():
 
 
 def test_a_worker_holding_far_more_than_its_share_sizes_its_filter_for_its_own():
-    from osf_check.explorer.store import GROWTH, Bloom
+    from osf_check.explorer.store.levels import GROWTH, Bloom
     keys = np.arange(10_000, dtype=np.uint64).reshape(-1, 1)
     b = Bloom(words=1)
     b.add(keys, refill=lambda: iter([keys]), expect=2_000)  # five times its share

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from osf_check import plots
 from osf_check.cli import main
-from osf_check.explorer import timing as tm
+from osf_check.explorer.symbolic import timing as tm
 from osf_check.plots import RED
 
 

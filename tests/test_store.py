@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from osf_check.explorer.store import Bloom
+from osf_check.explorer.store.levels import Bloom
 
 
 def _keys(seed: int, n: int, words: int = 1) -> np.ndarray:

@@ -9,9 +9,9 @@ import z3
 from click.testing import CliRunner
 
 from osf_check.explorer.check import prepare
-from osf_check.explorer.explicit import bfs
-from osf_check.explorer.pycompile import compile_steps
-from osf_check.explorer.symbolic import PropertyChecks, bmc, k_induction, to_z3
+from osf_check.explorer.explicit.bfs import bfs
+from osf_check.explorer.compiled.pycompile import compile_steps
+from osf_check.explorer.symbolic.engine import PropertyChecks, bmc, k_induction, to_z3
 from osf_check.models.expr import And, If, Or, Select, Slot
 from osf_check.cli import main
 from osf_check.properties import catalogue
@@ -118,7 +118,7 @@ def test_prove_bad_input():
 
 
 def test_seed_reaches_z3():
-    from osf_check.explorer.symbolic import set_seed
+    from osf_check.explorer.symbolic.engine import set_seed
     set_seed(7)
     assert z3.get_param("smt.random_seed") == "7"
     set_seed(0)
@@ -140,7 +140,7 @@ def test_houdini_keeps_no_candidate_whose_initial_check_z3_left_unknown(monkeypa
     """A candidate must hold on the initial states; when z3 answered ``unknown`` to "does
     every candidate hold initially?", every candidate was kept unchecked, so one that is
     inductive but false at the start (n >= 1 from n = 0) came out as a proved invariant."""
-    from osf_check.explorer.symbolic import houdini
+    from osf_check.explorer.symbolic.engine import houdini
     from osf_check.models.dsl import Int, ModelBuilder
     b = ModelBuilder("up", actors=("clock",))
     b.var("n", Int(0, 3), actor="clock")

@@ -11,10 +11,10 @@ import pytest
 
 from osf_check.cli import main
 from osf_check.explorer.check import check
-from osf_check.explorer.explicit import bfs
-from osf_check.explorer.pycompile import compile_pred, compile_steps
+from osf_check.explorer.explicit.bfs import bfs
+from osf_check.explorer.compiled.pycompile import compile_pred, compile_steps
 from osf_check.explorer.symmetry import Reduction, _Set, apply, expand, prove_symmetric
-from osf_check.explorer.vector import vector_bfs
+from osf_check.explorer.vector.search import vector_bfs
 from osf_check.models.dsl import SymmetricSet
 from osf_check.models.errors import BadValue
 from osf_check.models.expr import Or

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from osf_check.explorer.timing import DEADLINES, analyse
+from osf_check.explorer.symbolic.timing import DEADLINES, analyse
 from osf_check.cli import main
 
 

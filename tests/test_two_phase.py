@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from osf_check.explorer.check import check
-from osf_check.explorer.explicit import bfs
+from osf_check.explorer.explicit.bfs import bfs
 from osf_check.models.two_phase import SPEC
 
 # N: (distinct, generated).  Source: SPIN 6.5 (Debian's spin), full search of the
@@ -29,7 +29,7 @@ def test_state_counts_equal_spin_and_tlc(n):
 
 @pytest.mark.slow
 def test_state_counts_at_n8_and_n9_equal_spin():
-    from osf_check.explorer.vector import vector_bfs
+    from osf_check.explorer.vector.search import vector_bfs
     ex = vector_bfs(SPEC.build({"rms": 8}), [], depth=None)
     assert ex.complete and (ex.distinct, ex.generated) == SPIN[8]
     ex = vector_bfs(SPEC.build({"rms": 9}), [], depth=None)

@@ -396,8 +396,8 @@ def _walk(mutant=None):
 
 
 def test_negative_domains_and_boolean_operators_agree_on_every_engine():
-    from osf_check.explorer.explicit import bfs
-    from osf_check.explorer.vector import vector_bfs
+    from osf_check.explorer.explicit.bfs import bfs
+    from osf_check.explorer.vector.search import vector_bfs
     from osf_check.properties.base import Check, Property
     m = _walk()
     counts = {(e.distinct, e.generated) for e in (bfs(m, [], depth=None),

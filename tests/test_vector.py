@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from osf_check.explorer.check import prepare
-from osf_check.explorer.explicit import bfs
-from osf_check.explorer.graph import check_graph
-from osf_check.explorer.vector import Layout, vector_bfs
+from osf_check.explorer.explicit.bfs import bfs
+from osf_check.explorer.graph.checks import check_graph
+from osf_check.explorer.vector.search import Layout, vector_bfs
 from osf_check.models.two_phase import SPEC
 from osf_check.properties import catalogue
 
@@ -152,7 +152,7 @@ def test_a_search_past_32_bit_state_ids_stops_with_no_verdict(monkeypatch, worke
     before a level that would not fit (incomplete, exit 152), a level whose edges were
     logged half way makes it an error said as a resource bound, and a violation found
     before stays reported.  (The limit lowered to 200 states: TwoPhase N=3 has 288.)"""
-    from osf_check.explorer import store
+    from osf_check.explorer.store import levels as store
     from osf_check.explorer.check import check
     monkeypatch.setattr(store, "MAX_IDS", 200)
     kw = dict(depth=None, engine="vector", workers=workers)

@@ -455,7 +455,7 @@ def test_a_phone_may_register_without_a_target_and_then_reaches_no_desktop():
 
 # the implementation's deadlines are the ones B9 and B10 are proved with -----------------------
 def test_implementation_deadlines_match_the_timing_analysis():
-    from osf_check.explorer.timing import DEADLINES, analyse
+    from osf_check.explorer.symbolic.timing import DEADLINES, analyse
     from osf_check.relay.wire.idempotency import RETENTION
     from osf_check.relay.wire.phone import Phone
     from osf_check.relay.wire.relay_router import keep_pending

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from osf_check.explorer.check import check
-from osf_check.explorer.explicit import bfs
+from osf_check.explorer.explicit.bfs import bfs
 from osf_check.models.wire_relay import SPEC
 from osf_check.cli import main
 from osf_check.properties import catalogue

@@ -28,7 +28,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Iterable, Iterator
 
-from osf_check.explorer.pycompile import compile_steps
+from osf_check.explorer.compiled.pycompile import compile_steps
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
@@ -403,7 +403,7 @@ class Witnesses:
     counted, so a witness may be met unseen: the answer errs towards 'not met')."""
 
     def __init__(self, model: Model):
-        from osf_check.explorer.pycompile import compile_pred
+        from osf_check.explorer.compiled.pycompile import compile_pred
         from osf_check.properties import catalogue
         from osf_check.properties.base import witness_conditions
         props = catalogue.properties_of(model.name)

@@ -7,7 +7,7 @@ are packed, deduplicated against the visited set (:mod:`.store`: one sorted segm
 per level, a state's id its rank there) and against each other, and numbered at the
 end of their level.  Parent links are arrays of indices, so shortest
 counterexamples still come out, and the result is an ordinary
-:class:`~osf_check.explorer.explicit.Exploration`: the same reports, traces and graph
+:class:`~osf_check.explorer.explicit.bfs.Exploration`: the same reports, traces and graph
 checks apply.  Storage per state: its key (8 bytes per 64-bit word), its parent
 (4) and the action taken (2), nothing more.
 
@@ -33,19 +33,19 @@ import numpy as np
 from osf_check.models.dsl import Model
 from osf_check.properties.base import CheckList, Property
 
-from .checkpoint import load as load_checkpoint
-from .checkpoint import run_identity
-from .checkpoint import save as save_checkpoint
-from .edges import EdgeLog
-from .explicit import Exploration, Progress
-from .layout import Layout
+from osf_check.explorer.store.checkpoint import load as load_checkpoint
+from osf_check.explorer.store.checkpoint import run_identity
+from osf_check.explorer.store.checkpoint import save as save_checkpoint
+from osf_check.explorer.store.edges import EdgeLog
+from osf_check.explorer.explicit.bfs import Exploration, Progress
+from osf_check.explorer.store.layout import Layout
 from .shard_edges import sources
-from .store import IdsExhausted, LevelStore
+from osf_check.explorer.store.levels import IdsExhausted, LevelStore
 from .successors import Expansion, Successors, expand_range
 from .verdicts import Judge
 
 if TYPE_CHECKING:
-    from .symmetry import Reduction
+    from osf_check.explorer.symmetry import Reduction
 
 __all__ = ["vector_bfs", "Layout"]
 
@@ -115,7 +115,7 @@ class _VectorExploration(Exploration):
         bounded run's reach check needs them; a complete run never does)."""
         got = self.__dict__.get("_packed")
         if got is None:
-            from .pycompile import compile_pack
+            from osf_check.explorer.compiled.pycompile import compile_pack
             pk = compile_pack(self.model)
             got = self.__dict__["_packed"] = [pk(tuple(r)) for r in
                                               np.stack(self.columns(), axis=1).tolist()]

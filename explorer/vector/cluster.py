@@ -188,7 +188,7 @@ class _ShardActor:
     """A shard in a Ray actor: a worker's part for each owner is its own object."""
 
     def __init__(self, make: Callable[[int, int], Shard], w: int, parts: int):
-        from .allocator import keep_freed_memory
+        from osf_check.explorer.store.allocator import keep_freed_memory
         keep_freed_memory()  # the actor's process is a worker's alone (as the CLI's)
         self.shard, self.w = make(w, parts), w
 

@@ -23,10 +23,10 @@ import numpy as np
 
 from osf_check.properties.base import Goal, Property
 
-from .explicit import Exploration, Violation
-from .npeval import np_eval, packed_array, unpack_columns
-from .pycompile import compile_pack, compile_pred, compile_steps
-from .store import get_bits, set_bits
+from osf_check.explorer.explicit.bfs import Exploration, Violation
+from osf_check.explorer.compiled.npeval import np_eval, packed_array, unpack_columns
+from osf_check.explorer.compiled.pycompile import compile_pack, compile_pred, compile_steps
+from osf_check.explorer.store.levels import get_bits, set_bits
 
 if TYPE_CHECKING:  # networkx is imported where a lasso is drawn: it costs a quarter
     import networkx as nx  # of a second at every start of the CLI
@@ -261,7 +261,7 @@ def _parallel(g: _Graph, ex: Exploration, ext: "_Extension", jobs: list, workers
             for i in range(len(jobs)):
                 yield futures[i].result()
     except BrokenProcessPool:
-        from .partition import WorkerLost
+        from osf_check.explorer.vector.partition import WorkerLost
         raise WorkerLost("a process checking reach and fair goals died (killed, out of "
                          "memory?)") from None
     finally:

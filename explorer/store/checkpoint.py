@@ -23,7 +23,7 @@ from osf_check.models.errors import BadValue
 from osf_check.output import write_whole
 from osf_check.properties.base import CheckList, Property
 
-from .store import STORE_VERSION
+from .levels import STORE_VERSION
 
 __all__ = ["run_identity", "checks_digest", "save", "load", "damaged"]
 

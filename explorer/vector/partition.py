@@ -35,11 +35,11 @@ from osf_check.models.dsl import Model
 from osf_check.properties.base import CheckList, Property
 from osf_check.scratch import ScratchFull, memory_dir
 
-from .explicit import Progress, Violation
-from .layout import Layout
+from osf_check.explorer.explicit.bfs import Progress, Violation
+from osf_check.explorer.store.layout import Layout
 from .shard_edges import Answers, OutEdges, fill, runs, sources
-from . import store
-from .store import LevelStore, first, first_inverse, key_rows, least, rank, sortable
+from osf_check.explorer.store import levels as store
+from osf_check.explorer.store.levels import LevelStore, first, first_inverse, key_rows, least, rank, sortable
 from .successors import Expansion, Successors, action_dtype
 from .verdicts import Judge
 

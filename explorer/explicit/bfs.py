@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from osf_check.models.dsl import Model
 from osf_check.properties.base import CheckList, Property
 
-from .pycompile import (compile_level, compile_pack, compile_pred, compile_steps, compile_trans,
+from osf_check.explorer.compiled.pycompile import (compile_level, compile_pack, compile_pred, compile_steps, compile_trans,
                         compile_unpack)
 
 if TYPE_CHECKING:
-    from .symmetry import Reduction
+    from osf_check.explorer.symmetry import Reduction
 
 __all__ = ["Violation", "Exploration", "bfs", "Progress"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .store import LevelStore, first_inverse, sortable
+from .levels import LevelStore, first_inverse, sortable
 
 __all__ = ["EdgeLog", "cat_free"]
 

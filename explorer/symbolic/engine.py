@@ -302,8 +302,8 @@ def houdini(model: Model, candidates: list[Expr], *, assume: Sequence[Expr] = ()
     """
     import numpy as np
 
-    from .npeval import np_eval
-    from .pycompile import compile_pack, compile_steps
+    from osf_check.explorer.compiled.npeval import np_eval
+    from osf_check.explorer.compiled.pycompile import compile_pack, compile_steps
 
     steps = compile_steps(model)
     pack = compile_pack(model)

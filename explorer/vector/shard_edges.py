@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .store import sortable
+from osf_check.explorer.store.levels import sortable
 
 __all__ = ["OutEdges", "Answers", "fill", "place", "runs", "sources"]
 

@@ -2,7 +2,7 @@
 
 It checks new states against the invariants and witness conditions, and turns what
 an expansion reports (failed transition checks, a state with nothing enabled) into
-:class:`~osf_check.explorer.explicit.Violation` records, one per property: the first
+:class:`~osf_check.explorer.explicit.bfs.Violation` records, one per property: the first
 one found, which breadth-first order makes a shortest one.
 """
 
@@ -15,8 +15,8 @@ import numpy as np
 from osf_check.models.dsl import Model
 from osf_check.properties.base import CheckList
 
-from .explicit import Violation
-from .npeval import np_eval
+from osf_check.explorer.explicit.bfs import Violation
+from osf_check.explorer.compiled.npeval import np_eval
 
 __all__ = ["Judge"]
 

@@ -20,13 +20,13 @@ from osf_check.models.dsl import Model, ModelError
 from osf_check.models.expr import Slot
 from osf_check.properties.base import CheckList
 
-from .npeval import np_eval
-from .store import first
+from osf_check.explorer.compiled.npeval import np_eval
+from osf_check.explorer.store.levels import first
 
 if TYPE_CHECKING:
-    from .store import LevelStore
-    from .symmetry import Reduction
-    from .vector import Layout
+    from osf_check.explorer.store.levels import LevelStore
+    from osf_check.explorer.symmetry import Reduction
+    from osf_check.explorer.store.layout import Layout
 
 __all__ = ["Successors", "Expansion", "expand_range", "action_dtype"]
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from osf_check.models.dsl import Model
 
-from .store import sortable
+from .levels import sortable
 
 __all__ = ["Layout", "Columns", "narrow"]
 

@@ -1,0 +1,1 @@
+"""Part of the explorer (see osf_check.explorer); interface to be documented."""
