@@ -344,7 +344,7 @@ def _lines(r: Renderer, inst: ActionInstance) -> list[tuple[str, Tokens]]:
         dom = r.slot[slot][0].domain
         if e.op == "ite" and e.args[2].op == "slot" and e.args[2].value == (slot, 0):
             # x' = IF c THEN v ELSE x: a change only where c holds
-            toks = (r._slot(target) + [" = "] + r.render(e.args[1], dom)[1]
+            toks = (r._slot(target) + [" = "] + r._child(e.args[1], 1, dom)
                     + [" if "] + r.render(e.args[0])[1] + [" (else unchanged)"])
         else:
             toks = r._slot(target) + [" = "] + r.render(e, dom)[1]
@@ -363,12 +363,11 @@ def _fold(insts: Sequence[ActionInstance], rendered: Sequence[list[tuple[str, To
           ) -> dict[str, list[str]] | None:
     """One text for every instance, or None when they differ in shape.  A leaf that
     differs between instances must be, in each instance, the value of one argument (the
-    same one): it is shown as that argument's name.  So the text, with each instance's
-    arguments put in, is that instance's rendering."""
+    same one), or one sum of the integer arguments times constants (the same one): it
+    is shown as that.  So the text, with each instance's arguments put in, is that
+    instance's rendering."""
     first = rendered[0]
-    kinds = [k for k, _ in first]
-    if any([k for k, _ in lines] != kinds or
-           [len(t) for _, t in lines] != [len(t) for _, t in first] for lines in rendered):
+    if any(_skeleton(lines) != _skeleton(first) for lines in rendered):
         return None
     shown = [_shown_args(i) for i in insts]
     out: dict[str, list[str]] = {"let": [], "guard": [], "effect": [], "outputs": []}
@@ -376,20 +375,73 @@ def _fold(insts: Sequence[ActionInstance], rendered: Sequence[list[tuple[str, To
         names: dict[int, str] = {}
         for k, t in enumerate(toks):
             col = [lines[n][1][k] for lines in rendered]
-            if not isinstance(t, Leaf):
-                if any(c != t for c in col):
-                    return None
+            if not isinstance(t, Leaf) or all(c == t for c in col):
                 continue
-            if all(c == t for c in col):
-                continue
-            arg = next((a for a in insts[0].args
-                        if all(isinstance(c, Leaf) and _same(c.value, s[a])
-                               for c, s in zip(col, shown))), None)
-            if arg is None:
+            said = _explain([c.value for c in col], shown)
+            if said is None:
                 return None
-            names[k] = arg
+            names[k] = said
         out[kind].append(_text(toks, names))
     return out
+
+
+def _skeleton(lines: list[tuple[str, Tokens]]) -> tuple:
+    """An instance's text with its values left out: instances of one skeleton differ
+    only in values."""
+    return tuple((kind, tuple(t if isinstance(t, str) else None for t in toks))
+                 for kind, toks in lines)
+
+
+def _explain(values: list[Any], shown: list[dict[str, Any]]) -> str | None:
+    """An argument, or a sum of integer arguments times constants, whose value in each
+    instance is that instance's value here; None if there is none."""
+    args = list(shown[0])
+    for a in args:
+        if all(_same(v, s[a]) for v, s in zip(values, shown)):
+            return a
+    ints = [a for a in args if all(type(s[a]) is int for s in shown)]
+    if not ints or not all(type(v) is int for v in values):
+        return None
+    coef = _affine([[s[a] for a in ints] for s in shown], values)
+    if coef is None:
+        return None
+    terms = [(c, a) for c, a in zip(coef[1:], ints) if c]
+    text = ""
+    for c, a in terms:
+        mag = f"{abs(c)}*{a}" if abs(c) != 1 else a
+        text += (" - " if c < 0 else " + ") + mag if text else ("-" if c < 0 else "") + mag
+    if coef[0]:
+        text += f" {'-' if coef[0] < 0 else '+'} {abs(coef[0])}"
+    return text if terms else None
+
+
+def _affine(xs: list[list[int]], ys: list[int]) -> list[int] | None:
+    """Integers ``c0, c1, …`` with ``y = c0 + c1*x1 + …`` on every row, or None (exact:
+    Gaussian elimination over fractions, then every row checked)."""
+    from fractions import Fraction
+    rows = [[Fraction(1)] + [Fraction(x) for x in row] + [Fraction(y)] for row, y in zip(xs, ys)]
+    n = len(rows[0]) - 1
+    pivots: list[int] = []
+    r = 0
+    for col in range(n):
+        p = next((i for i in range(r, len(rows)) if rows[i][col] != 0), None)
+        if p is None:
+            continue
+        rows[r], rows[p] = rows[p], rows[r]
+        rows[r] = [v / rows[r][col] for v in rows[r]]
+        for i in range(len(rows)):
+            if i != r and rows[i][col] != 0:
+                rows[i] = [a - rows[i][col] * b for a, b in zip(rows[i], rows[r])]
+        pivots.append(col)
+        r += 1
+    sol = [Fraction(0)] * n  # (a free coefficient is 0)
+    for i, col in enumerate(pivots):
+        sol[col] = rows[i][n]
+    if any(v.denominator != 1 for v in sol):
+        return None
+    c = [int(v) for v in sol]
+    ok = all(c[0] + sum(a * x for a, x in zip(c[1:], row)) == y for row, y in zip(xs, ys))
+    return c if ok else None
 
 
 def _same(x: Any, y: Any) -> bool:
@@ -409,25 +461,55 @@ def _variants(model: Model) -> list[list[ActionInstance]]:
 def action_forms(model: Model, name: str, args: Sequence[str] | None = None
                  ) -> list[dict[str, Any]]:
     """How action ``name`` (the variant of it with arguments ``args``, if given) is
-    shown: one form for all its instances (``instances`` is ``None``), or one per
-    instance (its label in ``instances``).  Each form has ``let`` (parts used twice,
-    named), ``guard`` (conjuncts), ``effect`` (updates; unlisted variables keep their
-    values) and ``outputs``."""
+    shown: instances that differ only in values are one form, the rest one form each.
+    A form's ``instances`` are the labels it covers (None: every instance) and
+    ``applies`` says which in words; it has ``let`` (parts used twice, named),
+    ``guard`` (conjuncts), ``effect`` (updates; unlisted variables keep their values)
+    and ``outputs``."""
     r = Renderer(model)
     insts = [i for i in model.instances if i.name == name
              and (args is None or tuple(i.args) == tuple(args))]
     rendered = [_lines(r, i) for i in insts]
-    one = _fold(insts, rendered) if len(insts) > 1 or not insts[0].args else None
-    if one is not None:
-        return [dict(one, instances=None)]
+    groups: dict[tuple, list[int]] = {}
+    for k, lines in enumerate(rendered):
+        groups.setdefault(_skeleton(lines), []).append(k)
     forms = []
-    for inst, lines in zip(insts, rendered):
-        form: dict[str, Any] = {"let": [], "guard": [], "effect": [], "outputs": [],
-                                "instances": [inst.label]}
-        for kind, toks in lines:
-            form[kind].append(_text(toks))
-        forms.append(form)
+    for ks in groups.values():
+        group = [insts[k] for k in ks]
+        one = _fold(group, [rendered[k] for k in ks]) \
+            if len(ks) > 1 or not group[0].args else None
+        if one is not None:
+            whole = len(ks) == len(insts)
+            forms.append(dict(one, instances=None if whole else [i.label for i in group],
+                              applies=None if whole else _applies(group, insts)))
+            continue
+        for k in ks:
+            form: dict[str, Any] = {"let": [], "guard": [], "effect": [], "outputs": [],
+                                    "instances": [insts[k].label], "applies": insts[k].label}
+            for kind, toks in rendered[k]:
+                form[kind].append(_text(toks))
+            forms.append(form)
     return forms
+
+
+def _applies(group: Sequence[ActionInstance], every: Sequence[ActionInstance]) -> str:
+    """Which instances a form covers, as a label with the arguments it fixes
+    (``execute(o, a, out=success, stored=1)``), or their labels."""
+    shown = [_shown_args(i) for i in group]
+    alls = [_shown_args(i) for i in every]
+    parts, size = [], 1
+    for a in group[0].args:
+        vals = list(dict.fromkeys(s[a] for s in shown))
+        size *= len(vals)
+        if len(vals) == len({s[a] for s in alls}):
+            parts.append(a)
+        elif len(vals) == 1:
+            parts.append(f"{a}={vals[0]}")
+        else:
+            parts.append(f"{a} ∈ {{{', '.join(map(str, vals))}}}")
+    if size != len(group):  # not a product of per-argument choices
+        return ", ".join(i.label for i in group)
+    return f"{group[0].name}({', '.join(parts)})"
 
 
 def _arguments(insts: Sequence[ActionInstance]) -> list[dict[str, Any]]:
@@ -649,8 +731,8 @@ def _md_action(a: Mapping[str, Any], fuzzable: bool) -> list[str]:
     if a["arguments"]:
         out += ["Arguments: " + "; ".join(_md_arg(x) for x in a["arguments"]) + ".", ""]
     for f in a["forms"]:
-        if f["instances"] is not None:
-            out += [f"`{f['instances'][0]}`:", ""]
+        if f["applies"] is not None:
+            out += [f"`{f['applies']}`:", ""]
         if f["let"]:
             out += ["- where:"] + [f"  - `{x}`" for x in f["let"]]
         out += ["- guard:"] + [f"  - `{g}`" for g in f["guard"]]
