@@ -238,3 +238,11 @@ def test_an_idle_event_that_changed_the_state_reads_as_a_sentence():
     assert "it changed phase and sent 1 message(s), where" in both, both
     only_sent = Changed([s0, s0], [{"post": {}}]).idle("tick")
     assert "and it sent 1 message(s), where" in only_sent, only_sent
+
+
+def test_every_variable_of_a_shipped_model_says_what_it_means():
+    from osf_check.properties import catalogue
+    bare = [f"{name}.{v.name}" for name, source in catalogue.SOURCES.items()
+            if source == "built-in" for v in catalogue.spec(name).build().variables
+            if not v.doc.strip()]
+    assert bare == []
