@@ -169,11 +169,21 @@ class Renderer:
                                       + self._child(e.args[1], _PREC["implies"]))
         if op == "ite":
             c, a, b = e.args
-            return 0, (["IF "] + self.render(c)[1] + [" THEN "] + self.render(a, dom)[1]
-                       + [" ELSE "] + self.render(b, dom)[1])
+            pa, ta = self.render(a, dom)
+            tb = self.render(b, dom)[1]
+            if ta == tb:  # IF c THEN v ELSE v is v
+                return pa, ta
+            return 0, ["IF "] + self.render(c)[1] + [" THEN "] + ta + [" ELSE "] + tb
         sym, kind = _ARITH[op]
         p = _PREC[kind]
-        return p, self._child(e.args[0], p) + [sym] + self._child(e.args[1], p + 1)
+        (pa, ta), (pb, tb) = self.render(e.args[0]), self.render(e.args[1])
+        zero = [Leaf(0, "0")]
+        if op in ("add", "sub") and tb == zero:  # x + 0 is x (a sum built term by term)
+            return pa, ta
+        if op == "add" and ta == zero:
+            return pb, tb
+        return p, (ta if pa >= p else ["("] + ta + [")"]) + [sym] + \
+            (tb if pb >= p + 1 else ["("] + tb + [")"])
 
     def text(self, e: Expr, dom: Domain | None = None) -> str:
         return _text(self.render(e, dom)[1])
