@@ -22,12 +22,13 @@ TM = Enum("init", "committed", "aborted")
 def build(params: dict[str, int], mutant: str | None) -> Model:
     n = params["rms"]
     b = ModelBuilder("two-phase", params, mutant, actors=("tm", "rm", "network"))
-    b.array("rmState", RM, n, actor="rm")
-    b.var("tmState", TM, actor="tm")
-    b.array("tmPrepared", Bool(), n, actor="tm")
+    b.array("rmState", RM, n, actor="rm", doc="each resource manager's state")
+    b.var("tmState", TM, actor="tm", doc="the transaction manager's state")
+    b.array("tmPrepared", Bool(), n, actor="tm",
+            doc="the resource managers the TM has received Prepared from")
     b.array("msgPrepared", Bool(), n, actor="network", doc="[type |-> Prepared, rm |-> r] \\in msgs")
-    b.var("msgCommit", Bool(), actor="network")
-    b.var("msgAbort", Bool(), actor="network")
+    b.var("msgCommit", Bool(), actor="network", doc="[type |-> Commit] \\in msgs")
+    b.var("msgAbort", Bool(), actor="network", doc="[type |-> Abort] \\in msgs")
     R = range(n)
 
     @b.action("tm", params={"r": R}, name="TMRcvPrepared")

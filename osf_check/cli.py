@@ -1072,6 +1072,23 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
 
 
 @main.command()
+@click.option("--model", "model", default=None, metavar="M",
+              help="Model to describe (optional with a --model-file of one model).")
+@_model_files("Load models from this Python file (see 'Writing your own model').")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Model parameter (repeatable): array sizes and action instances follow it.")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md",
+              show_default=True, help="Markdown, or one JSON document.")
+def describe(model: str | None, model_files: list[str], params: tuple[str, ...],
+             fmt: str) -> None:
+    """A model's reference: actions (arguments, guard, effect, actor, who takes them),
+    variables, fairness and properties, generated from the model."""
+    from osf_check.describe import reference_text
+    click.echo(reference_text(_one_model(model, model_files), _parse_params(params), fmt),
+               nl=False)
+
+
+@main.command()
 @click.argument("trace_file", metavar="TRACE.json", type=click.Path(path_type=Path))
 @click.option("--mutant", default=None, metavar="NAME",
               help="Replay against this implementation mutant (default: the trace's; 'none': "

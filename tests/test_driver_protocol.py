@@ -136,7 +136,7 @@ def test_every_implementation_mutant_is_caught_through_the_adapter(name, mutant)
 # adapters that fail ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("how,kind,words", [
-    ("crash", "crashed", "at step lose_response(i=0) (exit status 3); its last line on stderr: faulty adapter: giving up"),
+    ("crash", "crashed", "at step lose_response(i=0) (exit status 3); the end of its stderr (1 line): faulty adapter: giving up"),
     ("hang", "hung", "did not answer step lose_response(i=0) within 2 s"),
     ("garbage", "malformed", "not JSON: Traceback (most recent call last): oops"),
     ("bad-schema", "malformed", "offers: must be array"),

@@ -52,6 +52,36 @@ def _harness_of(model: str) -> type | None:
     return {"graph-relay": GraphHarness, "wire-relay": WireHarness}.get(model)
 
 
+#: how much of the end of an adapter's stderr a crash report shows: a runtime's crash
+#: ends with the error and its stack, then a banner (Node prints "Node.js v20"), so the
+#: last line alone says nothing; a few lines, within a budget of characters
+TAIL_LINES, TAIL_CHARS = 8, 800
+
+
+def stderr_tail(text: str) -> str:
+    """The end of what an adapter wrote on stderr, as a crash report closes: its last
+    non-blank lines (up to :data:`TAIL_LINES`, each cut at 160 characters, the lot
+    within :data:`TAIL_CHARS`, the last line always), on one line, ``⏎`` between
+    them; empty when it wrote nothing.
+
+    >>> print("crashed" + stderr_tail("starting\\nError: boom\\n    at main (a.mjs:3)\\n\\nNode.js v20"))
+    crashed; the end of its stderr (4 lines): starting ⏎ Error: boom ⏎ at main (a.mjs:3) ⏎ Node.js v20
+    >>> stderr_tail("") == stderr_tail("\\n  \\n")  == ""
+    True
+    """
+    kept = [quote(x.strip()) for x in text.splitlines() if x.strip()]
+    tail: list[str] = []
+    for line in reversed(kept[-TAIL_LINES:]):
+        if tail and sum(len(x) + 3 for x in tail) + len(line) > TAIL_CHARS:
+            break
+        tail.insert(0, line)
+    if not tail:
+        return ""
+    n = f"last {len(tail)} of {len(kept)} lines" if len(kept) > len(tail) else \
+        f"{len(tail)} line{'s' if len(tail) > 1 else ''}"
+    return f"; the end of its stderr ({n}): " + " ⏎ ".join(tail)
+
+
 class Adapter:
     """An adapter process: ``request`` sends one message and returns its checked reply."""
 
@@ -141,11 +171,9 @@ class Adapter:
         except subprocess.TimeoutExpired:
             code = None
         self._err.seek(0)
-        last = [x for x in self._err.read().splitlines() if x.strip()][-1:]
-        said = f"; its last line on stderr: {quote(last[0])}" if last else ""
         status = f"exit status {code}" if code is not None else "closed its stdout"
         return AdapterError("crashed", f"the adapter stopped answering at {what} "
-                                       f"({status}){said}")
+                                       f"({status}){stderr_tail(self._err.read())}")
 
     def greet(self, model: Model, seed: int) -> None:
         reply = self.request("hello", protocol=VERSION, model=model.name,
@@ -265,8 +293,8 @@ class ExternalHarness(IdleEvents):
         if after == before and not sent:
             return None
         differ = [n for n, x, y in zip(self.model.slot_names, before, after) if x != y]
-        did = f"changed {', '.join(differ)}" if differ else ""
-        did += (" and " if did else "") + (f"sent {len(sent)} message(s)" if sent else "")
+        did = " and ".join(([f"changed {', '.join(differ)}"] if differ else []) +
+                           ([f"sent {len(sent)} message(s)"] if sent else []))
         return (f"the idle event {event} (where the model does not take {event}) reached the "
                 f"implementation and it {did}, where it must change nothing")
 

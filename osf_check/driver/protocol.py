@@ -102,7 +102,7 @@ def state_table(model: Any) -> str:
         d = v.domain
         names = getattr(d, "names", None)
         one = (" \\| ".join(f'`"{n}"`' for n in names) if names else
-               "`true` \\| `false`" if type(d).__name__ == "Bool" else
+               "`true` \\| `false`" if d.kind == "bool" else
                f"integer {d.show(0)}..{d.show(d.size - 1)}")
         shape = one if v.length is None else f"array of {v.length}: {one}"
         rows.append(f"| `{v.name}` | {shape} | {v.doc or ''} |")
