@@ -232,6 +232,7 @@ class SetView(ArrayView):
 
     def _index(self, x: Any) -> Any:
         e = self._var.elements
+        assert e is not None  # a SetView is made only for a set variable
         if isinstance(x, str):
             return e.parse(x) - e.lo
         return x - e.lo if e.lo else x
@@ -256,6 +257,7 @@ class SetView(ArrayView):
 
     def elements(self) -> list[int]:
         e = self._var.elements
+        assert e is not None  # a SetView is made only for a set variable
         return list(range(e.lo, e.hi + 1))
 
     def exists(self, pred: Callable[[int], Any]) -> Expr:
@@ -412,7 +414,6 @@ class ActionInstance:
         """Output ``name`` on ``state``, as a person reads it.  A value outside the
         output's domain (an enum would show another name: -1 is the last) or a Select
         past its end is a :class:`ModelError` naming the action and the output."""
-        from .expr import evaluate
         d, e = self.outputs[name]
         try:
             v = evaluate(e, state)
@@ -896,7 +897,7 @@ class ModelBuilder:
                   view: StateView) -> tuple[list[tuple[int, ...]], Expr]:
         """The states one ``init``/``init_all`` call names, and the predicate that holds
         exactly on them (within the domains)."""
-        from .expr import And, evaluate
+        from .expr import And
         where = values.get("__where__")
         missing = set(self._vars) - set(values)
         if missing:

@@ -1,18 +1,20 @@
-"""The README's console examples, produced by running them.
+"""The console examples of the README and of the pages in ``docs/``, produced by running
+them.
 
     python scripts/readme_examples.py          # check: exit 1 and a diff where one is stale
     python scripts/readme_examples.py --write  # run every example and write its output back,
-                                               # and draw the README's pictures again
+                                               # and draw the pictures again
+    python scripts/readme_examples.py docs/models.md   # the examples of these pages only
 
 A console example is a fenced ``console`` block whose first line is ``$ command``; the
 rest of the block is what the command prints (a pipe through ``grep`` or ``sed`` may
 abridge it: the reader sees that in the command).  Commands run with bash in a fresh
 temporary directory that holds a link to ``examples/``, so an ``--out`` directory is
 not left in the clone.  Timings (``0.34 s``, ``42,648 distinct states/s``) differ from
-run to run and machine to machine: they are compared as placeholders, and the README
-says what machine the written ones come from.
+run to run and machine to machine: they are compared as placeholders.  A command that
+two pages show is run once.
 
-The README's counterexample pictures (:data:`PICTURES`) are drawn by commands too; each
+The pages' counterexample pictures (:data:`PICTURES`) are drawn by commands too; each
 is committed with its trace, and the check compares the committed trace's steps with a
 fresh run's (the SVG's bytes depend on the Graphviz renderer found).
 """
@@ -31,6 +33,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+
+
+def pages() -> list[Path]:
+    """The README and every page of the documentation, in that order."""
+    return [README, *sorted((ROOT / "docs").rglob("*.md"))]
 BLOCK = re.compile(r"^```console\n\$ (?P<cmd>[^\n]+)\n(?P<out>.*?)^```$", re.M | re.S)
 TIMING = re.compile(r"\b\d[\d,]*(?:\.\d+)? (s\b|distinct states/s|lines/s|examples/s)")
 
@@ -59,7 +66,7 @@ PICTURES = {
         "diehard-D2-inv"),
 }
 
-#: other pictures the README shows: docs/img/<name> <- out/<file> of the command
+#: other pictures the pages show: docs/img/<name> <- out/<file> of the command
 FILES = {
     "timing-B10-outbox-submit-ios.png": (
         "osf-check timing --set lease=30 --out out/", "timing-B10-outbox-submit-ios.png"),
@@ -76,7 +83,7 @@ def normal(text: str) -> str:
 
 
 def run(cmd: str, keep: dict[str, bytes] | None = None) -> str:
-    """What ``cmd`` prints on stdout, run as the README's reader would; ``keep`` receives
+    """What ``cmd`` prints on stdout, run as the pages' reader would; ``keep`` receives
     the files it wrote into out/ (name -> bytes)."""
     with tempfile.TemporaryDirectory(prefix="osf-readme-") as tmp:
         os.symlink(ROOT / "examples", Path(tmp) / "examples")
@@ -161,33 +168,57 @@ def screenshot(path: Path) -> None:
             b.close()
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true", help="write fresh outputs into README.md")
-    args = ap.parse_args(argv)
-    text = README.read_text(encoding="utf-8")
+def _name(page: Path) -> str:
+    return str(page.relative_to(ROOT)) if page.is_relative_to(ROOT) else page.name
+
+
+def check_page(page: Path, write: bool, fresh: dict[str, str]) -> tuple[int, int]:
+    """Run (or take from ``fresh``, the outputs of commands run already) each console
+    example of ``page``; print a diff for each stale one and, with ``write``, write the
+    page back with the fresh outputs.  Returns (examples, stale)."""
+    text = page.read_text(encoding="utf-8")
     found = examples(text)
-    if not found:
-        print("readme_examples: no console example in README.md", file=sys.stderr)
-        return 1
     stale = 0
     pieces, last = [], 0
     for m in found:
-        fresh = run(m["cmd"])
-        pieces += [text[last:m.start("out")], fresh]
+        if m["cmd"] not in fresh:
+            fresh[m["cmd"]] = run(m["cmd"])
+        out = fresh[m["cmd"]]
+        pieces += [text[last:m.start("out")], out]
         last = m.end("out")
-        if normal(fresh) != normal(m["out"]):
+        if normal(out) != normal(m["out"]):
             stale += 1
-            diff = difflib.unified_diff(m["out"].splitlines(), fresh.splitlines(),
-                                        "README.md", f"$ {m['cmd']}", lineterm="", n=1)
+            diff = difflib.unified_diff(m["out"].splitlines(), out.splitlines(),
+                                        _name(page), f"$ {m['cmd']}", lineterm="", n=1)
             print("\n".join(diff), file=sys.stderr)
-    drawn = pictures(args.write)
+    if write and found:
+        page.write_text("".join(pieces) + text[last:], encoding="utf-8")
+    return len(found), stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="write fresh outputs into the pages")
+    ap.add_argument("page", nargs="*", type=Path,
+                    help="check these pages only, not the pictures (default: every page)")
+    args = ap.parse_args(argv)
+    chosen = [p.resolve() for p in args.page] or pages()
+    fresh: dict[str, str] = {}
+    n = stale = 0
+    for page in chosen:
+        found, old = check_page(page, args.write, fresh)
+        n, stale = n + found, stale + old
+    if not n:
+        print("readme_examples: no console example in " + ", ".join(map(_name, chosen)),
+              file=sys.stderr)
+        return 1
+    drawn = 0 if args.page else pictures(args.write)
+    drawing = "" if args.page else f", {len(PICTURES)} pictures"
     if args.write:
-        README.write_text("".join(pieces) + text[last:], encoding="utf-8")
-        print(f"readme_examples: {len(found)} examples and {len(PICTURES)} pictures written "
+        print(f"readme_examples: {n} examples{drawing} written in {len(chosen)} pages "
               f"({stale + drawn} had changed)")
         return 0
-    print(f"readme_examples: {len(found)} examples, {len(PICTURES)} pictures, "
+    print(f"readme_examples: {n} examples{drawing} in {len(chosen)} pages, "
           f"{stale + drawn} stale"
           + ("; run python scripts/readme_examples.py --write" if stale + drawn else ""))
     return 1 if stale + drawn else 0

@@ -143,14 +143,14 @@ def test_unknown_option_is_click_usage_error():
     assert run("explore", "--frobnicate").exit_code == 2
 
 
-def test_every_exit_code_is_named_in_the_help_and_the_readme():
+def test_every_exit_code_is_named_in_the_help_and_the_docs():
     """154 (a failing adapter) was missing from ``osf-check --help``."""
     import re
     from osf_check import cli
     from osf_check.explorer.check import EXIT
     codes = set(EXIT.values()) | {2, cli.INTERNAL, 130, cli.READER_GONE}
     helped = run("--help").output
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parent.parent / "docs" / "checking.md").read_text(encoding="utf-8")
     for where, text in [("--help", helped), ("cli.py", cli.__doc__)]:
         said = {int(c) for c in re.findall(r"\b(\d{1,3})\b", text)}
         assert codes - {0} <= said, (where, sorted(codes - said))

@@ -151,9 +151,9 @@ def test_importing_the_reference_implementation_loads_nothing_of_the_checker():
     assert out == "[]"
 
 
-def test_the_mutants_whose_counterexamples_replay_refuses_are_the_readmes_four():
+def test_the_mutants_whose_counterexamples_replay_refuses_are_the_docs_four():
     """replay refuses a trace whose states the implementation's abstraction cannot show
-    (variables sized otherwise); the README names the mutants whose models do that."""
+    (variables sized otherwise); docs/fuzzing.md names the mutants whose models do that."""
     from osf_check.explorer.check import prepare
     from osf_check.fuzz.driver import IMPL_MUTANTS, _same_shape
     from osf_check.models.errors import BadValue
@@ -172,6 +172,6 @@ def test_the_mutants_whose_counterexamples_replay_refuses_are_the_readmes_four()
             refused.append(mu.name)
     assert sorted(refused) == ["fresh-key-on-retry", "retry-mints-new-key",
                                "scope-key-without-method", "server-ignores-key"]
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parent.parent / "docs" / "fuzzing.md").read_text()
     assert "four mutants\nwhose models size their variables otherwise (`fresh-key-on-retry`,\n" \
         "`server-ignores-key`, `scope-key-without-method`, `retry-mints-new-key`)" in readme
