@@ -287,7 +287,7 @@ class Checker:
 
     def check_log(self, log: str | os.PathLike[str] | Sequence[str],
                   mapping: str | os.PathLike[str] | Mapping[str, Any], *,
-                  hidden_depth: int = 4) -> Any:
+                  hidden_depth: int | None = None) -> Any:
         """Whether some behaviour of the model explains a recorded log (``check-log``).
 
         ``log`` is a file of JSON lines or the lines themselves; ``mapping`` a mapping
@@ -309,7 +309,9 @@ class Checker:
         """
         from osf_check.tracelog.check import check_log as run_check_log
         from osf_check.tracelog.mapping import compile_mapping, read_document
-        hidden_depth = _integer("hidden_depth", hidden_depth, 0, 50)
+        from osf_check.tracelog import HIDDEN_DEPTH
+        hidden_depth = _integer("hidden_depth", HIDDEN_DEPTH if hidden_depth is None
+                                else hidden_depth, 0, 50)
         if isinstance(mapping, (str, os.PathLike)):
             doc, source = read_document(Path(mapping)), str(mapping)
         elif isinstance(mapping, Mapping):

@@ -27,6 +27,7 @@ from typing import Any, NoReturn, Sequence
 import click
 
 from osf_check.explorer.store.allocator import keep_freed_memory
+from osf_check.tracelog import HIDDEN_DEPTH
 from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
 from osf_check.explorer.vector.partition import WorkerLost
 from osf_check.explorer.store.levels import IdsExhausted
@@ -1177,7 +1178,7 @@ def _replay_verdict(who: str, last: Any) -> str:
               "mapping's model may be one of them.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Model parameter: the deployment's settings (a refusal is a verdict only at stated ones), and bounds large enough for the logged run.")
-@click.option("--hidden-depth", type=click.IntRange(0, 50), default=4, show_default=True,
+@click.option("--hidden-depth", type=click.IntRange(0, 50), default=HIDDEN_DEPTH, show_default=True,
               help="Unlogged steps (the actions no rule names) allowed between two lines.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON result on stdout.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,

@@ -65,7 +65,12 @@ def test_a_sync_replaces_its_projects_sessions_and_starts_its_queued_runs():
         {"command_id": t["command_id"], "graph_session_id": SID, "slug": "s1",
          "arguments": {"x": 1}}]
     assert s.runs[0].status == "running"
-    assert s.sync("p1", []) == [] and s.sessions == {}
+    # a running command is sent again with every sync of its project until its completion
+    # arrives, so a lost sync reply cannot leave it running forever (the desktop ignores
+    # a command it already runs)
+    assert s.sync("p1", []) == [
+        {"command_id": t["command_id"], "graph_session_id": SID, "slug": "s1",
+         "arguments": {"x": 1}}] and s.sessions == {}
     with pytest.raises(ToolError, match="^at most 100 sessions per sync$"):
         s.sync("p1", [{"graph_session_id": f"gs_{i:032x}"} for i in range(101)])
 

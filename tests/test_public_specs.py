@@ -15,7 +15,7 @@ from pathlib import Path
 import z3
 
 import osf_check
-from osf_check.explorer.symbolic import Symbolic
+from osf_check.explorer.symbolic.engine import Symbolic
 
 HERE = Path(__file__).resolve().parent / "public_specs"
 

@@ -10,10 +10,10 @@ import math
 
 import pytest
 
-from osf_check.explorer.explicit import bfs
+from osf_check.explorer.explicit.bfs import bfs
 from osf_check.explorer.compiled.pycompile import compile_pred, compile_steps
 from osf_check.explorer.symmetry import Reduction, _Set, apply, expand, prove_symmetric
-from osf_check.explorer.vector import vector_bfs
+from osf_check.explorer.vector.search import vector_bfs
 from osf_check.models.dsl import Int, ModelBuilder
 from osf_check.models.expr import And, If
 from osf_check.properties.base import Check, Property

@@ -32,6 +32,7 @@ from osf_check.explorer.compiled.pycompile import compile_steps
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
+from . import HIDDEN_DEPTH
 from .bounds import Bounds, bounds_of
 from .mapping import Mapping, MappingError, Rule, Source, compile_mapping
 from .settings import judge_settings
@@ -115,7 +116,7 @@ def _lines(f: Iterable[str]) -> Iterator[tuple[int, dict[str, Any] | None, str]]
 
 
 class LogChecker:
-    def __init__(self, model: Model, mapping: Mapping, hidden_depth: int = 4,
+    def __init__(self, model: Model, mapping: Mapping, hidden_depth: int = HIDDEN_DEPTH,
                  bounds: Bounds | None = None):
         self.model = model
         self.bounds = bounds if bounds is not None else Bounds()
@@ -322,7 +323,7 @@ class LogChecker:
                        f"(the rules' when: {', '.join(json.dumps(r.when) for r in rules)})")
 
 
-def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth: int = 4,
+def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth: int = HIDDEN_DEPTH,
               tick: Callable[[int], None] | None = None,
               reread: Callable[[], Iterable[str]] | None = None,
               upto: int | None = None, judge: bool = True,
@@ -592,7 +593,7 @@ def _checks(e: Any) -> bool:
 
 
 def explanation(f: IO[str], model: Model, mapping: Mapping, upto: int, *,
-                hidden_depth: int = 4
+                hidden_depth: int = HIDDEN_DEPTH
                 ) -> tuple[list[State], list[int | None], LogChecker, list[Candidate] | str]:
     """A behaviour of the model that explains lines 1..``upto``-1 (read again, keeping how
     each possible state was reached), as states and the action taken into each; with the
