@@ -3,7 +3,7 @@
 translation of its PlusCal, action for action).  A fork's record ``[holder, clean]`` is
 two arrays, ``holder`` and ``clean``; philosopher and fork ``p`` (1..NP in the spec) is
 index ``p - 1``.  ``WF_vars(Philosopher(self))`` is weak fairness of the set
-``{Loop(self), Think(self), Eat(self)}``.
+``{Loop(self), Think(self), Eat(self)}``; the mutant ``no-fairness`` drops it.
 
     osf-check explore --model-file tests/public_specs/dining.py --depth unbounded
 """
@@ -55,7 +55,7 @@ def build(params, mutant):
         return s.pc[p] == PC.Eat, {s.hungry[p]: False, s.clean[left]: False,
                                    s.clean[right]: False, s.pc[p]: PC.Loop}
 
-    for p in phils:
+    for p in phils if mutant != "no-fairness" else ():
         b.fairness("weak", [f"{a}(p={p})" for a in ("Loop", "Think", "Eat")],
                    name=f"Philosopher({p + 1})")
     # fork 2 starts with philosopher 1, every other fork f with philosopher f
@@ -66,7 +66,9 @@ def build(params, mutant):
 
 SPEC = ModelSpec(name="dining", title="Dining philosophers (DiningPhilosophers.tla)",
                  params=(Param("np", 5, 2, 6, "philosophers (NP)"),),
-                 mutants={}, build_fn=build)
+                 mutants={"no-fairness": "Spec without its fairness: a philosopher "
+                                         "may stop for ever"},
+                 build_fn=build)
 
 
 def exclusive_access(s, m):

@@ -1,0 +1,182 @@
+"""Liveness of public specifications of tlaplus/Examples (``tests/public_specs/``),
+verdicts, distinct-state counts and counterexamples checked beside TLC.
+
+TLC figures: TLC2 Version 2.19 of 08 August 2024 (rev: 5a47802), tlaplus/Examples at
+commit 32a32c7, each run in a folder holding the published module(s) and the .cfg (and
+MC*.tla, where the run checks something the module does not define) kept in
+``tests/public_specs/tlc/<run>/``, with the command
+``java -XX:+UseParallelGC -cp tla2tools.jar tlc2.TLC -workers 1 -fp 0 -config X.cfg X.tla``.
+
+Comparing counterexamples: TLC prints a lasso of n states, then either "Stuttering" (the
+behaviour stays in state n for ever) or "Back to state k" (a step from state n to state
+k).  Ours is ``length`` steps (n - 1) and either ``stutters`` in its last state or
+``loop_start``, the index of the state its last state equals.  TLC does not look for a
+shortest lasso (its -fp 0 lasso for TCommit below is 4 states where 1 suffices), so
+lengths are compared where every counterexample has the same length, and elsewhere the
+test says what TLC printed and checks ours is a shortest (hand count)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import osf_check
+
+HERE = Path(__file__).resolve().parent / "public_specs"
+
+
+def _explore(name, *props, mutant=None, **params):
+    c = osf_check.Checker(HERE / f"{name}.py").mutant(mutant).params(**params)
+    return c.properties(*props).depth(None).keep_going().explore()
+
+
+def _lasso(r, prop):
+    """A counterexample's states, its loop index and whether it stutters."""
+    [v] = [v for v in r.to_json()["violations"] if v["property"] == prop]
+    tr = v["trace"]
+    return [st["state"] for st in tr["steps"]], tr["loop_start"], tr["stutters"], tr["steps"]
+
+
+# DiningPhilosophers: weak fairness of each philosopher's set of actions ------------------
+
+def test_dining_philosophers_nobody_starves_as_tlc_says():
+    """DiningPhilosophers.tla (``specifications/DiningPhilosophers/``), TLC run
+    ``dining`` (the published cfg, NP = 5): 67 distinct states, depth 29, TypeOK,
+    ExclusiveAccess and NobodyStarves hold (and no deadlock)."""
+    r = _explore("dining")
+    assert (r.distinct, len(r.histogram)) == (67, 29)  # TLC 2.19, dining
+    assert r.status == {"DP1": "holds", "DP2": "holds"} and r.exit_code == 0
+
+
+def test_dining_philosophers_without_fairness_starve():
+    """TLC run ``dining_nofair`` (Spec without ``\\A self: WF_vars(Philosopher(self))``):
+    NobodyStarves violated, 67 distinct states; TLC prints a 27-state lasso then
+    "Stuttering" (in every reachable state some philosopher is hungry, so stuttering
+    anywhere is a counterexample).  Ours is a shortest (hand count): the initial state,
+    every philosopher hungry, then stuttering."""
+    r = _explore("dining", "DP2", mutant="no-fairness")
+    assert r.distinct == 67  # TLC 2.19, dining_nofair
+    assert r.status == {"DP2": "violated"} and r.exit_code == 13
+    states, loop, stutters, _ = _lasso(r, "DP2")
+    assert (len(states), loop, stutters) == (1, 0, True)
+    assert states[0]["hungry"] == [True] * 5
+
+
+# TokenRing (EWD 426): WF_vars(Next), CHECK_DEADLOCK FALSE, <>[] -------------------------
+
+def test_token_ring_stabilizes_as_tlc_says():
+    """TokenRing.tla (``specifications/ewd426/``), TLC run ``token_ring`` (N = M = 4,
+    CHECK_DEADLOCK FALSE, the published cfg's figures at a smaller N and M and without
+    its ALIAS): 256 initial states, 256 distinct, depth 1, Stab (<>[]UniqueToken)
+    holds."""
+    r = _explore("token_ring")
+    assert len(r.model.initial_states) == 256  # TLC 2.19: "256 distinct states generated"
+    assert (r.distinct, len(r.histogram)) == (256, 1)  # TLC 2.19, token_ring
+    assert r.status == {"TR1": "holds"} and r.exit_code == 0
+
+
+def test_token_ring_without_fairness_may_stop_unstable():
+    """TLC run ``token_ring_nofair`` (``Init /\\ [][Next]_vars``, no fairness at all):
+    Stab violated, 256 distinct, a 1-state lasso then "Stuttering" (in a state where
+    UniqueToken is false).  Every shortest counterexample is that: one initial state
+    without a unique token, then stuttering; lengths equal."""
+    r = _explore("token_ring", mutant="no-fairness")
+    assert r.distinct == 256  # TLC 2.19, token_ring_nofair
+    assert r.status == {"TR1": "violated"} and r.exit_code == 13
+    states, loop, stutters, _ = _lasso(r, "TR1")
+    assert (len(states), loop, stutters) == (1, 0, True)  # TLC 2.19: 1 state, Stuttering
+
+
+# SimpleAllocator: strong fairness over a set of actions ---------------------------------
+
+def test_simple_allocator_liveness_holds_as_tlc_says():
+    """SimpleAllocator.tla (``specifications/allocator/``), TLC run ``alloc``
+    (Clients = {c1, c2}, Resources = {r1, r2}, SPECIFICATION SimpleAllocator): 64
+    distinct states, 199 generated, depth 5; TypeInvariant, ResourceMutex,
+    ClientsWillReturn, ClientsWillObtain and InfOftenSatisfied hold (no deadlock)."""
+    r = _explore("allocator")
+    assert (r.distinct, len(r.histogram)) == (64, 5)  # TLC 2.19, alloc
+    assert r.generated == 199  # TLC 2.19
+    assert r.status == {"SA1": "holds", "SA2": "holds", "SA3": "holds", "SA4": "holds"}
+    assert r.exit_code == 0
+
+
+def test_simple_allocator_with_three_clients_as_tlc_says():
+    """TLC run ``alloc_3c2r`` (the published cfg: Clients = {c1, c2, c3}): 400 distinct,
+    1633 generated, depth 6, everything holds."""
+    r = _explore("allocator", clients=3)
+    assert (r.distinct, len(r.histogram), r.generated) == (400, 6, 1633)  # TLC 2.19
+    assert set(r.status.values()) == {"holds"} and r.exit_code == 0
+
+
+# the 5-state lasso both TLC and we print: c2 asks for both resources and gets r1, c1
+# asks for both and gets r2; neither need return what it holds, so both wait for ever
+DEADLY_EMBRACE = ["Request", "Allocate", "Request", "Allocate"]
+
+
+def test_simple_allocator2_clients_will_obtain_fails_as_tlc_says():
+    """SimpleAllocator2 (returns fair only once a request is granted), TLC run
+    ``alloc2_obtain``: 64 distinct, ClientsWillObtain violated, 5 states (Request,
+    Allocate, Request, Allocate) then "Stuttering".  Every counterexample is at least
+    that long (hand count: two clients each need a request and an allocation before
+    neither can go on; one client alone is served, its Allocate set being strongly
+    fair): lengths equal."""
+    r = _explore("allocator", "SA3", mutant="weak-return")
+    assert r.distinct == 64  # TLC 2.19, alloc2_obtain
+    assert r.status == {"SA3": "violated"} and r.exit_code == 13
+    states, loop, stutters, steps = _lasso(r, "SA3")
+    assert (len(states), loop, stutters) == (5, 4, True)  # TLC 2.19: 5 states, Stuttering
+    assert [st["label"].split("(")[0] for st in steps[1:]] == DEADLY_EMBRACE
+    assert states[-1] == {"unsat_c1": {"#set": ["r1"]}, "alloc_c1": {"#set": ["r2"]},
+                          "unsat_c2": {"#set": ["r2"]}, "alloc_c2": {"#set": ["r1"]}}
+
+
+def test_simple_allocator2_inf_often_satisfied_fails_as_tlc_says():
+    """TLC run ``alloc2_infoften``: InfOftenSatisfied violated, the same 5 states then
+    "Stuttering" (the same hand count)."""
+    r = _explore("allocator", "SA4", mutant="weak-return")
+    assert r.status == {"SA4": "violated"} and r.exit_code == 13
+    states, loop, stutters, steps = _lasso(r, "SA4")
+    assert (len(states), loop, stutters) == (5, 4, True)  # TLC 2.19: 5 states, Stuttering
+    assert [st["label"].split("(")[0] for st in steps[1:]] == DEADLY_EMBRACE
+
+
+def test_simple_allocator2_clients_still_return():
+    """TLC run ``alloc2_return``: under SimpleAllocator2 ClientsWillReturn holds (64
+    distinct, depth 5)."""
+    r = _explore("allocator", "SA2", mutant="weak-return")
+    assert (r.distinct, len(r.histogram)) == (64, 5)  # TLC 2.19, alloc2_return
+    assert r.status == {"SA2": "holds"} and r.exit_code == 0
+
+
+def test_weak_fairness_of_the_allocations_lets_a_client_wait_for_ever():
+    """What the strong fairness buys: TLC run ``alloc_wf`` (MCSimpleAllocator.tla:
+    SimpleAllocator with ``WF_vars(\\E S: Allocate(c, S))``), ClientsWillObtain
+    violated: 5 states (c1 asks for r1, c2 asks for r1, c2 gets it, c2 returns it) then
+    "Back to state 3"; TLC's state 5 is its state 2 again (TLC tells them apart by its
+    tableau).  Ours: the same 5 states, the last equal to state 2 (loop index 1); c1's
+    allocation is enabled only when r1 is free, never continuously."""
+    r = _explore("allocator", "SA3", mutant="weak-allocate")
+    assert r.distinct == 64  # TLC 2.19, alloc_wf
+    assert r.status == {"SA3": "violated"} and r.exit_code == 13
+    states, loop, stutters, steps = _lasso(r, "SA3")
+    assert (len(states), loop, stutters) == (5, 1, False)  # TLC 2.19: 5 states
+    assert states[-1] == states[1]
+    assert [st["label"] for st in steps[1:]] == [
+        "Request(c=c1, S={r1})", "Request(c=c2, S={r1})", "Allocate(c=c2, S={r1})",
+        "ReturnAll(c=c2)"]
+
+
+# TCommit: no fairness at all ------------------------------------------------------------
+
+def test_tcommit_without_fairness_need_not_decide():
+    """TCommit.tla's TCSpec has no fairness.  TLC run ``tcommit_decided``
+    (MCTCommit.tla: AllDecide == <>(\\A rm: rmState[rm] \\in {"committed",
+    "aborted"}), RM = {r1, r2, r3}, CHECK_DEADLOCK FALSE): violated, 34 distinct; TLC
+    prints 4 states (Decide, Decide, Prepare) then "Stuttering", for every -fp from 0
+    to 7.  Not a shortest lasso: the initial state violates AllDecide if the behaviour
+    stutters there for ever (hand count: 1 state), which is what we print."""
+    r = _explore("tcommit", "TC2")
+    assert r.distinct == 34  # TLC 2.19, tcommit_decided
+    assert r.status == {"TC2": "violated"} and r.exit_code == 13
+    states, loop, stutters, _ = _lasso(r, "TC2")
+    assert (states, loop, stutters) == ([{"rmState": ["working"] * 3}], 0, True)
