@@ -185,3 +185,41 @@ def test_chameneos_counts_equal_tlcs():
     assert len(r.model.initial_states) == 27  # TLC 2.19: "27 distinct states generated"
     assert (r.distinct, len(r.histogram)) == (492, 8)  # TLC 2.19, chameneos
     assert r.status == {"CH1": "holds"} and r.exit_code == 0
+
+
+def test_chameneos_published_cfg_counts_equal_tlcs():
+    """TLC run ``chameneos_44`` (the published cfg: N = 4, M = 4): 81 initial states,
+    34534 distinct, 104697 generated, depth 13, SumMet holds."""
+    r = _explore("chameneos", meetings=4, chameneoses=4)
+    assert len(r.model.initial_states) == 81  # TLC 2.19, chameneos_44
+    assert (r.distinct, len(r.histogram), r.generated) == (34534, 13, 104697)
+    assert r.status == {"CH1": "holds"}
+
+
+def test_chameneos_who_meet_take_the_complementary_colour():
+    """The state counts above do not tell Complement's rule from "take the other's
+    colour" (the colours play symmetric roles), so its steps are checked by hand: blue
+    (1) waits, red (2) meets it, both turn yellow; yellow (3) meets a yellow, it stays."""
+    from osf_check.models.expr import evaluate
+    osf_check.load_file(HERE / "chameneos.py")
+    from osf_check.properties import catalogue
+    model = catalogue.MODELS["chameneos"].build({"meetings": 2, "chameneoses": 3}, None)
+    by_label = {i.label: i for i in model.instances}
+
+    def step(state, label):
+        inst = by_label[label]
+        assert evaluate(inst.guard, state), label
+        nxt = list(state)
+        for slot, e in inst.updates.items():
+            nxt[slot] = evaluate(e, state)
+        return tuple(nxt)
+
+    s = model.parse_state({"colour": ["blue", "red", "yellow"], "met": [0, 0, 0],
+                           "meetingPlace": 0, "numMeetings": 0})
+    s = step(s, "Enter(cid=0)")
+    s = step(s, "Meet(cid=1, other=0)")
+    assert model.show_state(s)["colour"] == ["yellow", "yellow", "yellow"]
+    assert model.show_state(s)["met"] == [1, 1, 0]
+    s = step(step(s, "Enter(cid=2)"), "Meet(cid=0, other=2)")
+    assert model.show_state(s)["colour"] == ["yellow"] * 3
+    assert model.show_state(s)["numMeetings"] == 2
