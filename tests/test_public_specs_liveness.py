@@ -180,3 +180,21 @@ def test_tcommit_without_fairness_need_not_decide():
     assert r.status == {"TC2": "violated"} and r.exit_code == 13
     states, loop, stutters, _ = _lasso(r, "TC2")
     assert (states, loop, stutters) == ([{"rmState": ["working"] * 3}], 0, True)
+
+
+# EWD840: weak fairness of the token's actions only ---------------------------------------
+
+def test_ewd840_without_fairness_need_not_detect_termination():
+    """EWD840.tla (``specifications/ewd840/``) with ``WF_vars(System)`` dropped, TLC run
+    ``ewd840_nofair`` (N = 3, CHECK_DEADLOCK FALSE): Liveness violated, 302 distinct;
+    TLC prints 3 states (an initial state with every node inactive, InitiateProbe,
+    PassToken) then "Stuttering", a longer lasso than needed: that initial state has a
+    black token, so termination is not detected there, and stuttering in it for ever
+    is already a counterexample (hand count: 1 state), which is what we print.  With the
+    fairness, Liveness holds (``test_ewd840_counts_equal_tlcs``)."""
+    r = _explore("ewd840", "E2", mutant="no-fairness")
+    assert r.distinct == 302  # TLC 2.19, ewd840_nofair
+    assert r.status == {"E2": "violated"} and r.exit_code == 13
+    states, loop, stutters, _ = _lasso(r, "E2")
+    assert (len(states), loop, stutters) == (1, 0, True)
+    assert states[0]["active"] == [False] * 3 and states[0]["tcolor"] == "black"
