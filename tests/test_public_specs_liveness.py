@@ -198,3 +198,20 @@ def test_ewd840_without_fairness_need_not_detect_termination():
     states, loop, stutters, _ = _lasso(r, "E2")
     assert (len(states), loop, stutters) == (1, 0, True)
     assert states[0]["active"] == [False] * 3 and states[0]["tcolor"] == "black"
+
+
+def test_the_cli_reports_simple_allocator2_as_a_user_runs_it():
+    """The same run as ``test_simple_allocator2_clients_will_obtain_fails_as_tlc_says``
+    through ``osf-check explore``: exit 13, and the text says the last state stutters."""
+    from click.testing import CliRunner
+    from osf_check.cli import main
+    path = str(HERE / "allocator.py")
+    r = CliRunner().invoke(main, ["explore", "--model-file", path, "--mutant",
+                                  "weak-return", "--property", "SA3", "--depth",
+                                  "unbounded"])
+    assert r.exit_code == 13, r.output[-500:]
+    assert "then stutters forever in state 4" in r.stdout
+    r = CliRunner().invoke(main, ["explore", "--model-file", path, "--mutant",
+                                  "SimpleAllocator2", "--depth", "unbounded"])
+    assert r.exit_code == 150 and "Traceback" not in r.output
+    assert "unknown mutant" in r.output and "weak-return" in r.output
