@@ -8,11 +8,12 @@ Fairness, as the spec states it:
   of every ``Allocate`` instance of client ``c``.
 - ``WF_vars(Return(c, alloc[c]))`` (SimpleAllocator) or ``WF_vars(unsat[c] = {} /\\
   Return(c, alloc[c]))`` (SimpleAllocator2, the mutant ``weak-return``): weak fairness
-  of returning *everything* held.
-- The mutant ``weak-allocate`` (not in the spec) weakens the first to ``WF_vars``.  ``Return(c, S)`` is therefore written as three
+  of returning *everything* held.  A fairness set names actions, and which ``Return``
+  step returns everything depends on the state, so ``Return(c, S)`` is written as three
   actions with the same steps between them: ``ReturnPart(c, S)`` (S a proper subset of
-  ``alloc[c]``), ``ReturnAll(c)`` when ``unsat[c] = {}`` and ``ReturnAllEarly(c)``
-  when not; the fair sets name the last two, or ``ReturnAll`` alone.
+  ``alloc[c]``), ``ReturnAll(c)`` when ``unsat[c] = {}`` and ``ReturnAllEarly(c)`` when
+  not; the fair sets name the last two, or ``ReturnAll`` alone.
+- The mutant ``weak-allocate`` (not in the spec) weakens the first to ``WF_vars``.
 
     osf-check explore --model-file tests/public_specs/allocator.py --depth unbounded
 """
