@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import osf_check
 
 HERE = Path(__file__).resolve().parent / "public_specs"
@@ -215,3 +217,46 @@ def test_the_cli_reports_simple_allocator2_as_a_user_runs_it():
                                   "SimpleAllocator2", "--depth", "unbounded"])
     assert r.exit_code == 150 and "Traceback" not in r.output
     assert "unknown mutant" in r.output and "weak-return" in r.output
+
+
+# the same specifications at other parameters ----------------------------------------------
+# (run, model file, mutant, parameters, properties checked, TLC's distinct states,
+# depth and generated states, and every verdict): one TLC 2.19 run each, its cfg in
+# tests/public_specs/tlc/<run>/; SimpleAllocator2 is the mutant weak-return.
+OTHER_PARAMETERS = [
+    ("dp2", "dining", None, {"np": 2}, (), 11, 11, 23, "holds"),
+    ("dp3", "dining", None, {"np": 3}, (), 19, 17, 58, "holds"),
+    ("dp4", "dining", None, {"np": 4}, (), 35, 23, 141, "holds"),
+    ("tr32", "token_ring", None, {"nodes": 3, "values": 2}, (), 8, 1, 20, "holds"),
+    ("tr53", "token_ring", None, {"nodes": 5, "values": 4}, (), 1024, 1, 4352, "holds"),
+    ("a23", "allocator", None, {"resources": 3}, (), 512, 5, 2331, "holds"),
+    ("a12w", "allocator", "weak-return", {"clients": 1}, ("SA3", "SA4"), 9, 3, 18, "holds"),
+    ("tc5", "tcommit", None, {"rms": 5}, ("TC1",), 274, 11, 1296, "holds"),
+    ("tp4", "twophase", None, {"rms": 4}, (), 1568, 14, 8258, "holds"),
+    ("ch34", "chameneos", None, {"meetings": 3, "chameneoses": 4}, (), 14138, 11, 42105,
+     "holds"),
+]
+
+
+@pytest.mark.parametrize("run,name,mutant,params,props,distinct,depth,generated,verdict",
+                         OTHER_PARAMETERS, ids=[p[0] for p in OTHER_PARAMETERS])
+def test_counts_and_verdicts_equal_tlcs_at_other_parameters(
+        run, name, mutant, params, props, distinct, depth, generated, verdict):
+    """A single client of SimpleAllocator2 (``a12w``) is always served: nobody else can
+    hold what it waits for, and its Allocate set is strongly fair."""
+    r = _explore(name, *props, mutant=mutant, **params)
+    assert (r.distinct, len(r.histogram), r.generated) == (distinct, depth, generated)
+    assert set(r.status.values()) == {verdict} and r.exit_code == 0
+
+
+def test_simple_allocator2_with_three_clients_fails_as_tlc_says():
+    """TLC run ``a32w`` (Clients = {c1, c2, c3}, SimpleAllocator2, ClientsWillObtain):
+    400 distinct, violated, TLC prints 6 states then "Stuttering".  Ours is the 5-state
+    deadly embrace of two clients (the shortest, by the hand count of the two-client
+    test; the third client stays idle), so here TLC's lasso is one state longer."""
+    r = _explore("allocator", "SA3", mutant="weak-return", clients=3)
+    assert r.distinct == 400  # TLC 2.19, a32w
+    assert r.status == {"SA3": "violated"} and r.exit_code == 13
+    states, loop, stutters, steps = _lasso(r, "SA3")
+    assert (len(states), loop, stutters) == (5, 4, True)
+    assert [st["label"].split("(")[0] for st in steps[1:]] == DEADLY_EMBRACE
