@@ -9,11 +9,15 @@ MC*.tla, where the run checks something the module does not define) kept in
 
 Comparing counterexamples: TLC prints a lasso of n states, then either "Stuttering" (the
 behaviour stays in state n for ever) or "Back to state k" (a step from state n to state
-k).  Ours is ``length`` steps (n - 1) and either ``stutters`` in its last state or
-``loop_start``, the index of the state its last state equals.  TLC does not look for a
-shortest lasso (its -fp 0 lasso for TCommit below is 4 states where 1 suffices), so
-lengths are compared where every counterexample has the same length, and elsewhere the
-test says what TLC printed and checks ours is a shortest (hand count)."""
+k).  Ours is a list of states and either ``stutters`` (it stays in the last one) or
+``loop_start``: the last state shown is state ``loop_start`` again, closing the cycle.
+A stuttering lasso of n states is ``length`` n - 1 here; a cycle TLC prints as n states
+and "Back to state k" is n + 1 states here, the last a repeat, unless TLC's own last
+state already repeats one (TLC tells states apart by its tableau too: see
+``alloc_wf``).  TLC does not look for a shortest lasso (its lasso for TCommit below is 4
+states where 1 suffices), so lengths are compared where every counterexample has the
+same length, and elsewhere the test says what TLC printed and checks ours is a shortest
+(hand count)."""
 
 from __future__ import annotations
 
@@ -260,3 +264,17 @@ def test_simple_allocator2_with_three_clients_fails_as_tlc_says():
     states, loop, stutters, steps = _lasso(r, "SA3")
     assert (len(states), loop, stutters) == (5, 4, True)
     assert [st["label"].split("(")[0] for st in steps[1:]] == DEADLY_EMBRACE
+
+
+# strong fairness judged on cycles, not on whole components --------------------------------
+
+def test_a_strongly_fair_action_enabled_off_a_fair_cycle_does_not_save_the_goal():
+    """``tests/public_specs/sf_subcycle.py`` and its TLA+ twin, TLC run ``sf_subcycle``
+    (SFSub.tla): 4 distinct states, Reach2 violated, 2 states (x = 0, x = 3) then "Back
+    to state 1".  Ours: the same cycle, shown closed (its last state is state 0
+    again)."""
+    r = _explore("sf_subcycle")
+    assert r.distinct == 4  # TLC 2.19, sf_subcycle
+    assert r.status == {"SF1": "violated"} and r.exit_code == 13
+    states, loop, stutters, _ = _lasso(r, "SF1")
+    assert ([s["x"] for s in states], loop, stutters) == ([0, 3, 0], 0, False)
