@@ -278,3 +278,16 @@ def test_a_strongly_fair_action_enabled_off_a_fair_cycle_does_not_save_the_goal(
     assert r.status == {"SF1": "violated"} and r.exit_code == 13
     states, loop, stutters, _ = _lasso(r, "SF1")
     assert ([s["x"] for s in states], loop, stutters) == ([0, 3, 0], 0, False)
+
+
+def test_weak_fairness_of_a_set_is_not_weak_fairness_of_each():
+    """``tests/public_specs/wf_set.py`` and its TLA+ twin, TLC runs ``wf_set``: with
+    ``WF_x(A \\/ B)`` (SpecSet) Reach2 holds, 3 distinct states; with ``WF_x(A) /\\
+    WF_x(B)`` (SpecEach) it is violated, 2 states (x = 0, x = 1) then "Back to state
+    1".  Ours: the same cycle, shown closed."""
+    r = _explore("wf_set")
+    assert r.distinct == 3 and r.status == {"WS1": "holds"}  # TLC 2.19, SpecSet
+    r = _explore("wf_set", mutant="each")
+    assert r.status == {"WS1": "violated"} and r.exit_code == 13  # TLC 2.19, SpecEach
+    states, loop, stutters, _ = _lasso(r, "WS1")
+    assert ([s["x"] for s in states], loop, stutters) == ([0, 1, 0], 0, False)
