@@ -8,8 +8,8 @@ at N=3), where one ``init`` call per state would need 192.
     osf-check explore --model-file tests/public_specs/ewd840.py --depth unbounded
 """
 
-from osf_check import (Bool, Check, Enum, Exists, ForAll, If, Int, ModelBuilder, ModelSpec,
-                       Not, Or, Param, Property)
+from osf_check import (Bool, Check, Enum, Exists, ForAll, Goal, If, Int, ModelBuilder,
+                       ModelSpec, Not, Or, Param, Property)
 
 COLOR = Enum("white", "black")
 
@@ -47,6 +47,8 @@ def build(params, mutant):
     def deactivate(s, i):
         return s.active[i], {s.active[i]: False}
 
+    if mutant != "no-fairness":  # Spec's WF_vars(System), System == the token's actions
+        b.fairness("weak", ["InitiateProbe", "PassToken"], name="System")
     b.init_all(active=Bool(), color=COLOR, tpos=Int(0, n - 1), tcolor=COLOR.black)
     b.quiescent(lambda s: True)  # the spec does not check deadlock (CHECK_DEADLOCK FALSE)
     return b.build()
@@ -54,7 +56,9 @@ def build(params, mutant):
 
 SPEC = ModelSpec(name="ewd840", title="EWD 840 termination detection (EWD840.tla)",
                  params=(Param("nodes", 3, 2, 6, "nodes in the ring (N)"),),
-                 mutants={}, build_fn=build)
+                 mutants={"no-fairness": "Spec without WF_vars(System): the token "
+                                         "may stop before it detects termination"},
+                 build_fn=build)
 
 
 def termination_detected(s, m):
@@ -62,6 +66,14 @@ def termination_detected(s, m):
     detected = (s.tpos == 0) & (s.tcolor == COLOR.white) & (s.color[0] == COLOR.white) \
         & Not(s.active[0])
     return Or(Not(detected), ForAll(range(m.params["nodes"]), lambda i: Not(s.active[i])))
+
+
+def liveness(s, m):
+    """Liveness: terminated ~> terminationDetected."""
+    terminated = ForAll(range(m.params["nodes"]), lambda i: Not(s.active[i]))
+    detected = (s.tpos == 0) & (s.tcolor == COLOR.white) & (s.color[0] == COLOR.white) \
+        & Not(s.active[0])
+    return [Goal.leads_to("termination is detected", terminated, detected)]
 
 
 def some_active(s, m):
@@ -72,4 +84,5 @@ def some_active(s, m):
 PROPERTIES = (
     Property("E1", "termination-detection", "ewd840", termination_detected.__doc__,
              (Check("inv", termination_detected),), ()),
+    Property("E2", "liveness", "ewd840", liveness.__doc__, (Check("fair", liveness),), ()),
 )

@@ -1,0 +1,5 @@
+---- MODULE MCTwoPhase ----
+EXTENDS TwoPhase
+\* TCommit's invariant, which TwoPhase implements, stated on TwoPhase's variables.
+TCConsistent == TC!TCConsistent
+====
