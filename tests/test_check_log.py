@@ -40,7 +40,7 @@ def test_every_log_of_the_correct_implementation_is_explained(correct_logs):
         res = _check(log)
         assert res.explained, res.failing
         total += res.events
-    assert total > 2_000
+    assert total > 1_800  # the lost requests and replies log nothing
 
 
 def _broken(log: str, how: str, at: int) -> str:
@@ -56,7 +56,7 @@ def _broken(log: str, how: str, at: int) -> str:
 
 def test_a_log_with_an_event_missing_reordered_or_duplicated_is_refused_where_it_breaks():
     m = model_for("graph-relay", None)
-    log = walk(m, None, seed=1, steps=60).log
+    log = walk(m, None, seed=0, steps=60).log
     lines = log.splitlines()
     # the line where the Graph of run 0 starts: without it, or twice, or after its end,
     # no behaviour of the model explains what follows
@@ -78,27 +78,28 @@ def test_a_log_with_an_event_missing_reordered_or_duplicated_is_refused_where_it
 
 #: for each implementation mutant whose bug the log can show: the first seeded walk whose
 #: log no behaviour explains, the event it is refused at, and the step that logged it
-#: (pinned from a run; the step is never before the one where the fuzzer's checks saw the
+#: (regression pins from a run, re-pinned when the model's exchanges became lossy: the walks
+#: changed; the step is never before the one where the fuzzer's checks saw the
 #: implementation leave the model)
 REFUSED = {
-    "fresh-key-on-retry": (0, "tool.run_graph_session", "run_graph_session(i=1)"),
-    "server-ignores-key": (0, "tool.run_graph_session", "run_graph_session(i=1)"),
-    "requeue-on-retry": (10, "tool.run_graph_session", "run_graph_session(i=1)"),
-    "leaky-not-found": (0, "tool.cancel_graph_run", "cancel_graph_run(a=0, r=0)"),
-    "queued-cancel-ignored": (0, "tool.cancel_graph_run", "cancel_graph_run(i=0, r=0)"),
-    "one-project-sync": (0, "desktop.command_received", "sync"),
-    "status-only": (3, "server.completion_received", "deliver_post(r=1)"),
-    "queue-on-desktop": (0, "tool.get_graph_run", "get_graph_run(i=0, r=0)"),
-    "complete-overwrites-cancel": (3, "server.completion_received", "deliver_post(r=1)"),
-    "outbox-off": (1, "desktop.graph_finished", "graph_finish(r=0, o=failed)"),
-    "outbox-drop-before-ack": (1, "desktop.graph_finished", "graph_finish(r=0, o=failed)"),
-    "no-consent-recheck": (3, "desktop.graph_started", "start_graph(r=1)"),
-    "recheck-ignores-slug": (17, "desktop.graph_started", "start_graph(r=0)"),
-    "parallel-relay": (8, "desktop.graph_refused", "refuse(r=1)"),
+    "fresh-key-on-retry": (9, "desktop.round_ended", "round_end"),
+    "server-ignores-key": (9, "desktop.round_ended", "round_end"),
+    "requeue-on-retry": (36, "tool.run_graph_session", "run_graph_session(i=0)"),
+    "leaky-not-found": (0, "tool.get_graph_run", "get_graph_run(a=0, r=0)"),
+    "queued-cancel-ignored": (1, "tool.cancel_graph_run", "cancel_graph_run(i=1, r=0)"),
+    "one-project-sync": (6, "tool.cancel_graph_run", "cancel_graph_run(i=0, r=0)"),
+    "status-only": (10, "server.completion_received", "deliver_post(r=0)"),
+    "queue-on-desktop": (109, "tool.get_graph_run", "get_graph_run(i=0, r=0)"),
+    "complete-overwrites-cancel": (10, "server.completion_received", "deliver_post(r=0)"),
+    "outbox-off": (0, "desktop.graph_finished", "graph_finish(r=0, o=completed)"),
+    "outbox-drop-before-ack": (0, "desktop.graph_finished", "graph_finish(r=0, o=completed)"),
+    "no-consent-recheck": (1, "desktop.graph_started", "start_graph(r=1)"),
+    "recheck-ignores-slug": (8, "desktop.graph_started", "start_graph(r=0)"),
+    "parallel-relay": (6, "desktop.graph_started", "start_graph(r=1)"),
     # bugs in what the completion POST carries: the A8 monitor judges the posted payload
-    "truncate-by-bytes": (1, "desktop.graph_finished", "graph_finish(r=0, o=failed)"),
-    "measure-code-points": (26, "desktop.graph_finished", "graph_finish(r=1, o=failed)"),
-    "half-result": (26, "desktop.graph_finished", "graph_finish(r=1, o=failed)"),
+    "truncate-by-bytes": (0, "desktop.graph_finished", "graph_finish(r=0, o=completed)"),
+    "measure-code-points": (46, "desktop.graph_finished", "graph_finish(r=1, o=completed)"),
+    "half-result": (46, "desktop.graph_finished", "graph_finish(r=1, o=completed)"),
 }
 BY_MONITOR = ("truncate-by-bytes", "measure-code-points", "half-result")
 
@@ -112,9 +113,9 @@ def test_the_table_names_every_implementation_mutant():
 def test_each_mutants_log_is_refused_at_the_event_where_it_misbehaves(mutant):
     seed, event, label = REFUSED[mutant]
     m = model_for("graph-relay", mutant)
-    for s in range(seed):  # the earlier walks: explained, or not diverged at all
-        w = walk(m, mutant, seed=s, steps=60)
-        assert _check(w.log, mutant).explained
+    for s in range(seed):  # the earlier walks are never refused: explained, or unknown
+        w = walk(m, mutant, seed=s, steps=60)  # where the log goes past the model's bounds
+        assert _check(w.log, mutant).verdict != "refused", s
     w = walk(m, mutant, seed=seed, steps=60)
     res = _check(w.log, mutant)
     assert res.verdict == "refused"
@@ -132,7 +133,8 @@ WIRE_REFUSED = {
     "pending-kept-after-final": (0, "phone.answer_received", "disconnect"),
     "disconnect-leaves-pending": (0, "phone.answer_received", "send(o=0)"),
     "drop-malformed": (0, "phone.request_sent", "send_malformed(o=0)"),
-    "limit-off-by-one": (0, "phone.request_sent", "send(o=0)"),
+    # its log reads as a frame the network lost: unknown, never refused (see below)
+    "limit-off-by-one": None,
     "memory-only-claims": (0, "desktop.claimed", "claim(o=0, a=0)"),
     "scope-key-without-method": (0, "phone.answer_received", "deliver(o=0, a=0)"),
     "rerun-after-lease": (0, "desktop.claimed", "claim(o=0, a=1)"),
@@ -186,7 +188,7 @@ def test_a_mapping_that_extends_another_explains_its_workloads_correct_logs():
     assert enqueued > 0
 
 
-@pytest.mark.parametrize("mutant", sorted(WIRE_REFUSED))
+@pytest.mark.parametrize("mutant", sorted(m for m, row in WIRE_REFUSED.items() if row))
 def test_each_wire_mutants_log_is_refused_at_the_event_where_it_misbehaves(mutant):
     m = model_for("wire-relay", mutant)
     story = _story(mutant)
@@ -201,6 +203,19 @@ def test_each_wire_mutants_log_is_refused_at_the_event_where_it_misbehaves(mutan
     k = w.step_of_line(res.failing["line"])
     assert (res.failing["event"]["event"], m.instances[w.path[k]].label) == (event, label)
     assert w.diverged is not None and k >= w.diverged
+
+
+def test_a_wire_mutants_log_a_lost_frame_explains_is_unknown_and_names_the_setting():
+    """limit-off-by-one's request at the limit never reaches the desktop: on a network
+    that loses frames (losses=1) the same log is a lost request, so a refusal at losses=0
+    would be the model's setting, not the protocol's."""
+    mutant = "limit-off-by-one"
+    m = model_for("wire-relay", mutant)
+    for seed in range(3):
+        w = walk(m, mutant, seed=seed, steps=60, prefix=_story(mutant))
+        res = _check(w.log, mutant, "wire-relay")
+        assert w.diverged is not None and res.verdict == "unknown"
+        assert res.failing["settings"]["explained_at"] == {"losses": 1}
 
 
 @pytest.mark.parametrize("mutant", BY_MONITOR)
@@ -238,7 +253,7 @@ def test_a_property_whose_witness_the_log_never_shows_is_not_called_exercised(tm
     res = _check(one)
     assert res.explained and "A5" not in res.exercised
     assert res.unwitnessed["A5"].startswith("a command waiting while another one executes")
-    two = walk(m, None, seed=8, steps=120).log
+    two = walk(m, None, seed=6, steps=120).log
     assert two.count("desktop.command_received") == 2
     res = _check(two)
     assert res.explained and "A5" in res.exercised and "A5" not in res.unwitnessed
@@ -342,7 +357,7 @@ def test_a_parameter_wrongly_marked_as_a_bound_costs_a_verdict_never_makes_one(m
     params = tuple(dataclasses.replace(p, bound="count") if p.name == "slugs" else p
                    for p in spec.params)
     mutant = "complete-overwrites-cancel"
-    seed = REFUSED[mutant][0]
+    seed = 13  # regression pin: a refused walk of this mutant whose story renames a slug
     log = walk(model_for("graph-relay", mutant), mutant, seed=seed, steps=60).log
     assert _check(log, mutant).verdict == "refused"
     monkeypatch.setitem(catalogue.MODELS, "graph-relay",
@@ -353,7 +368,8 @@ def test_a_parameter_wrongly_marked_as_a_bound_costs_a_verdict_never_makes_one(m
 
 
 @pytest.mark.parametrize("mutant,read", [
-    ("server-ignores-key", [{"intents": 3}, {}]),  # a size: the larger against this one
+    # (a refusal where only a size, intents, is reached: no walk of the lossy model under
+    # seed 60 gives one now; the count case below still reads the larger model first)
     ("complete-overwrites-cancel", [{"retries": 2}, {"retries": 1}]),  # a count: one fewer
 ])
 def test_a_refusal_at_a_bound_is_compared_with_the_right_models(monkeypatch, mutant, read):
@@ -540,18 +556,18 @@ def test_cli_explains_a_log_and_reports_throughput_and_properties(tmp_path, corr
 
 def test_cli_refuses_a_log_with_the_line_its_reasons_and_a_picture(tmp_path):
     m = model_for("graph-relay", "outbox-off")
-    w = walk(m, "outbox-off", seed=1, steps=60)
+    w = walk(m, "outbox-off", seed=0, steps=60)
     p = _write(tmp_path, w.log)
     out = tmp_path / "out"
     r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING),
                                   "--out", str(out)])
     assert r.exit_code == 12, r.output
-    assert "NOT EXPLAINED: line 20 is the first event" in r.output
-    assert "graph_finish(r=0, o=failed) leaves outbox[0] = true where the log says false" \
+    assert "NOT EXPLAINED: line 10 is the first event" in r.output
+    assert "graph_finish(r=0, o=completed) leaves outbox[0] = true where the log says false" \
         in r.output
     tr = json.loads((out / "graph-relay-log.trace.json").read_text())
     assert tr["source"] == "check-log" and tr["steps"][-1]["label"] == \
-        "graph_finish(r=0, o=failed)"
+        "graph_finish(r=0, o=completed)"
     assert (out / "graph-relay-log.sequence.svg").exists()
     html = (out / "report.html").read_text()
     assert "first unexplained line" in html and "leaves outbox[0] = true" in html
@@ -582,16 +598,16 @@ def test_cli_a_line_the_model_cannot_take_at_all_is_red_after_the_last_explained
 
 def test_cli_the_models_own_version_of_the_failing_line_is_the_red_step(tmp_path):
     m = model_for("graph-relay", "outbox-off")
-    p = _write(tmp_path, walk(m, "outbox-off", seed=1, steps=60).log)
+    p = _write(tmp_path, walk(m, "outbox-off", seed=0, steps=60).log)
     out = tmp_path / "out"
     r = CliRunner().invoke(main, ["check-log", str(p), "--mapping", str(MAPPING),
                                   "--out", str(out)])
     assert r.exit_code == 12, r.output
-    assert "the last the model's own version of line 20)" in r.output
+    assert "the last the model's own version of line 10)" in r.output
     tr = json.loads((out / "graph-relay-log.trace.json").read_text())
-    assert tr["property"]["line"] == 20 and tr["property"]["read"] is True
+    assert tr["property"]["line"] == 10 and tr["property"]["read"] is True
     text = (out / "graph-relay-log.txt").read_text()
-    assert "× line 20 (desktop.graph_finished): the model's version of it, where the log parts " \
+    assert "× line 10 (desktop.graph_finished): the model's version of it, where the log parts " \
         "from the model" in text
 
 
@@ -605,7 +621,7 @@ def test_cli_a_log_from_a_pipe_or_stdin_is_read_and_pictured_as_a_file(tmp_path,
     import sys
     import threading
     m = model_for("graph-relay", "outbox-off")
-    data = ("\ufeff" + walk(m, "outbox-off", seed=1, steps=60).log).encode("utf-8")
+    data = ("\ufeff" + walk(m, "outbox-off", seed=0, steps=60).log).encode("utf-8")
     out = tmp_path / "out"
     args = ["check-log", "-", "--mapping", str(MAPPING), "--out", str(out)]
     if how == "stdin":
@@ -624,9 +640,9 @@ def test_cli_a_log_from_a_pipe_or_stdin_is_read_and_pictured_as_a_file(tmp_path,
         r = CliRunner().invoke(main, args)
         code, text = r.exit_code, r.output
     assert code == 12, text
-    assert "NOT EXPLAINED: line 20 is the first event" in text
+    assert "NOT EXPLAINED: line 10 is the first event" in text
     tr = json.loads((out / "graph-relay-log.trace.json").read_text())
-    assert tr["steps"][-1]["label"] == "graph_finish(r=0, o=failed)"
+    assert tr["steps"][-1]["label"] == "graph_finish(r=0, o=completed)"
 
 
 def test_cli_a_live_log_is_refused_at_its_line_before_it_ends(tmp_path):
@@ -636,7 +652,7 @@ def test_cli_a_live_log_is_refused_at_its_line_before_it_ends(tmp_path):
     import subprocess
     import sys
     m = model_for("graph-relay", "outbox-off")
-    data = walk(m, "outbox-off", seed=1, steps=60).log.encode("utf-8")
+    data = walk(m, "outbox-off", seed=0, steps=60).log.encode("utf-8")
     p = subprocess.Popen([sys.executable, "-m", "osf_check.cli", "check-log", "-",
                           "--mapping", str(MAPPING)], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -645,7 +661,7 @@ def test_cli_a_live_log_is_refused_at_its_line_before_it_ends(tmp_path):
         p.stdin.write(data)
         p.stdin.flush()  # and left open: more of the log may come
         assert p.wait(timeout=120) == 12
-        assert p.stdout is not None and b"NOT EXPLAINED: line 20" in p.stdout.read()
+        assert p.stdout is not None and b"NOT EXPLAINED: line 10" in p.stdout.read()
     finally:
         p.kill()
         p.communicate()
@@ -838,9 +854,9 @@ def test_any_mapping_and_log_is_checked_or_bad_input_never_an_internal_error(sys
 def test_the_checker_checks_a_log_given_as_lines_or_a_file(tmp_path):
     from osf_check import BadValue, Checker
     mutant = "outbox-off"
-    log = walk(model_for("graph-relay", mutant), mutant, seed=1, steps=60).log
+    log = walk(model_for("graph-relay", mutant), mutant, seed=0, steps=60).log
     res = Checker("graph-relay").check_log(log.splitlines(keepends=True), MAPPING)
-    assert res.verdict == "refused" and res.failing["line"] == 20
+    assert res.verdict == "refused" and res.failing["line"] == 10
     p = _write(tmp_path, _flaps(2))
     wire = read_document(EXAMPLES / "wire-relay.logmap.toml")
     assert Checker("wire-relay").check_log(p, wire).verdict == "unknown"
