@@ -13,7 +13,6 @@ protocol; 130 interrupted; 141 the reader of stdout went away.
 
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
@@ -39,15 +38,15 @@ from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
 from osf_check import output
-from osf_check.output import OutputFailed, atomic_write, escape_halves_on_output, sweep
+from osf_check.output import atomic_write, escape_halves_on_output, sweep
 from osf_check.traces.format import dumps, load_trace, to_itf
 
 from . import report
-
-BAD_INPUT = EXIT["bad-input"]
-
-
-INTERNAL = 153  # TLC's system-error code
+# how a run ends when something outside its verdict stops it: the library's, shared with
+# the other entry points (``python -m osf_check.tracelog.record``)
+from .exits import BAD_INPUT, INTERNAL, READER_GONE  # noqa: F401  (INTERNAL: the docs' table)
+from .exits import internal as _internal, os_error as _os_error, version as _version
+from .exits import stdout_gone as _stdout_gone  # noqa: F401  (tests ask it of the CLI)
 
 
 class BadInput(InputError):
@@ -57,67 +56,6 @@ class BadInput(InputError):
 def _fail(msg: str) -> NoReturn:
     click.echo(f"osf-check: error: {msg}", err=True)
     sys.exit(BAD_INPUT)
-
-
-def _internal(exc: BaseException) -> NoReturn:
-    """A bug in osf-check: one line, and the traceback in a file whose path is printed."""
-    import traceback
-    fd, path = tempfile.mkstemp(prefix="osf-check-crash-", suffix=".txt")
-    with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-        f.write(f"osf-check {_version()} {' '.join(sys.argv[1:])}\n\n")
-        f.write("".join(traceback.format_exception(exc)))
-    first = str(exc).splitlines()[0] if str(exc) else ""
-    click.echo(f"osf-check: internal error, a bug in osf-check (not in your input): "
-               f"{type(exc).__name__}{': ' + first if first else ''}; traceback in {path} "
-               f"(please report it with that file)", err=True)
-    sys.exit(INTERNAL)
-
-
-#: the exit status when whoever reads stdout has gone (``| head``): as a shell
-#: reports a process ended by SIGPIPE
-READER_GONE = 141
-
-
-def _stdout_gone() -> bool:
-    """Whether the pipe our stdout writes to has lost its reader (poll says POLLERR)."""
-    import select
-    try:
-        poll = select.poll()
-        poll.register(sys.stdout.fileno(), select.POLLOUT)
-        return any(ev & select.POLLERR for _, ev in poll.poll(0))
-    except (AttributeError, OSError, ValueError):  # not a file (a test's buffer)
-        return False
-
-
-def _drop_stdout() -> None:
-    """What is left in stdout's buffer goes nowhere (else Python's flush at exit would
-    fail once more and print a traceback of its own)."""
-    try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # not a file (a test's buffer)
-        return
-    os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
-
-
-#: what an OSError says when the machine has no room for what we write
-_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-
-
-def _os_error(e: OSError) -> NoReturn:
-    """An OSError that reached the command line: whoever read stdout went away (quiet,
-    as ``cat`` and ``grep`` stop: 141), no room for an output (one line, 152), an
-    output path that turned out unusable (150), or a bug in osf-check (153)."""
-    if isinstance(e, BrokenPipeError) and _stdout_gone():
-        _drop_stdout()
-        sys.exit(READER_GONE)
-    if isinstance(e, OutputFailed) or e.errno in _NO_ROOM:
-        what = e.strerror if isinstance(e, OutputFailed) else \
-            f"cannot write {e.filename or 'the output'}: {e.strerror}"
-        _drop_stdout()
-        click.echo(f"osf-check: {what}; the run's results were not all saved", err=True)
-        # no room is a resource bound; a path that could not take its file, the user's
-        sys.exit(EXIT["incomplete"] if e.errno in _NO_ROOM else BAD_INPUT)
-    _internal(e)
 
 
 #: every command's --seed: what z3 and every engine take
@@ -203,14 +141,6 @@ def _usable_file(path: Path | None, opt: str) -> Path | None:
         raise BadInput(f"{opt} {path}: it is a directory")
     _usable_dir(path.parent, opt)
     return path
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("osf-check")
-    except PackageNotFoundError:
-        return "(not installed)"
 
 
 def given_twice(cmd: click.Command, args: Sequence[str]) -> str | None:
