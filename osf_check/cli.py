@@ -21,11 +21,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import click
 
 from osf_check.explorer.store.allocator import keep_freed_memory
+from osf_check.explorer import engines
 from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
 from osf_check.explorer.vector.partition import WorkerLost
 from osf_check.explorer.store.levels import IdsExhausted
@@ -105,6 +106,23 @@ def _usable_dir(path: Path | None, opt: str) -> Path | None:
             except OSError:
                 pass
     return path
+
+
+class _Registered(click.Choice):
+    """A choice among what a registry holds when the command runs (an engine registered
+    after this module was imported is a choice too)."""
+
+    def __init__(self, names: Callable[[], Sequence[str]]):
+        self._names = names
+        super().__init__(names())
+
+    @property
+    def choices(self) -> Sequence[str]:  # type: ignore[override]
+        return tuple(self._names())
+
+    @choices.setter
+    def choices(self, value: Sequence[str]) -> None:
+        pass  # the registry is the list
 
 
 class _Finite(click.FloatRange):
@@ -499,7 +517,7 @@ def _progress(name: str, disp: Any, task: Any):
                    "stutters forever (fair checks judge it so).")
 @click.option("--drop-assumption", "drop", multiple=True, metavar="NAME",
               help="Check without this environment assumption (e.g. retention-window).")
-@click.option("--engine", type=click.Choice(["auto", "explicit", "vector"]), default="auto",
+@click.option("--engine", type=_Registered(engines.choices), default="auto",
               show_default=True, help="explicit: compiled Python; vector: numpy (auto: vector).")
 @click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
               callback=lambda c, p, v: v and str(_usable_dir(Path(v), "--checkpoint")),
