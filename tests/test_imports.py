@@ -140,3 +140,15 @@ def test_a_library_module_importing_the_cli_is_found(tmp_path):
     g = import_graph(root)
     assert cli_importers(g) == ["osf_check.models.lib"]
     assert circles(g)  # and it closes a circle with the CLI that imports it
+
+
+def test_each_explorer_sub_package_states_its_one_interface():
+    """A docstring saying what the sub-package is for, and ``__all__`` naming what the
+    rest of the code imports from it, each name there."""
+    import importlib
+    for sub in ("compiled", "explicit", "graph", "store", "symbolic", "vector"):
+        pkg = importlib.import_module(f"osf_check.explorer.{sub}")
+        assert pkg.__doc__ and "to be documented" not in pkg.__doc__, sub
+        assert pkg.__all__, sub
+        missing = [n for n in pkg.__all__ if not hasattr(pkg, n)]
+        assert not missing, (sub, missing)
