@@ -35,6 +35,7 @@ from osf_check.models.errors import InputError
 from osf_check.api import MAX_SEED, Checker, ExploreResult
 from osf_check.driver.protocol import AdapterError
 from osf_check.progress import Display
+from osf_check.relay import constants
 from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
@@ -815,13 +816,15 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
               help="Simulated runs per experiment (where the experiment is per run).")
 @click.option("--seed", type=SEEDS, default=0, show_default=True,
               help="Seed of the simulated randomness (recorded).")
-@click.option("--poll", type=_Finite(0.1, 3600), default=20.0, show_default=True,
+@click.option("--poll", type=_Finite(0.1, 3600), default=float(constants.RELAY_ROUND), show_default=True,
               help="Relay poll interval, seconds.")
-@click.option("--control-poll", type=_Finite(0.1, 600), default=3.0, show_default=True,
+@click.option("--control-poll", type=_Finite(0.1, 600), default=float(constants.CONTROL_POLL),
+              show_default=True,
               help="Desktop control-poll interval while a Graph runs, seconds.")
-@click.option("--median-run", type=_Finite(0.1, 86400), default=60.0, show_default=True,
+@click.option("--median-run", type=_Finite(0.1, 86400), default=float(constants.RUN_MEDIAN),
+              show_default=True,
               help="Median Graph run time (log-normal), seconds.")
-@click.option("--min-run", type=_Finite(0, 86400), default=5.0, show_default=True,
+@click.option("--min-run", type=_Finite(0, 86400), default=float(constants.RUN_FLOOR), show_default=True,
               help="Shortest Graph run time, seconds.")
 @click.option("--loss", type=_Finite(0, 0.99), default=0.30, show_default=True,
               help="Share of run_graph_session answers lost (experiment 5).")
