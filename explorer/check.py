@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from osf_check.models.dsl import Model
+from osf_check.exits import EXIT  # the exit codes by verdict (re-exported)
 from osf_check.models.errors import BadValue
 from osf_check.properties import catalogue, kinds
 from osf_check.properties.base import Property
@@ -26,9 +27,6 @@ from .result import Exploration, Progress, Violation
 
 __all__ = ["ModelResult", "check", "prepare", "EXIT", "verdict_exit"]
 
-#: exit codes (TLC's scheme) by verdict
-EXIT = {"ok": 0, "deadlock": 11, "safety": 12, "liveness": 13, "vacuous": 14,
-        "bad-input": 150, "incomplete": 152, "adapter": 154}
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""How a run ends when something outside its verdict stops it: the exit codes of bad
-input (150) and of a bug in osf-check (153), and what an OSError on the way out means.
+"""How a run ends: the exit code of each verdict, of bad input (150) and of a bug in
+osf-check (153), and what an OSError on the way out means.
 
 The command line and the library's other entry points (``python -m
 osf_check.tracelog.record``) share these, so that the library never imports the
@@ -16,12 +16,14 @@ from typing import NoReturn
 
 import click
 
-from osf_check.explorer.check import EXIT
 from osf_check.output import OutputFailed
 
-__all__ = ["BAD_INPUT", "INTERNAL", "READER_GONE", "internal", "os_error", "stdout_gone",
+__all__ = ["EXIT", "BAD_INPUT", "INTERNAL", "READER_GONE", "internal", "os_error", "stdout_gone",
            "drop_stdout", "version"]
 
+#: exit codes (TLC's scheme) by verdict, and of the runs that reach none
+EXIT = {"ok": 0, "deadlock": 11, "safety": 12, "liveness": 13, "vacuous": 14,
+        "bad-input": 150, "incomplete": 152, "adapter": 154}
 BAD_INPUT = EXIT["bad-input"]
 INTERNAL = 153  # TLC's system-error code
 
