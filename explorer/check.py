@@ -96,14 +96,8 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         for pid, st in graph.checked.items():
             if status.get(pid) != "violated":
                 status[pid] = st
-    elif reduce is not None:
-        for p in chosen:
-            if any(kinds.on_graph(c.kind) for c in p.checks):
-                status[p.id] = "inconclusive"
-    elif want_graph:
-        for p in chosen:
-            if status[p.id] == "holds" and any(kinds.on_graph(c.kind) for c in p.checks):
-                status[p.id] = "not checked"
+    else:
+        _graph_not_run(chosen, status, reduced=reduce is not None, wanted=want_graph)
     warnings = _vacuity(m, chosen, ex)
     if reduce is not None and "inconclusive" in status.values():
         warnings.append("reach and fair checks are not run on a symmetry-reduced graph: "
@@ -113,6 +107,19 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
                        _verdict(ex, status, warnings, strict), from_mutant,
                        time.perf_counter() - t0, assumptions_in_force(model, drop), sym,
                        _workers(ex, workers, eng, cluster))
+
+
+def _graph_not_run(props: Sequence[Property], status: dict[str, str], *, reduced: bool,
+                   wanted: bool) -> None:
+    """The status of the graph kinds' properties when their checks did not run: on a
+    symmetry-reduced graph they cannot (inconclusive); after a search that stopped early
+    they were not checked."""
+    for p in props:
+        on_graph = any(kinds.on_graph(c.kind) for c in p.checks)
+        if reduced and on_graph:
+            status[p.id] = "inconclusive"
+        elif not reduced and wanted and on_graph and status[p.id] == "holds":
+            status[p.id] = "not checked"
 
 
 def _offered(eng: engines.Engine, **asked: object) -> None:
