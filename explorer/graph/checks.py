@@ -23,7 +23,7 @@ import numpy as np
 
 from osf_check.properties.base import Goal, Property
 
-from osf_check.explorer.explicit.bfs import Exploration, Violation
+from osf_check.explorer.result import Exploration, Violation
 from osf_check.explorer.compiled.npeval import np_eval, packed_array, unpack_columns
 from osf_check.explorer.compiled.pycompile import compile_pack, compile_pred, compile_steps
 from osf_check.explorer.store.levels import get_bits, set_bits

@@ -8,7 +8,9 @@ from .allocator import huge_zeros, keep_freed_memory
 from .checkpoint import damaged, load, run_identity, save
 from .edges import EdgeLog
 from .layout import Layout
-from .levels import IdsExhausted, LevelStore
+from .levels import (IdsExhausted, LevelStore, first, first_inverse, get_bits, key_rows, least,
+                     rank, set_bits, sortable)
 
 __all__ = ["huge_zeros", "keep_freed_memory", "damaged", "load", "run_identity", "save",
-           "EdgeLog", "Layout", "IdsExhausted", "LevelStore"]
+           "EdgeLog", "Layout", "IdsExhausted", "LevelStore", "first", "first_inverse",
+           "get_bits", "key_rows", "least", "rank", "set_bits", "sortable"]
