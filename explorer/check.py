@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from osf_check.models.dsl import Model
-from osf_check.properties import catalogue
+from osf_check.exits import EXIT  # the exit codes by verdict (re-exported)
+from osf_check.models.errors import BadValue
+from osf_check.properties import catalogue, kinds
 from osf_check.properties.base import Property
 
-from .explicit.bfs import Exploration, Progress, Violation, bfs
+from . import engines
+from .graph.checks import JUDGES as GRAPH_JUDGES
 from .graph.checks import GraphReport, check_graph
-from osf_check.models.errors import BadValue
+from .result import Exploration, Progress, Violation
 
 __all__ = ["ModelResult", "check", "prepare", "EXIT", "verdict_exit"]
 
-#: exit codes (TLC's scheme) by verdict
-EXIT = {"ok": 0, "deadlock": 11, "safety": 12, "liveness": 13, "vacuous": 14,
-        "bad-input": 150, "incomplete": 152, "adapter": 154}
 
 
 @dataclass
@@ -52,10 +52,6 @@ class ModelResult:
         return self.exploration.violations
 
 
-def _kind_verdict(kind: str) -> str:
-    return {"inv": "safety", "trans": "safety", "deadlock": "deadlock"}.get(kind, "liveness")
-
-
 def check(model: str, *, params: dict[str, object] | None = None, mutant: str | None = None,
           props: Sequence[str] = (), drop: Sequence[str] = (), depth: int | None = 12, max_states: int | None = None,
           check_deadlock: bool = True, stop_on_violation: bool = True, strict: bool = False,
@@ -69,27 +65,17 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     bad names or parameters (the CLI turns those into exit code 150)."""
     t0 = time.perf_counter()
     m, chosen, from_mutant = prepare(model, params=params, mutant=mutant, props=props, drop=drop)
-    want_graph = any(c.kind in ("reach", "fair") for p in chosen for c in p.checks)
-    if engine not in ("auto", "explicit", "vector"):
-        raise BadValue(f"unknown engine {engine!r} (explicit, vector or auto)")
-    if engine == "explicit" and (checkpoint or resume):
-        raise BadValue("--checkpoint and --resume need the vector engine")
-    if engine == "explicit" and cluster is not None:
-        raise BadValue("--cluster needs the vector engine")
+    eng = engines.get(engine)
+    _offered(eng, checkpoint=checkpoint or resume, cluster=cluster)
+    want_graph = any(kinds.on_graph(c.kind) for p in chosen for c in p.checks)
     reduce, sym = _symmetry(m, chosen, symmetry, log)
     if reduce is not None:
         want_graph = False  # fairness names action instances, which permutations move
-    if engine == "explicit":
-        ex = bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
-                 check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
-                 progress=progress, reduce=reduce)
-    else:  # the vector engine gives the same counts and verdicts, faster
-        from .vector.search import vector_bfs
-        ex = vector_bfs(m, chosen, depth=depth, max_states=max_states, keep_graph=want_graph,
-                        check_deadlock=check_deadlock, stop_on_violation=stop_on_violation,
-                        progress=progress, checkpoint=checkpoint,
-                        checkpoint_every=checkpoint_every, resume=resume, workers=workers,
-                        tick=tick, reduce=reduce, cluster=cluster)
+    ex = eng.search(m, chosen, engines.Search(
+        depth=depth, max_states=max_states, keep_graph=want_graph,
+        check_deadlock=check_deadlock, stop_on_violation=stop_on_violation, progress=progress,
+        reduce=reduce, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+        resume=resume, workers=workers, tick=tick, cluster=cluster))
     if reduce is not None:
         from .symmetry import expand
         for v in ex.violations:
@@ -110,44 +96,75 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         for pid, st in graph.checked.items():
             if status.get(pid) != "violated":
                 status[pid] = st
-    elif reduce is not None:
-        for p in chosen:
-            if any(c.kind in ("reach", "fair") for c in p.checks):
-                status[p.id] = "inconclusive"
-    elif want_graph:
-        for p in chosen:
-            if status[p.id] == "holds" and any(c.kind in ("reach", "fair") for c in p.checks):
-                status[p.id] = "not checked"
+    else:
+        _graph_not_run(chosen, status, reduced=reduce is not None, wanted=want_graph)
     warnings = _vacuity(m, chosen, ex)
     if reduce is not None and "inconclusive" in status.values():
         warnings.append("reach and fair checks are not run on a symmetry-reduced graph: "
                         "leave --symmetry out to check them")
-    kinds = {_kind_verdict(v.kind) for v in ex.violations}
-    if "safety" in kinds:
-        verdict = "safety"
-    elif "liveness" in kinds:
-        verdict = "liveness"
-    elif "deadlock" in kinds:
-        verdict = "deadlock"
-    elif ex.stopped in ("max-states", "state-ids") or "inconclusive" in status.values():
-        verdict = "incomplete"
-    elif strict and warnings:
-        verdict = "vacuous"
-    else:
-        verdict = "ok"
-    return ModelResult(m, chosen, ex, graph, status, warnings, verdict, from_mutant,
+    warnings += _unjudged(eng, chosen, status)
+    return ModelResult(m, chosen, ex, graph, status, warnings,
+                       _verdict(ex, status, warnings, strict), from_mutant,
                        time.perf_counter() - t0, assumptions_in_force(model, drop), sym,
-                       _workers(ex, workers, engine, cluster))
+                       _workers(ex, workers, eng, cluster))
 
 
-def _workers(ex: Exploration, asked: int, engine: str, cluster: str | None
+def _graph_not_run(props: Sequence[Property], status: dict[str, str], *, reduced: bool,
+                   wanted: bool) -> None:
+    """The status of the graph kinds' properties when their checks did not run: on a
+    symmetry-reduced graph they cannot (inconclusive); after a search that stopped early
+    they were not checked."""
+    for p in props:
+        on_graph = any(kinds.on_graph(c.kind) for c in p.checks)
+        if reduced and on_graph:
+            status[p.id] = "inconclusive"
+        elif not reduced and wanted and on_graph and status[p.id] == "holds":
+            status[p.id] = "not checked"
+
+
+def _offered(eng: engines.Engine, **asked: object) -> None:
+    """Refuse an option the engine does not offer, naming the engines that do."""
+    flags = {"checkpoint": "--checkpoint and --resume need", "cluster": "--cluster needs"}
+    for feature, value in asked.items():
+        if value and feature not in eng.features:
+            raise BadValue(f"{flags[feature]} {engines.needing(feature)}")
+
+
+def _unjudged(eng: engines.Engine, props: Sequence[Property], status: dict[str, str]
+              ) -> list[str]:
+    """A property with checks of a kind no phase of this run judges is inconclusive, not
+    "holds": say so (its status changes in place)."""
+    out = []
+    for p in props:
+        left = [c.kind for c in p.checks
+                if c.kind not in eng.judges and c.kind not in GRAPH_JUDGES]
+        if left and status[p.id] != "violated":
+            status[p.id] = "inconclusive"
+            out.append(f"{p.id} {p.name}: its {' and '.join(dict.fromkeys(left))} checks "
+                       f"are judged by no phase of the {eng.name} engine's run")
+    return out
+
+
+def _verdict(ex: Exploration, status: dict[str, str], warnings: list[str], strict: bool
+             ) -> str:
+    """The run's verdict: the most serious violation, else why there is none."""
+    found = {kinds.verdict_of(v.kind) for v in ex.violations}
+    for verdict in ("safety", "liveness", "deadlock"):
+        if verdict in found:
+            return verdict
+    if ex.stopped in ("max-states", "state-ids") or "inconclusive" in status.values():
+        return "incomplete"
+    return "vacuous" if strict and warnings else "ok"
+
+
+def _workers(ex: Exploration, asked: int, eng: engines.Engine, cluster: str | None
              ) -> dict[str, object]:
     """How the search was shared: a run that asked for more workers than it used says why."""
     used = int(getattr(ex, "partitions", 1))
     why = None
     if used < max(asked, 2 if cluster is not None else 1):
-        why = ("the explicit engine runs in one process" if engine == "explicit" else
-               f"the search ran in {used} partition(s)")
+        why = (f"the {eng.name} engine runs in one process" if "workers" not in eng.features
+               else f"the search ran in {used} partition(s)")
     return {"asked": asked, "partitions": used, "why": why, "cluster": cluster,
             "shuffled_bytes": int(getattr(ex, "shuffled", 0)),
             "shuffled_per_level": [int(x) for x in getattr(ex, "shuffled_levels", [])],

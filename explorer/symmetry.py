@@ -38,7 +38,7 @@ from osf_check.models.dsl import Model, SymmetricSet
 from osf_check.models.expr import Slot
 from osf_check.properties.base import CheckList, Property
 
-from .explicit.bfs import Violation
+from .result import Violation
 from .compiled.pycompile import compile_steps, compile_trans
 from .symbolic.engine import SolverGaveUp, _bool, _int, to_z3
 

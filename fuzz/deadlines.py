@@ -8,8 +8,8 @@ at whatever time the implementation reported.  The book records, from its own
 observations, when each timer's clock started (a call entered a stage, an entry was
 admitted, a row was claimed or its answer stored), and compares the implementation's
 reported deadline with that time plus the document's figure.  The figures come from
-:data:`osf_check.explorer.symbolic.timing.DEADLINES` (wire-relay.md) and 000 (graph-relay.md), never from
-``relay/``.
+:mod:`osf_check.relay.constants`, where each figure of the documents is written once
+(the wire protocol's through :data:`osf_check.explorer.symbolic.timing.DEADLINES`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 from osf_check.explorer.symbolic.timing import DEADLINES
+from osf_check.relay import constants
 
 #: graph-relay.md (000): the desktop's relay round and its control poll while a Graph runs
-RELAY_ROUND = 20.0
-CONTROL_POLL = 3.0
+RELAY_ROUND = float(constants.RELAY_ROUND)
+CONTROL_POLL = float(constants.CONTROL_POLL)
 #: wire-relay.md: the two first timeline loads have the longer dispatch and relay limits
-LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
+LOADS = constants.LOADS
 
 
 def dispatch_limit(method: str) -> float:
@@ -130,8 +131,8 @@ class GraphBook:
         for t, kind, ref in desktop.timers():
             if kind == "round" and t != self.ticked + RELAY_ROUND:
                 raise Late(f"the desktop's next relay round is due at {t} s; the document's "
-                           f"is the last one + 20 s = {self.ticked + RELAY_ROUND} s")
+                           f"is the last one + {RELAY_ROUND:g} s = {self.ticked + RELAY_ROUND} s")
             if kind == "control_poll" and ref in self.polled and \
                     t != self.polled[ref] + CONTROL_POLL:
                 raise Late(f"the control poll of {ref} is due at {t} s; the document's is "
-                           f"every 3 s: {self.polled[ref] + CONTROL_POLL} s")
+                           f"every {CONTROL_POLL:g} s: {self.polled[ref] + CONTROL_POLL} s")

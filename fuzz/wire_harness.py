@@ -32,7 +32,7 @@ from .oracles import HEAVY_SAMPLE, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, REGIS
 USER, DESK, SESSION = "user-1", "desk-1", "s-1"
 IMPL_MUTANTS = mutants.names("wire-relay")
 #: wire-relay.md: the durable claim's lease (never extended) and the rows' retention
-LEASE, RETENTION = 5 * 60.0, 48 * 3600.0
+from osf_check.relay.constants import LEASE, RETENTION  # noqa: E402
 
 
 def ans_of(answer: dict[str, Any] | None) -> str:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from osf_check.explorer import engines
 from osf_check.explorer.check import EXIT, ModelResult, check, prepare
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
@@ -44,8 +45,6 @@ from osf_check.properties import catalogue, sources
 from osf_check.properties.base import PROVED
 
 __all__ = ["Checker", "ExploreResult", "ProveResult", "load", "models"]
-
-ENGINES = ("auto", "explicit", "vector")
 
 #: the largest seed: z3 takes an unsigned 32-bit one (anything else it ignores, with a
 #: warning printed on stdout), and every engine takes the same seeds
@@ -199,9 +198,9 @@ class Checker:
         return self._with(_depth=_integer("depth", n, 0, none=True))
 
     def engine(self, name: str) -> "Checker":
-        """``explicit`` (compiled Python), ``vector`` (numpy) or ``auto`` (vector)."""
-        if name not in ENGINES:
-            raise BadValue(f"unknown engine {name!r} (one of {', '.join(ENGINES)})")
+        """``explicit`` (compiled Python), ``vector`` (numpy), ``auto`` (vector), or an
+        engine registered in :mod:`osf_check.explorer.engines`."""
+        engines.get(name)  # an unknown name is refused with the known ones
         return self._with(_engine=name)
 
     def workers(self, n: int) -> "Checker":

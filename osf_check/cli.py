@@ -13,7 +13,6 @@ protocol; 130 interrupted; 141 the reader of stdout went away.
 
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
@@ -22,12 +21,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import click
 
 from osf_check.explorer.store.allocator import keep_freed_memory
 from osf_check.tracelog import HIDDEN_DEPTH
+from osf_check.explorer import engines
 from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
 from osf_check.explorer.vector.partition import WorkerLost
 from osf_check.explorer.store.levels import IdsExhausted
@@ -36,19 +36,20 @@ from osf_check.models.errors import InputError
 from osf_check.api import MAX_SEED, Checker, ExploreResult
 from osf_check.driver.protocol import AdapterError
 from osf_check.progress import Display
+from osf_check.relay import constants
 from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
 from osf_check import output
-from osf_check.output import OutputFailed, atomic_write, escape_halves_on_output, sweep
+from osf_check.output import atomic_write, escape_halves_on_output, sweep
 from osf_check.traces.format import dumps, load_trace, to_itf
 
 from . import report
-
-BAD_INPUT = EXIT["bad-input"]
-
-
-INTERNAL = 153  # TLC's system-error code
+# how a run ends when something outside its verdict stops it: the library's, shared with
+# the other entry points (``python -m osf_check.tracelog.record``)
+from .exits import BAD_INPUT, INTERNAL, READER_GONE  # noqa: F401  (INTERNAL: the docs' table)
+from .exits import internal as _internal, os_error as _os_error, version as _version
+from .exits import stdout_gone as _stdout_gone  # noqa: F401  (tests ask it of the CLI)
 
 
 class BadInput(InputError):
@@ -58,67 +59,6 @@ class BadInput(InputError):
 def _fail(msg: str) -> NoReturn:
     click.echo(f"osf-check: error: {msg}", err=True)
     sys.exit(BAD_INPUT)
-
-
-def _internal(exc: BaseException) -> NoReturn:
-    """A bug in osf-check: one line, and the traceback in a file whose path is printed."""
-    import traceback
-    fd, path = tempfile.mkstemp(prefix="osf-check-crash-", suffix=".txt")
-    with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-        f.write(f"osf-check {_version()} {' '.join(sys.argv[1:])}\n\n")
-        f.write("".join(traceback.format_exception(exc)))
-    first = str(exc).splitlines()[0] if str(exc) else ""
-    click.echo(f"osf-check: internal error, a bug in osf-check (not in your input): "
-               f"{type(exc).__name__}{': ' + first if first else ''}; traceback in {path} "
-               f"(please report it with that file)", err=True)
-    sys.exit(INTERNAL)
-
-
-#: the exit status when whoever reads stdout has gone (``| head``): as a shell
-#: reports a process ended by SIGPIPE
-READER_GONE = 141
-
-
-def _stdout_gone() -> bool:
-    """Whether the pipe our stdout writes to has lost its reader (poll says POLLERR)."""
-    import select
-    try:
-        poll = select.poll()
-        poll.register(sys.stdout.fileno(), select.POLLOUT)
-        return any(ev & select.POLLERR for _, ev in poll.poll(0))
-    except (AttributeError, OSError, ValueError):  # not a file (a test's buffer)
-        return False
-
-
-def _drop_stdout() -> None:
-    """What is left in stdout's buffer goes nowhere (else Python's flush at exit would
-    fail once more and print a traceback of its own)."""
-    try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # not a file (a test's buffer)
-        return
-    os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
-
-
-#: what an OSError says when the machine has no room for what we write
-_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-
-
-def _os_error(e: OSError) -> NoReturn:
-    """An OSError that reached the command line: whoever read stdout went away (quiet,
-    as ``cat`` and ``grep`` stop: 141), no room for an output (one line, 152), an
-    output path that turned out unusable (150), or a bug in osf-check (153)."""
-    if isinstance(e, BrokenPipeError) and _stdout_gone():
-        _drop_stdout()
-        sys.exit(READER_GONE)
-    if isinstance(e, OutputFailed) or e.errno in _NO_ROOM:
-        what = e.strerror if isinstance(e, OutputFailed) else \
-            f"cannot write {e.filename or 'the output'}: {e.strerror}"
-        _drop_stdout()
-        click.echo(f"osf-check: {what}; the run's results were not all saved", err=True)
-        # no room is a resource bound; a path that could not take its file, the user's
-        sys.exit(EXIT["incomplete"] if e.errno in _NO_ROOM else BAD_INPUT)
-    _internal(e)
 
 
 #: every command's --seed: what z3 and every engine take
@@ -170,6 +110,23 @@ def _usable_dir(path: Path | None, opt: str) -> Path | None:
     return path
 
 
+class _Registered(click.Choice):
+    """A choice among what a registry holds when the command runs (an engine registered
+    after this module was imported is a choice too)."""
+
+    def __init__(self, names: Callable[[], Sequence[str]]):
+        self._names = names
+        super().__init__(names())
+
+    @property
+    def choices(self) -> Sequence[str]:  # type: ignore[override]
+        return tuple(self._names())
+
+    @choices.setter
+    def choices(self, value: Sequence[str]) -> None:
+        pass  # the registry is the list
+
+
 class _Finite(click.FloatRange):
     """A number in a range that is finite: ``nan`` passes every comparison of a range
     (a ``--poll nan`` crashed the simulation; a ``--checkpoint-every nan`` never saved),
@@ -204,14 +161,6 @@ def _usable_file(path: Path | None, opt: str) -> Path | None:
         raise BadInput(f"{opt} {path}: it is a directory")
     _usable_dir(path.parent, opt)
     return path
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("osf-check")
-    except PackageNotFoundError:
-        return "(not installed)"
 
 
 def given_twice(cmd: click.Command, args: Sequence[str]) -> str | None:
@@ -570,7 +519,7 @@ def _progress(name: str, disp: Any, task: Any):
                    "stutters forever (fair checks judge it so).")
 @click.option("--drop-assumption", "drop", multiple=True, metavar="NAME",
               help="Check without this environment assumption (e.g. retention-window).")
-@click.option("--engine", type=click.Choice(["auto", "explicit", "vector"]), default="auto",
+@click.option("--engine", type=_Registered(engines.choices), default="auto",
               show_default=True, help="explicit: compiled Python; vector: numpy (auto: vector).")
 @click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
               callback=lambda c, p, v: v and str(_usable_dir(Path(v), "--checkpoint")),
@@ -803,71 +752,6 @@ def _impl_options(f: Any) -> Any:
                              "Python reference implementation; needs --model.")(f)
 
 
-def _impl_needs(impl: str | None, model: str | None, mutant: str | None) -> None:
-    if impl is None:
-        return
-    if not impl.strip():
-        raise BadInput("--impl is empty: give the command that starts the adapter")
-    if model is None:
-        raise BadInput("--impl needs --model (an adapter implements one model)")
-    if mutant is not None:
-        raise BadInput("--mutant switches on a bug of the Python reference implementation; "
-                       "with --impl the adapter's command decides what runs (e.g. --impl "
-                       f"'python -m osf_check.driver.reference --mutant {mutant}')")
-
-
-class _ExternalRun:
-    """The harness builder of one command: the reference implementation in process, or an
-    adapter process (started on first use, stopped at the end of each system's run)."""
-
-    def __init__(self, command: str | None, timeout: float):
-        from osf_check.driver.external import External
-        self.command = command
-        self.ext = External(command, timeout=timeout) if command else None
-
-    @property
-    def harness(self) -> Any:
-        return self.ext
-
-    def describe(self, model: str) -> dict[str, Any] | None:
-        """The adapter, what it can do, and the idle events of ``model`` it could not be
-        given (without the idle capability it is judged on the model's steps alone)."""
-        if self.ext is None:
-            return None
-        from osf_check.driver.external import idle_events
-        caps = self.ext.capabilities
-        return {"command": self.command, "name": self.ext.implementation,
-                "capabilities": sorted(caps),
-                "idle_events_not_tried": [] if "idle" in caps else list(idle_events(model))}
-
-    def __enter__(self) -> "_ExternalRun":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.ext is None:
-            return
-        try:
-            self.ext.close()
-        except Exception:  # noqa: BLE001
-            if exc[0] is None:  # a run that failed already says why; this one would not
-                raise
-
-
-def _fuzz_goals(rep: Any, name: str, mutant: str | None, seed: int,
-                overrides: dict[str, Any], external: Any, disp: Any) -> None:
-    """fuzz's second phase: the implementation driven to each property's goals."""
-    from osf_check.fuzz import goals
-    task = disp.phase(f"{name}: goals (each property's premise and limits, pressed)",
-                      total=len(goals.of(name)))
-    rep.goals, failed = goals.reach(
-        name, mutant=mutant, seed=seed, params=overrides, harness=external.harness,
-        tick=lambda done, total: disp.update(task, completed=done, total=total))
-    disp.finish(task)
-    disp.line(goals.summary([g.json() for g in rep.goals]))
-    if failed is not None:
-        rep.failure, rep.path, rep.params = failed
-
-
 @main.command()
 @click.option("--model", default=None, metavar="M",
               help="graph-relay or wire-relay (default: both; with --mutant, the one that has it).")
@@ -901,123 +785,29 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
          impl_timeout: float) -> None:
     """Fuzz an implementation against the model (tour, goals, then Hypothesis): the Python
     reference implementation, or with --impl any implementation behind an adapter."""
-    from osf_check.fuzz.driver import IMPL_MUTANTS, SYSTEMS, TOUR_DEPTH, hypothesis_run, model_for, \
-        path_trace, tour
-    _impl_needs(impl, model, mutant)
-    if model is not None:
-        catalogue.spec(model)
-        if model not in SYSTEMS:
-            raise BadInput(f"{model} has no implementation to fuzz (fuzz knows "
-                           f"{' and '.join(SYSTEMS)})")
-    if mutant is not None:
-        owners = [m for m in SYSTEMS if mutant in IMPL_MUTANTS[m]]
-        if model is None and owners:
-            model = owners[0]
-        if model is None or mutant not in IMPL_MUTANTS[model]:
-            where = f"{model} has no" if model else "neither implementation has a"
-            known = IMPL_MUTANTS[model] if model else sorted(
-                {x for m in SYSTEMS for x in IMPL_MUTANTS[m]})
-            raise BadInput(f"{where} mutant {mutant!r} (known: {', '.join(known)})")
-    systems = [model] if model else list(SYSTEMS)
-    overrides = _parse_params(params)
-    if overrides and model is None:
-        raise BadInput("--param needs --model (the two systems have different parameters)")
-    if overrides:  # every name and value checked before the work starts
-        checked = model_for(model, mutant, overrides).params  # type: ignore[arg-type]
-        overrides = {k: checked[k] for k in overrides}
-    from osf_check.fuzz.profiles import FUZZ_EXAMPLES, current
-    prof = profile or current()
-    n_ex = examples if examples is not None else FUZZ_EXAMPLES[prof]
-    if n_ex == 0 and tour_depth == 0:  # the goals alone: a handful of paths, no coverage
-        raise BadInput("--examples 0 and --tour-depth 0 leave only the goals' shortest paths "
-                       "to run: give one of them a positive value")
+    from osf_check.fuzz import command as fz
+    fz.impl_needs(impl, model, mutant)
+    systems = fz.systems_for(model, mutant)
+    model = systems[0] if len(systems) == 1 else None
+    overrides = fz.checked_params(model, mutant, _parse_params(params))
+    prof, n_ex = fz.examples_for(profile, examples, tour_depth)
+    s = fz.Settings(mutant, seed, steps, n_ex, prof, db, overrides, tour_depth)
     runs: list[dict[str, Any]] = []
     pictures: list[Path] = []
-    code = 0
     disp = Display(live=False if as_json else None)
-    external = _ExternalRun(impl, impl_timeout)
+    external = fz.ExternalRun(impl, impl_timeout)
+    code = 0
     for name in systems:
-        depth = tour_depth if tour_depth is not None else TOUR_DEPTH[name]
         t0 = time.perf_counter()
-        with disp, external:
-            task = disp.phase(f"{name}: tour to depth {depth} (transitions covered)")
-            rep = tour(name, mutant=mutant, depth=depth, seed=seed, log=disp.line,
-                       params=overrides, harness=external.harness,
-                       tick=lambda done, total: disp.update(task, completed=done, total=total))
-            disp.finish(task)
-            t_tour = time.perf_counter() - t0
-            if rep.failure is None:
-                _fuzz_goals(rep, name, mutant, seed, overrides, external, disp)
-            t_goals = time.perf_counter() - t0 - t_tour
-            if rep.failure is None and n_ex:
-                task = disp.phase(f"{name}: hypothesis, {n_ex} examples of up to {steps} "
-                                  f"steps, profile {prof}", total=n_ex)
-                rep = hypothesis_run(name, mutant=mutant, examples=n_ex, steps=steps,
-                                     seed=seed, profile=prof, rep=rep,
-                                     start_depth=min(depth, 8), params=overrides,
-                                     db=str(db) if db else None,
-                                     hypothesis_shrink=prof == "nightly",
-                                     harness=external.harness,
-                                     tick=lambda done, total: disp.update(task, completed=done))
-                disp.finish(task)
-        elapsed = time.perf_counter() - t0
-        run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, t_goals,
-                                   overrides)
-        run["implementation"] = external.describe(name)
-        if out is not None:
-            from osf_check import plots
-            fig = plots.fuzz_coverage(rep.coverage, rep.states_total, rep.edges_total,
-                                      f"{name}{' (implementation mutant ' + mutant + ')' if mutant else ''}"
-                                      f": tour to depth {depth}, seed {seed}")
-            pictures += plots.save(fig, out / f"fuzz-coverage-{name}{'-' + mutant if mutant else ''}")
-        if rep.failure:
-            code = 12
-            at = overrides if rep.params is None else rep.params
-            tr = path_trace(model_for(name, mutant, at), rep.path, message=rep.failure,
-                            mutant=mutant, seed=seed)
-            run["trace"] = tr
-            if out is not None:
-                stem = f"{name}{'-' + mutant if mutant else ''}-fuzz"
-                report.write_outputs(out, tr, stem, report.err)
+        rep, t_tour, t_goals = fz.run_system(name, s, external, disp)
+        run, drawn = fz.run_json(rep, name, s, external, time.perf_counter() - t0, t_tour,
+                                 t_goals, out)
         runs.append(run)
-    doc = report.fuzz_json(runs, seed, prof, str(db) if db else None, code)
-    _record(doc, out, "fuzz.json", as_json, code, plots=pictures)
-    for run in runs:
-        tr_, hy = run["tour"], run["hypothesis"]
-        who = f" (implementation mutant {mutant})" if mutant else ""
-        if run["implementation"]:
-            who = f" (adapter: {run['implementation']['name']})"
-        click.echo(f"{run['model']}{who}: seed {seed}, profile {prof}")
-        st_, ed = tr_["states"], tr_["transitions"]
-        click.echo(f"  tour to depth {tr_['depth']}: {rnd.n_steps(tr_['steps'])} in "
-                   f"{tr_['seconds']:.1f} s, states {_share(*st_)}, transitions {_share(*ed)}")
-        skipped = (run["implementation"] or {}).get("idle_events_not_tried")
-        if skipped:
-            click.echo(f"  idle events not tried (the adapter lacks the idle capability): "
-                       f"{', '.join(skipped)}")
-        if run["goals"]["each"]:
-            from osf_check.fuzz.goals import summary
-            click.echo("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))
-        rate = f", {hy['examples_per_second']} examples/s" if hy["examples_per_second"] else ""
-        click.echo(f"  hypothesis: {hy['examples']:,} examples, {hy['steps']:,} steps in "
-                   f"{hy['seconds']:.1f} s{rate}, {hy['distinct_model_states']:,} distinct model "
-                   f"states")
-        if hy["map_states"]:
-            click.echo(f"    of the {rnd.counted(hy['map_states'], 'state')} within depth "
-                       f"{hy['map_depth']}: {hy['map_states_visited']:,} "
-                       f"({100 * hy['map_states_visited'] / hy['map_states']:.1f}%); "
-                       f"{rnd.counted(hy['states_beyond_map'], 'state')} beyond that depth")
-        far = hy.get("long_stories_out_of_reach") or {}
-        shown = {k: v for k, v in hy["long_stories"].items() if k not in far}
-        if shown:
-            click.echo("    long stories (distinct states): " + ", ".join(
-                f"{k} {v:,}" for k, v in shown.items()))
-        if far:
-            click.echo("    out of reach at these parameters: " + ", ".join(
-                f"{k} (--param {p})" for k, p in far.items()))
-        if run["failure"]:
-            click.echo(f"FAILURE: {run['failure']}")
-            click.echo(rnd.text(run["trace"]))
+        pictures += drawn
+        code = 12 if rep.failure else code
+    _record(report.fuzz_json(runs, seed, prof, str(db) if db else None, code), out,
+            "fuzz.json", as_json, code, plots=pictures)
+    click.echo(fz.text(runs, s), nl=False)
     click.echo(f"result: exit {code}")
     sys.exit(code)
 
@@ -1027,13 +817,15 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
               help="Simulated runs per experiment (where the experiment is per run).")
 @click.option("--seed", type=SEEDS, default=0, show_default=True,
               help="Seed of the simulated randomness (recorded).")
-@click.option("--poll", type=_Finite(0.1, 3600), default=20.0, show_default=True,
+@click.option("--poll", type=_Finite(0.1, 3600), default=float(constants.RELAY_ROUND), show_default=True,
               help="Relay poll interval, seconds.")
-@click.option("--control-poll", type=_Finite(0.1, 600), default=3.0, show_default=True,
+@click.option("--control-poll", type=_Finite(0.1, 600), default=float(constants.CONTROL_POLL),
+              show_default=True,
               help="Desktop control-poll interval while a Graph runs, seconds.")
-@click.option("--median-run", type=_Finite(0.1, 86400), default=60.0, show_default=True,
+@click.option("--median-run", type=_Finite(0.1, 86400), default=float(constants.RUN_MEDIAN),
+              show_default=True,
               help="Median Graph run time (log-normal), seconds.")
-@click.option("--min-run", type=_Finite(0, 86400), default=5.0, show_default=True,
+@click.option("--min-run", type=_Finite(0, 86400), default=float(constants.RUN_FLOOR), show_default=True,
               help="Shortest Graph run time, seconds.")
 @click.option("--loss", type=_Finite(0, 0.99), default=0.30, show_default=True,
               help="Share of run_graph_session answers lost (experiment 5).")
@@ -1103,11 +895,12 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
     """Run a trace against the implementation and say step by step how it went: exit 12
     if it broke a property or did what the model does not, 0 if it followed the trace or
     did what the model does where the trace (a model mutant's) does otherwise."""
+    from osf_check.fuzz import command as fz
     from osf_check.fuzz.driver import IMPL_MUTANTS, PARTED, SYSTEMS
     from osf_check.fuzz.driver import replay as run_replay
     tr = load_trace(trace_file)
     if impl is not None:
-        _impl_needs(impl, tr["model"], mutant)
+        fz.impl_needs(impl, tr["model"], mutant)
         if emit_pytest is not None:
             raise BadInput("--emit-pytest writes a test of the Python reference "
                            "implementation; it does not go with --impl")
@@ -1119,7 +912,7 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
         mu = None
     if mu is not None and mu not in IMPL_MUTANTS[tr["model"]]:
         raise BadInput(f"the {tr['model']} implementation has no mutant {mu!r}")
-    with _ExternalRun(impl, impl_timeout) as external:
+    with fz.ExternalRun(impl, impl_timeout) as external:
         steps = run_replay(tr, mutant=None if impl else mu, harness=external.harness)
     if impl is not None:
         mu = None
@@ -1140,15 +933,6 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
     if prop.get("kind") in ("reach", "fair"):  # a liveness counterexample: its steps only
         click.echo(f"(replay checks each step; {prop.get('id')} is a {prop['kind']} property, "
                    "about what may follow the last step, which replay does not judge)")
-
-
-def _share(part: int, whole: int) -> str:
-    """``part``/``whole`` and its percentage (none of nothing).
-
-    >>> _share(3, 4), _share(0, 0)
-    ('3/4 (75.0%)', '0/0')
-    """
-    return f"{part:,}/{whole:,}" + (f" ({100 * part / whole:.1f}%)" if whole else "")
 
 
 def _replay_verdict(who: str, last: Any) -> str:

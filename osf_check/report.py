@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from osf_check.explorer.check import EXIT, ModelResult
-from osf_check.explorer.explicit.bfs import Violation
+from osf_check.explorer.result import Violation
 from osf_check.properties.base import reads, undecided
 from osf_check.traces import render
 from osf_check.output import atomic_write

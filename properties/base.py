@@ -10,10 +10,14 @@ from osf_check.models.dsl import ActionInstance, Model, StateView, within_int64
 from osf_check.models.errors import BadValue
 from osf_check.models.expr import And, Const, Expr, Slot, fold
 
+from . import kinds as _kinds
+
 __all__ = ["Check", "CheckList", "Property", "Mutant", "Assumption", "KINDS", "FORMS", "Goal",
            "reads"]
 
-KINDS = ("inv", "trans", "reach", "fair")
+#: the kinds of check, by name (the registry of :mod:`.kinds`: one registered there is
+#: accepted here)
+KINDS = _kinds.KINDS
 #: the kinds of check ``prove`` decides.  A property with reach or fair checks besides
 #: (A2) is at most "proved in part": its safety checks hold at every depth, the rest
 #: is explore's; a refutation of any part refutes it whole.
@@ -134,7 +138,7 @@ class Check:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"unknown check kind {self.kind}")
+            raise ValueError(f"unknown check kind {self.kind} (one of {', '.join(KINDS)})")
 
     def inv(self, model: Model) -> Expr:
         return predicate(self.fn(model.view(0), model), self.fn, "an inv check")

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from osf_check.cli import main
 from osf_check.explorer import prove as prove_mod
-from osf_check.explorer.symbolic import engine as symbolic
+from osf_check.explorer.symbolic import engine as symbolic  # where houdini looks it up
 
 
 def _giving_up_in_houdini(monkeypatch) -> list[int]:

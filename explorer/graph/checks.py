@@ -23,7 +23,7 @@ import numpy as np
 
 from osf_check.properties.base import Goal, Property
 
-from osf_check.explorer.explicit.bfs import Exploration, Violation
+from osf_check.explorer.result import Exploration, Violation
 from osf_check.explorer.compiled.npeval import np_eval, packed_array, unpack_columns
 from osf_check.explorer.compiled.pycompile import compile_pack, compile_pred, compile_steps
 from osf_check.explorer.store.levels import get_bits, set_bits
@@ -31,7 +31,10 @@ from osf_check.explorer.store.levels import get_bits, set_bits
 if TYPE_CHECKING:  # networkx is imported where a lasso is drawn: it costs a quarter
     import networkx as nx  # of a second at every start of the CLI
 
-__all__ = ["GraphReport", "check_graph", "fairness_of_cycle"]
+__all__ = ["GraphReport", "check_graph", "fairness_of_cycle", "JUDGES"]
+
+#: the property kinds these checks judge, on the graph a search kept
+JUDGES = frozenset({"reach", "fair"})
 
 
 @dataclass
@@ -162,7 +165,7 @@ def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_0
     one process (a property's goals after its first violated one are left out)."""
     model = ex.model
     rep = GraphReport()
-    todo = [(p, c) for p in props for c in p.checks if c.kind in ("reach", "fair")]
+    todo = [(p, c) for p in props for c in p.checks if c.kind in JUDGES]
     if not todo:
         return rep
     g = _Graph(ex)

@@ -31,16 +31,19 @@ from typing import Mapping
 
 import z3
 from osf_check.models.errors import BadValue
+from osf_check.relay import constants as doc
 
 __all__ = ["DEADLINES", "CLASSES", "analyse", "TimingReport", "ClassReport", "Schedule"]
 
 #: every deadline of wire-relay.md, in seconds (settable with --set name=seconds)
 DEADLINES: dict[str, float] = {
-    "slot": 8, "dispatch": 45, "dispatch_load": 95, "enqueue": 5,
-    "phone_older_page": 60, "phone_first_load": 115, "phone_outbox_ios": 20,
-    "phone_outbox_android": 60, "phone_other": 60,
-    "relay_older_page": 90, "relay_first_load": 120, "relay_outbox": 31 * 60, "relay_other": 90,
-    "lease": 300, "retention": 48 * 3600,
+    "slot": doc.SLOT, "dispatch": doc.DISPATCH, "dispatch_load": doc.DISPATCH_LOAD,
+    "enqueue": doc.ENQUEUE, "phone_older_page": doc.PHONE_OLDER_PAGE,
+    "phone_first_load": doc.PHONE_FIRST_LOAD, "phone_outbox_ios": doc.PHONE_OUTBOX_IOS,
+    "phone_outbox_android": doc.PHONE_OUTBOX_ANDROID, "phone_other": doc.PHONE_OTHER,
+    "relay_older_page": doc.RELAY_OLDER_PAGE, "relay_first_load": doc.RELAY_FIRST_LOAD,
+    "relay_outbox": doc.RELAY_OUTBOX, "relay_other": doc.RELAY_OTHER, "lease": doc.LEASE,
+    "retention": doc.RETENTION,
 }
 
 

@@ -35,7 +35,7 @@ from osf_check.models.dsl import Model
 from osf_check.properties.base import CheckList, Property
 from osf_check.scratch import ScratchFull, memory_dir
 
-from osf_check.explorer.explicit.bfs import Progress, Violation
+from osf_check.explorer.result import Progress, Violation
 from osf_check.explorer.store.layout import Layout
 from .shard_edges import Answers, OutEdges, fill, runs, sources
 from osf_check.explorer.store import levels as store

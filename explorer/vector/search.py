@@ -37,7 +37,7 @@ from osf_check.explorer.store.checkpoint import load as load_checkpoint
 from osf_check.explorer.store.checkpoint import run_identity
 from osf_check.explorer.store.checkpoint import save as save_checkpoint
 from osf_check.explorer.store.edges import EdgeLog
-from osf_check.explorer.explicit.bfs import Exploration, Progress
+from osf_check.explorer.result import Exploration, Progress
 from osf_check.explorer.store.layout import Layout
 from .shard_edges import sources
 from osf_check.explorer.store.levels import IdsExhausted, LevelStore

@@ -15,7 +15,7 @@ import numpy as np
 from osf_check.models.dsl import Model
 from osf_check.properties.base import CheckList
 
-from osf_check.explorer.explicit.bfs import Violation
+from osf_check.explorer.result import Violation
 from osf_check.explorer.compiled.npeval import np_eval
 
 __all__ = ["Judge"]

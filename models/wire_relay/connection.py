@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..dsl import Bool, Int, ModelBuilder
 from ..expr import And, If, Not, Or
-from . import phone
+from .reply import answer
 from .vocab import ANS, MEM, STAGE, Ctx
 
 
@@ -36,7 +36,7 @@ def drop_generation(s, c: Ctx, which=None) -> dict:
         upd[s.pend[i]] = If(And(s.pend[i] != 0, pending), 0, s.pend[i])
         for o in c.ops_with_rid(rid):
             hit = And(s.pend[i] == o + 1, pending)
-            for k, v in phone.answer(s, o, ANS.reconnecting).items():
+            for k, v in answer(s, o, ANS.reconnecting).items():
                 upd[k] = If(hit, v, k)
     return upd
 

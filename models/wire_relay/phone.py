@@ -17,13 +17,6 @@ def declare(b: ModelBuilder, c: Ctx) -> None:
             doc="final answers received for the operation's current pending entry")
 
 
-def answer(s, o: int, value) -> dict:
-    """The phone receives ``value`` as the final answer to its current request."""
-    retry = Or(*(value == a for a in RETRY_OK)) if not isinstance(value, int) else value in RETRY_OK
-    return {s.ans[o]: value, s.nfinal[o]: If(s.nfinal[o] >= 2, 2, s.nfinal[o] + 1),
-            s.ph[o]: If(retry, PH.retry, PH.done)}
-
-
 def actions(b: ModelBuilder, c: Ctx) -> None:
     O = range(len(c.ops))
 

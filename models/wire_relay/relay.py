@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..dsl import Int, ModelBuilder
 from ..expr import And, Count, If, Not, Or
-from . import phone
+from .reply import answer
 from .vocab import ANS, PST, STAGE, Ctx
 
 
@@ -92,7 +92,7 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         upd = {s.inflight[q]: False}
         if not c.on("pending-kept-after-final"):
             upd[s.pend[slot(c, o)]] = 0
-        upd.update(phone.answer(s, o, s.resp[q]))
+        upd.update(answer(s, o, s.resp[q]))
         return And(s.inflight[q], match(s, o, a)), upd
 
     @b.action("relay", params=OA)
@@ -105,7 +105,7 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
     def expire(s, o):
         """The pending entry's deadline passes (90 s, 120 s, 31 min): -32012."""
         upd = {s.pend[slot(c, o)]: 0}
-        upd.update(phone.answer(s, o, ANS.relay_timeout))
+        upd.update(answer(s, o, ANS.relay_timeout))
         return mine(s, o), upd
 
     if c.switches:
@@ -123,7 +123,7 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
             re-registration): -32023, retryable."""
             i = slot(c, o)
             upd = {s.pend[i]: 0}
-            upd.update(phone.answer(s, o, ANS.gen_changed))
+            upd.update(answer(s, o, ANS.gen_changed))
             return And(mine(s, o), s.pst[i] == PST.admitted, s.pgen[i] != s.gen), upd
 
     if c.losses:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from osf_check.relay import constants
 from osf_check.relay.graph.desktop import DesktopRelay
 from osf_check.relay.graph.payload import RESULT_LIMIT, completion_payload
 from osf_check.relay.graph.server import GraphServer
@@ -38,11 +39,11 @@ TIMING = ("poll", "control", "median_run", "sigma", "floor")
 
 @dataclass
 class Facts:
-    poll: float = 20.0
-    control: float = 3.0
-    median_run: float = 60.0
+    poll: float = float(constants.RELAY_ROUND)
+    control: float = float(constants.CONTROL_POLL)
+    median_run: float = float(constants.RUN_MEDIAN)
     sigma: float = 0.8  # log-normal shape (the spec gives the median and the floor)
-    floor: float = 5.0
+    floor: float = float(constants.RUN_FLOOR)
     loss: float = 0.30
 
     def __post_init__(self) -> None:

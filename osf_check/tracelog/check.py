@@ -376,7 +376,8 @@ def check_log(f: Iterable[str], model: Model, mapping: Mapping, *, hidden_depth:
             if judge:
                 _judge_bounds(res, chk, mapping, reread)
                 if _settings_may_matter(res.failing):
-                    judge_settings(res, chk, mapping, reread, _declared(mapping, declared))
+                    judge_settings(res, chk, mapping, reread, _declared(mapping, declared),
+                                   _read_again)
             break
         broken = chk.monitored(ev, n)
         if broken:

@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
     from osf_check.api import MAX_SEED
-    from osf_check.cli import BAD_INPUT, _os_error
+    from osf_check.exits import BAD_INPUT, os_error
     from osf_check.fuzz.driver import IMPL_MUTANTS, model_for
 
     class Parser(argparse.ArgumentParser):
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(w.log)
         sys.stdout.flush()
     except OSError as e:  # a full disk, or | head
-        _os_error(e)
+        os_error(e)
     return 0
 
 

@@ -18,11 +18,30 @@ explains the line is named (``rerun with --param projects=2``).
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
-if TYPE_CHECKING:
-    from .check import LogChecker, LogResult
-    from .mapping import Mapping
+from osf_check.models.dsl import Model
+
+from .bounds import Bounds
+from .mapping import Mapping
+
+#: how the log checker reads a log again at other settings: (checker, result, mapping,
+#: reread, params) -> (model, result) or, where the mapping does not fit, why not
+ReadAgain = Callable[..., Any]
+
+
+class LogChecker(Protocol):
+    """What the judging reads of :class:`.check.LogChecker` (named here, not imported:
+    the checker imports this module)."""
+
+    model: Model
+    bounds: Bounds
+
+
+class LogResult(Protocol):
+    """What the judging reads and writes of :class:`.check.LogResult`."""
+
+    failing: dict[str, Any] | None
 
 __all__ = ["settings_of", "judge_settings"]
 
@@ -33,7 +52,7 @@ FEW_VALUES = 4
 MAX_READS = 16
 
 
-def settings_of(chk: "LogChecker") -> dict[str, int]:
+def settings_of(chk: LogChecker) -> dict[str, int]:
     """The settings of the checked model (parameters that are no bound and can take more
     than one value), at their values."""
     spec = chk.bounds.spec
@@ -43,12 +62,17 @@ def settings_of(chk: "LogChecker") -> dict[str, int]:
             if not p.bound and isinstance(chk.model.params.get(p.name), int) and p.lo < p.hi}
 
 
-def judge_settings(res: "LogResult", chk: "LogChecker", mapping: "Mapping",
-                   reread: Callable[[], Iterable[str]] | None, declared: set[str]) -> None:
+def judge_settings(res: LogResult, chk: LogChecker, mapping: Mapping,
+                   reread: Callable[[], Iterable[str]] | None, declared: set[str],
+                   read_again: ReadAgain) -> None:
     """Turn a refusal into unknown unless the model's settings are settled for the log:
     each stated, or of a few values every combination of which was tried and refused the
     log by its line too.  ``res.failing["settings"]`` then names the unsettled ones (at
-    their values) and, where one combination explains the line, that one."""
+    their values) and, where one combination explains the line, that one.
+
+    ``read_again(chk, res, mapping, reread, params)`` reads the log again up to the
+    refused line with ``params`` changed (the log checker's own reader, passed in so that
+    this module does not import the checker that imports it)."""
     fail = res.failing
     assert fail is not None
     own = settings_of(chk)
@@ -56,7 +80,7 @@ def judge_settings(res: "LogResult", chk: "LogChecker", mapping: "Mapping",
     few = {p.name: range(p.lo, p.hi + 1) for p in (spec.params if spec else ())
            if p.name in own and p.name not in declared and p.hi - p.lo < FEW_VALUES}
     unstated = {k: v for k, v in own.items() if k not in declared and k not in few}
-    tried, at = _search(res, chk, mapping, reread, few)
+    tried, at = _search(res, chk, mapping, reread, few, read_again)
     if at is None and tried and not unstated:
         return  # every value of the few the log left open refuses it too
     fail["bounded"] = True
@@ -65,13 +89,12 @@ def judge_settings(res: "LogResult", chk: "LogChecker", mapping: "Mapping",
                         "explained_at": at}
 
 
-def _search(res: "LogResult", chk: "LogChecker", mapping: "Mapping",
-            reread: Callable[[], Iterable[str]] | None, few: dict[str, range]
-            ) -> tuple[bool, dict[str, int] | None]:
+def _search(res: LogResult, chk: LogChecker, mapping: Mapping,
+            reread: Callable[[], Iterable[str]] | None, few: dict[str, range],
+            read_again: ReadAgain) -> tuple[bool, dict[str, int] | None]:
     """Read the log again up to the refused line at every other combination of the
     ``few`` settings' values: whether all were tried, and the first that explains the
     line (None if none does)."""
-    from .check import _read_again
     if not few:
         return True, None
     if reread is None or mapping.doc is None:
@@ -84,7 +107,7 @@ def _search(res: "LogResult", chk: "LogChecker", mapping: "Mapping",
     for c in combos:
         # a mapping that does not fit the model there (it names an action the model at
         # slugs=1 does not have) describes no deployment set so: nothing to try
-        got = _read_again(chk, res, mapping, reread, c)
+        got = read_again(chk, res, mapping, reread, c)
         if not isinstance(got, str) and got[1].explained:
             return True, {k: v for k, v in c.items() if v != chk.model.params[k]}
     return True, None

@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import constants
 from ..clock import ManualClock
 from .outbox import Outbox
 from .payload import completion_payload, whole
 
-POLL_INTERVAL = 20.0
-CONTROL_POLL = 3.0
+POLL_INTERVAL = float(constants.RELAY_ROUND)
+CONTROL_POLL = float(constants.CONTROL_POLL)
 NOT_SHARED = "Graph session is no longer shared with this project"
 
 

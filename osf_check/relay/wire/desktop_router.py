@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import constants
 from . import limits
 from .envelope import HEAVY, MANIFEST, params_problem, snake_keys
 from .errors import answer_class, busy, desktop_error, timed_out
@@ -39,11 +40,11 @@ from .text import unreadable
 
 LIGHT_SLOTS = 8
 HEAVY_SLOTS = 2
-SLOT_WAIT = 8.0
-DISPATCH = 45.0
-DISPATCH_LOADS = 95.0
-ENQUEUE = 5.0
-LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
+SLOT_WAIT = float(constants.SLOT)
+DISPATCH = float(constants.DISPATCH)
+DISPATCH_LOADS = float(constants.DISPATCH_LOAD)
+ENQUEUE = float(constants.ENQUEUE)
+LOADS = constants.LOADS
 #: the stages in which a call holds its slot
 HOLDING = frozenset({"dispatch", "joined"})
 #: mutations whose completed claim is let go at once (their own ledger makes reruns harmless)

@@ -34,14 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import constants
 from .errors import answer_class, desktop_error
 from .text import compact, paired
 
 __all__ = ["AMBIGUOUS", "DurableClaims", "MemoryClaims", "Row", "Scope", "answer_class",
            "fingerprint"]
 
-LEASE = 5 * 60.0
-RETENTION = 48 * 3600.0
+LEASE = float(constants.LEASE)
+RETENTION = float(constants.RETENTION)
 MAX_ROWS = 4_096
 MAX_ANSWER = 256 * 1024
 MAX_WAITERS = 32

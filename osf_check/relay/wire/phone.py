@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import constants as c
 from .envelope import MANIFEST, request
 from .errors import kind_of
 
@@ -25,7 +26,7 @@ from .errors import kind_of
 RETRY_KINDS = frozenset({"retryable_error", "busy", "timed_out", "offline", "reconnecting",
                          "relay_timeout", "limit", "duplicate", "gen_changed", "switching",
                          "rate_limited", "unavailable"})
-LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
+LOADS = c.LOADS
 
 
 @dataclass
@@ -37,8 +38,8 @@ class Phone:
     def waits(self, method: str) -> float:
         """How long the phone waits for an answer (wire-relay.md, deadlines)."""
         if method == "run.chatOutboxSubmit":
-            return 20.0 if self.platform == "ios" else 60.0
-        return 115.0 if method in LOADS else 60.0
+            return float(c.PHONE_OUTBOX_IOS if self.platform == "ios" else c.PHONE_OUTBOX_ANDROID)
+        return float(c.PHONE_FIRST_LOAD if method in LOADS else c.PHONE_OTHER)
 
     def key(self, operation_key: str, attempt: int | None = None) -> str:
         """The idempotency key of an attempt of this operation (default: the next one)."""

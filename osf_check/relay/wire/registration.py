@@ -24,10 +24,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .. import constants
+
 EXAMPLE_DEVICE = "6f1c2a7e-0000-4000-8000-000000000001"
 CURRENT = MINIMUM = (1, 7)
-RULES_TTL = 60.0
-PRECHECK_TIMEOUT = 5.0
+RULES_TTL = float(constants.RULES_TTL)
+PRECHECK_TIMEOUT = float(constants.PRECHECK_TIMEOUT)
 REQUIRED = frozenset({"deviceId", "relayProtocolVersion"})
 OPTIONAL = frozenset({"deviceName", "sessionId", "resumeToken", "targetDesktopDeviceId"})
 VERSION = re.compile(r"^(\d+)\.(\d+)$")

@@ -29,6 +29,7 @@ from typing import Any, Union
 
 from .envelope import MANIFEST, FrameError, Unreadable, id_ok, request, trace_ok, \
     validate_request
+from .. import constants
 from .errors import relay_error
 from .ratelimit import BURST, CONN_BURST, CONN_RATE, RATE, TokenBucket
 from .registration import Device, VersionGate, register
@@ -37,10 +38,10 @@ from .text import trim, unreadable
 __all__ = ["Client", "Entry", "RelayRouter", "ToDesktop", "ToPhone", "request"]
 
 LIMITS = {"process": 4_096, "user": 512, "desktop": 128, "client": 64}
-KEEP_PENDING = 90.0
-KEEP_LOADS = 120.0
-KEEP_OUTBOX = 31 * 60.0
-LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
+KEEP_PENDING = float(constants.RELAY_OTHER)  # an older page's is the same
+KEEP_LOADS = float(constants.RELAY_FIRST_LOAD)
+KEEP_OUTBOX = float(constants.RELAY_OUTBOX)
+LOADS = constants.LOADS
 
 def keep_pending(method: str) -> float:
     """How long the relay keeps a request pending (wire-relay.md, deadlines)."""

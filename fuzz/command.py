@@ -1,0 +1,274 @@
+"""``osf-check fuzz`` as a library: which systems a run fuzzes, each system's three phases
+(tour, goals, Hypothesis), the files a run leaves, and the text the command prints.  The
+command line only parses its options, calls these, prints and exits.
+
+The implementation under test is the Python reference implementation in process, or one
+behind an adapter command (:class:`ExternalRun`, shared with ``replay``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from osf_check.models.errors import InputError
+
+__all__ = ["ExternalRun", "Settings", "impl_needs", "systems_for", "checked_params",
+           "examples_for", "run_system", "run_json", "text", "share"]
+
+
+def impl_needs(impl: str | None, model: str | None, mutant: str | None) -> None:
+    """Refuse ``--impl`` without what it needs (a model; no reference mutant)."""
+    if impl is None:
+        return
+    if not impl.strip():
+        raise InputError("--impl is empty: give the command that starts the adapter")
+    if model is None:
+        raise InputError("--impl needs --model (an adapter implements one model)")
+    if mutant is not None:
+        raise InputError("--mutant switches on a bug of the Python reference implementation; "
+                         "with --impl the adapter's command decides what runs (e.g. --impl "
+                         f"'python -m osf_check.driver.reference --mutant {mutant}')")
+
+
+class ExternalRun:
+    """The harness builder of one command: the reference implementation in process, or an
+    adapter process (started on first use, stopped at the end of each system's run)."""
+
+    def __init__(self, command: str | None, timeout: float):
+        from osf_check.driver.external import External
+        self.command = command
+        self.ext = External(command, timeout=timeout) if command else None
+
+    @property
+    def harness(self) -> Any:
+        return self.ext
+
+    def describe(self, model: str) -> dict[str, Any] | None:
+        """The adapter, what it can do, and the idle events of ``model`` it could not be
+        given (without the idle capability it is judged on the model's steps alone)."""
+        if self.ext is None:
+            return None
+        from osf_check.driver.external import idle_events
+        caps = self.ext.capabilities
+        return {"command": self.command, "name": self.ext.implementation,
+                "capabilities": sorted(caps),
+                "idle_events_not_tried": [] if "idle" in caps else list(idle_events(model))}
+
+    def __enter__(self) -> "ExternalRun":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.ext is None:
+            return
+        try:
+            self.ext.close()
+        except Exception:  # noqa: BLE001
+            if exc[0] is None:  # a run that failed already says why; this one would not
+                raise
+
+
+def systems_for(model: str | None, mutant: str | None) -> list[str]:
+    """The systems a run fuzzes: ``model``, the one that has ``mutant``, or all."""
+    from osf_check.fuzz.driver import IMPL_MUTANTS, SYSTEMS
+    from osf_check.properties import catalogue
+    if model is not None:
+        catalogue.spec(model)  # an unknown model is refused with the known ones
+        if model not in SYSTEMS:
+            raise InputError(f"{model} has no implementation to fuzz (fuzz knows "
+                             f"{' and '.join(SYSTEMS)})")
+    if mutant is not None:
+        owners = [m for m in SYSTEMS if mutant in IMPL_MUTANTS[m]]
+        if model is None and owners:
+            model = owners[0]
+        if model is None or mutant not in IMPL_MUTANTS[model]:
+            where = f"{model} has no" if model else "neither implementation has a"
+            known = IMPL_MUTANTS[model] if model else sorted(
+                {x for m in SYSTEMS for x in IMPL_MUTANTS[m]})
+            raise InputError(f"{where} mutant {mutant!r} (known: {', '.join(known)})")
+    return [model] if model else list(SYSTEMS)
+
+
+def checked_params(model: str | None, mutant: str | None, overrides: dict[str, str]
+                   ) -> dict[str, Any]:
+    """``--param``'s values, each checked against the model before the work starts."""
+    from osf_check.fuzz.driver import model_for
+    if overrides and model is None:
+        raise InputError("--param needs --model (the two systems have different parameters)")
+    if not overrides:
+        return {}
+    checked = model_for(model, mutant, overrides).params  # type: ignore[arg-type]
+    return {k: checked[k] for k in overrides}
+
+
+def examples_for(profile: str | None, examples: int | None, tour_depth: int | None
+                 ) -> tuple[str, int]:
+    """The Hypothesis profile and how many examples each system gets."""
+    from osf_check.fuzz.profiles import FUZZ_EXAMPLES, current
+    prof = profile or current()
+    n_ex = examples if examples is not None else FUZZ_EXAMPLES[prof]
+    if n_ex == 0 and tour_depth == 0:  # the goals alone: a handful of paths, no coverage
+        raise InputError("--examples 0 and --tour-depth 0 leave only the goals' shortest "
+                         "paths to run: give one of them a positive value")
+    return prof, n_ex
+
+
+@dataclass
+class Settings:
+    """What every system of one run is fuzzed with."""
+
+    mutant: str | None
+    seed: int
+    steps: int
+    examples: int
+    profile: str
+    db: Path | None
+    params: dict[str, Any]
+    tour_depth: int | None = None
+
+    def depth(self, name: str) -> int:
+        from osf_check.fuzz.driver import TOUR_DEPTH
+        return self.tour_depth if self.tour_depth is not None else TOUR_DEPTH[name]
+
+
+def run_system(name: str, s: Settings, external: ExternalRun, disp: Any
+               ) -> tuple[Any, float, float]:
+    """Fuzz one system: the tour, then (if it found nothing) the goals, then Hypothesis.
+    The report, and the seconds of the tour and of the goals."""
+    from osf_check.fuzz.driver import tour
+    t0 = time.perf_counter()
+    with disp, external:
+        task = disp.phase(f"{name}: tour to depth {s.depth(name)} (transitions covered)")
+        rep = tour(name, mutant=s.mutant, depth=s.depth(name), seed=s.seed, log=disp.line,
+                   params=s.params, harness=external.harness,
+                   tick=lambda done, total: disp.update(task, completed=done, total=total))
+        disp.finish(task)
+        t_tour = time.perf_counter() - t0
+        if rep.failure is None:
+            _goals(rep, name, s, external, disp)
+        t_goals = time.perf_counter() - t0 - t_tour
+        if rep.failure is None and s.examples:
+            rep = _hypothesis(rep, name, s, external, disp)
+    return rep, t_tour, t_goals
+
+
+def _goals(rep: Any, name: str, s: Settings, external: ExternalRun, disp: Any) -> None:
+    """fuzz's second phase: the implementation driven to each property's goals."""
+    from osf_check.fuzz import goals
+    task = disp.phase(f"{name}: goals (each property's premise and limits, pressed)",
+                      total=len(goals.of(name)))
+    rep.goals, failed = goals.reach(
+        name, mutant=s.mutant, seed=s.seed, params=s.params, harness=external.harness,
+        tick=lambda done, total: disp.update(task, completed=done, total=total))
+    disp.finish(task)
+    disp.line(goals.summary([g.json() for g in rep.goals]))
+    if failed is not None:
+        rep.failure, rep.path, rep.params = failed
+
+
+def _hypothesis(rep: Any, name: str, s: Settings, external: ExternalRun, disp: Any) -> Any:
+    """fuzz's third phase: Hypothesis's state-machine walks from the tour's states."""
+    from osf_check.fuzz.driver import hypothesis_run
+    task = disp.phase(f"{name}: hypothesis, {s.examples} examples of up to {s.steps} "
+                      f"steps, profile {s.profile}", total=s.examples)
+    rep = hypothesis_run(name, mutant=s.mutant, examples=s.examples, steps=s.steps,
+                         seed=s.seed, profile=s.profile, rep=rep,
+                         start_depth=min(s.depth(name), 8), params=s.params,
+                         db=str(s.db) if s.db else None,
+                         hypothesis_shrink=s.profile == "nightly",
+                         harness=external.harness,
+                         tick=lambda done, total: disp.update(task, completed=done))
+    disp.finish(task)
+    return rep
+
+
+def run_json(rep: Any, name: str, s: Settings, external: ExternalRun, seconds: float,
+             t_tour: float, t_goals: float, out: Path | None) -> tuple[dict[str, Any],
+                                                                     list[Path]]:
+    """One system's part of fuzz.json (with a failure's trace), and the files written to
+    ``out``: the coverage plot, and a failure's trace and pictures."""
+    from osf_check import report
+    from osf_check.fuzz.driver import model_for, path_trace
+    run = report.fuzz_run_json(rep, name, s.mutant, s.depth(name), seconds, t_tour, t_goals,
+                               s.params)
+    run["implementation"] = external.describe(name)
+    pictures = _coverage_plot(rep, name, s, out) if out is not None else []
+    if rep.failure:
+        at = s.params if rep.params is None else rep.params
+        tr = path_trace(model_for(name, s.mutant, at), rep.path, message=rep.failure,
+                        mutant=s.mutant, seed=s.seed)
+        run["trace"] = tr
+        if out is not None:
+            stem = f"{name}{'-' + s.mutant if s.mutant else ''}-fuzz"
+            report.write_outputs(out, tr, stem, report.err)
+    return run, pictures
+
+
+def _coverage_plot(rep: Any, name: str, s: Settings, out: Path) -> list[Path]:
+    from osf_check import plots
+    mutant = s.mutant
+    fig = plots.fuzz_coverage(rep.coverage, rep.states_total, rep.edges_total,
+                              f"{name}{' (implementation mutant ' + mutant + ')' if mutant else ''}"
+                              f": tour to depth {s.depth(name)}, seed {s.seed}")
+    return plots.save(fig, out / f"fuzz-coverage-{name}{'-' + mutant if mutant else ''}")
+
+
+def share(part: int, whole: int) -> str:
+    """``part``/``whole`` and its percentage (none of nothing).
+
+    >>> share(3, 4), share(0, 0)
+    ('3/4 (75.0%)', '0/0')
+    """
+    return f"{part:,}/{whole:,}" + (f" ({100 * part / whole:.1f}%)" if whole else "")
+
+
+def text(runs: list[dict[str, Any]], s: Settings) -> str:
+    """What the command prints of its runs (without the last line, the exit)."""
+    return "".join(line + "\n" for run in runs for line in _run_lines(run, s))
+
+
+def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
+    from osf_check.traces import render as rnd
+    tr_, hy = run["tour"], run["hypothesis"]
+    who = f" (implementation mutant {s.mutant})" if s.mutant else ""
+    if run["implementation"]:
+        who = f" (adapter: {run['implementation']['name']})"
+    lines = [f"{run['model']}{who}: seed {s.seed}, profile {s.profile}",
+             f"  tour to depth {tr_['depth']}: {rnd.n_steps(tr_['steps'])} in "
+             f"{tr_['seconds']:.1f} s, states {share(*tr_['states'])}, "
+             f"transitions {share(*tr_['transitions'])}"]
+    skipped = (run["implementation"] or {}).get("idle_events_not_tried")
+    if skipped:
+        lines.append(f"  idle events not tried (the adapter lacks the idle capability): "
+                     f"{', '.join(skipped)}")
+    if run["goals"]["each"]:
+        from osf_check.fuzz.goals import summary
+        lines.append("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))
+    lines += _hypothesis_lines(hy)
+    if run["failure"]:
+        lines += [f"FAILURE: {run['failure']}", rnd.text(run["trace"])]
+    return lines
+
+
+def _hypothesis_lines(hy: dict[str, Any]) -> list[str]:
+    from osf_check.traces import render as rnd
+    rate = f", {hy['examples_per_second']} examples/s" if hy["examples_per_second"] else ""
+    lines = [f"  hypothesis: {hy['examples']:,} examples, {hy['steps']:,} steps in "
+             f"{hy['seconds']:.1f} s{rate}, {hy['distinct_model_states']:,} distinct model "
+             f"states"]
+    if hy["map_states"]:
+        lines.append(f"    of the {rnd.counted(hy['map_states'], 'state')} within depth "
+                     f"{hy['map_depth']}: {hy['map_states_visited']:,} "
+                     f"({100 * hy['map_states_visited'] / hy['map_states']:.1f}%); "
+                     f"{rnd.counted(hy['states_beyond_map'], 'state')} beyond that depth")
+    far = hy.get("long_stories_out_of_reach") or {}
+    shown = {k: v for k, v in hy["long_stories"].items() if k not in far}
+    if shown:
+        lines.append("    long stories (distinct states): " + ", ".join(
+            f"{k} {v:,}" for k, v in shown.items()))
+    if far:
+        lines.append("    out of reach at these parameters: " + ", ".join(
+            f"{k} (--param {p})" for k, p in far.items()))
+    return lines
