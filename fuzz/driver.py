@@ -336,6 +336,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
     path: list[int] = []
     stack = [(0, iter(out.get(0, [])))]
     snaps = {0: h.snapshot()}
+    here: int | None = 0  # the state the harness stands in, untouched since its snapshot
     try:
         while stack:
             u, it = stack[-1]
@@ -349,7 +350,9 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
                     path.pop()
                 continue
             v, a = nxt
-            h.restore(snaps[u])  # every transition is tried from its source's snapshot
+            if here != u:  # every transition is tried from its source's snapshot
+                h.restore(snaps[u])
+            here = None
             before = h.abstract()
             if before != ex.state(u):
                 rep.unreached += 1  # the harness did not get back to u: not covered
@@ -370,6 +373,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
                     tick(n_edges, rep.edges_total)
             if ex.parent[v] == u and ex.via[v] == a and depth_of[v] < depth:
                 snaps[v] = h.snapshot()
+                here = v
                 stack.append((v, iter(out.get(v, []))))
             else:
                 path.pop()
