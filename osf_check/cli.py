@@ -942,6 +942,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
             task = disp.phase(f"{name}: tour to depth {depth} (transitions covered)")
             rep = tour(name, mutant=mutant, depth=depth, seed=seed, log=disp.line,
                        params=overrides, harness=external.harness,
+                       configurations=not overrides,  # the model's others (fuzz.configs)
                        tick=lambda done, total: disp.update(task, completed=done, total=total))
             disp.finish(task)
             t_tour = time.perf_counter() - t0

@@ -188,3 +188,47 @@ def test_a_harness_that_does_not_pickle_still_tours():
 
     rep = tour("wire-relay", depth=3, harness=_desktop_with(Local))
     assert rep.failure is None and rep.states_covered == rep.states_total
+
+
+def test_every_declared_workload_and_parameter_end_is_a_configuration():
+    """The CI run fuzzed workload 0 alone, with no lost frame and no authority switch."""
+    from osf_check.fuzz.configs import CONFIGS
+    from osf_check.models.wire_relay import SPEC
+    toured = [params for params, _ in CONFIGS["wire-relay"]]
+    for p in SPEC.params:
+        for v in {p.lo, p.hi, *(range(p.lo, p.hi + 1) if p.name == "workload" else ())}:
+            if v != p.default:
+                assert any(at.get(p.name) == v for at in toured), (p.name, v)
+
+
+def test_a_bug_only_another_workload_shows_is_caught_by_the_configurations():
+    """An outbox submit kept pending 90 s (004: 31 minutes): the default workload sends
+    no outbox submit, so only its configurations can show it."""
+    class ShortOutbox(RelayRouter):
+        def on_request(self, c, frame, now):
+            out = super().on_request(c, frame, now)
+            for e in self.pending.values():
+                if e.method == "run.chatOutboxSubmit":
+                    e.deadline = min(e.deadline, now + 90.0)
+            return out
+
+    assert tour("wire-relay", depth=3, harness=_relay_with(ShortOutbox)).failure is None
+    rep = tour("wire-relay", depth=1, harness=_relay_with(ShortOutbox), configurations=True)
+    assert rep.failure is not None and rep.params == {"workload": 1}, (rep.failure, rep.params)
+    assert rep.configs and rep.configs[0]["params"] == {"workload": 1}
+
+
+@pytest.mark.skipif(not __import__("os").access("/dev/shm", __import__("os").W_OK),
+                    reason="no /dev/shm here")
+def test_the_walks_keep_their_database_files_in_memory():
+    """Each commit of the walks' SQLite files waited for the disk: most of the walks' time
+    under cProfile.  They are kept in /dev/shm where there is one."""
+    from osf_check.fuzz.driver import hypothesis_run, make_harness
+    dirs = []
+
+    def build(model, mutant, tmpdir, *rest):
+        dirs.append(tmpdir)
+        return make_harness(model, mutant, tmpdir, *rest)
+    rep = hypothesis_run("wire-relay", examples=3, steps=5, start_depth=2, profile="ci",
+                         harness=build)
+    assert rep.failure is None and dirs and all(d.startswith("/dev/shm/") for d in dirs), dirs
