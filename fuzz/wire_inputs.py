@@ -64,6 +64,8 @@ def relay_admission(new_relay: Callable[..., Any], client: Any) -> set[str]:
         got = _one(r.on_request(client, frame(f"m-{i}", method, {}, "key-1"), 0.0))
         if got is not None:
             raise Divergence(f"{method} (named in 004's manifest) with a key was refused: {got}")
+        if not r.route((USER, DESK, f"m-{i}")):
+            raise Divergence(f"{method} was admitted but never forwarded to the desktop")
         tried.add(f"method {method}")
     for method in MUTATIONS_004:
         got = _one(new_relay().on_request(client, frame("m", method, {}), 0.0))
@@ -89,6 +91,9 @@ def relay_admission(new_relay: Callable[..., Any], client: Any) -> set[str]:
         if got is None or "error" not in got:
             raise Divergence(f"a request with {name} was not refused before forwarding (004)")
         _shaped(f"the refusal of {name}", got)
+        if name.endswith("method") and got["error"].get("code") != -32601:
+            raise Divergence(f"a request with {name} was answered {got['error'].get('code')} "
+                             f"(004: -32601, not in the relay's allow-list)")
         tried.add(f"request {name}")
     tried |= duplicates(new_relay, client)
     return tried
@@ -104,10 +109,12 @@ def duplicates(new_relay: Callable[..., Any], client: Any) -> set[str]:
     r = new_relay()
     if _one(r.on_request(client, frame(*base), 0.0)) is not None:
         raise Divergence("a first request was refused")
-    got = _one(r.on_request(client, frame(*base), 0.0))
-    if (got or {}).get("error", {}).get("code") != -32021:
-        raise Divergence(f"the identical request under a pending id was answered {got} "
-                         f"(004: -32021)")
+    for name, rid in (("identical", "dup"), ("identical, id in spaces", " dup\t")):
+        # 004: the pending key holds the trimmed request id
+        got = _one(r.on_request(client, frame(rid, *base[1:]), 0.0))
+        if (got or {}).get("error", {}).get("code") != -32021:
+            raise Divergence(f"the {name} request under a pending id was answered {got} "
+                             f"(004: -32021)")
     for name, args in others.items():
         got = _one(r.on_request(client, frame(*args), 0.0))
         code = (got or {}).get("error", {}).get("code")
@@ -116,7 +123,7 @@ def duplicates(new_relay: Callable[..., Any], client: Any) -> set[str]:
             raise Divergence(f"a request with {name} under a pending id was answered "
                              f"{wire_answer(got)} ({code}) (004: -32022, another request "
                              f"under the same key)")
-    return {f"pending id, {n}" for n in ("identical", *others)}
+    return {f"pending id, {n}" for n in ("identical", "identical, id in spaces", *others)}
 
 
 def rate_limits(relay_cls: type, client: Any) -> set[str]:
