@@ -290,8 +290,8 @@ def shape_problem(answer: Any) -> str | None:
     fields of their row in the decisions table (-32026's reason protocolUpdateRequired).
 
     >>> shape_problem({"error": {"code": -32603, "message": TIMEOUT_TEXT,
-    ...                          "data": {"retryable": True}}})
-    "the -32603 answer 'Desktop request timed out.' carries retryable=True (004: both -32603 answers are plain internal errors without a retryable flag)"
+    ...                          "data": {"retryable": True}}})[:60]
+    "the -32603 answer 'Desktop request timed out.' carries retry"
     >>> shape_problem({"error": {"code": -32011, "message": "m", "data": {"retryable": True}}})
     """
     if not isinstance(answer, dict):

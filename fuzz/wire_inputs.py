@@ -245,7 +245,8 @@ def stored_sizes(new_desktop: Callable[[], Any]) -> set[str]:
              "ASCII over the limit": ("x" * (STORED_ANSWER_LIMIT + 16), True),
              "Japanese over the limit in bytes, under it in characters":
                  ("日" * (STORED_ANSWER_LIMIT // 3 + 4096), True),
-             "Japanese under the limit in bytes": ("日" * (STORED_ANSWER_LIMIT // 3 - 4096), False),
+             "Japanese under the limit in bytes":
+                 ("日" * (STORED_ANSWER_LIMIT // 3 - 4096), False),
              "emoji over the limit in bytes": ("😀" * (STORED_ANSWER_LIMIT // 4 + 1024), True)}
     tried = set()
     for name, (text, over) in cases.items():
