@@ -78,7 +78,14 @@ def relay_admission(new_relay: Callable[..., Any], client: Any) -> set[str]:
         if got is not None:
             raise Divergence(f"the read {method} without a key was refused: {got} (004 asks "
                              f"a key of mutations only)")
-    tried |= {"mutation without key", "read without key"}
+    for method in MUTATIONS_004:  # 004: an empty key is the desktop's -32602, not -32026
+        r = new_relay()
+        got = _one(r.on_request(client, frame("e", method, {}, ""), 0.0))
+        if got is not None or not r.route((USER, DESK, "e")):
+            raise Divergence(f"the mutation {method} with an empty key was not forwarded: "
+                             f"{got} (004: the relay refuses a missing key, -32026; an empty "
+                             f"one is the desktop's -32602)")
+    tried |= {"mutation without key", "mutation with an empty key", "read without key"}
     bad = {"unknown method": frame("b", "system.noSuchMethod", {}),
            "empty method": frame("b", "", {}),
            "no traceparent": frame("b", LIGHT_SAMPLE, {}, traceparent=None),
