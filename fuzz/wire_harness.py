@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import pickle
 import sqlite3
+import weakref
 from typing import Any
 
 from osf_check.models.dsl import ActionInstance, Model
@@ -68,8 +69,9 @@ def _named(prefix: str, n: int) -> str:
     """
     return f"{prefix}{n}" + ("" if n % 2 else "😀")
 
-#: the data probes' outcome per implementation in this process (see probe_data)
-_PROBED: dict[tuple, Any] = {}
+#: the data probes' outcome per model object (one run: the tour, the goals at one set of
+#: parameters, the walks) and implementation (see probe_data)
+_PROBED: dict[tuple, tuple[Any, Any]] = {}
 
 
 class WireHarness(HarnessBase):
@@ -436,17 +438,22 @@ class WireHarness(HarnessBase):
         return {"type": "rpc.request", "payload": p}
 
     def probe_data(self) -> None:
-        """The data probes, once per implementation (its classes and mutant) and process:
-        they build fresh cores of their own and depend on nothing else, so every later
-        walk or restored snapshot gets the first outcome again, failure and all."""
-        who = (type(self.relay), type(self.desktop), type(self.app), self.mutant)
-        if who not in _PROBED:
+        """The data probes, once per run and implementation (its classes and mutant): they
+        build fresh cores of their own and depend on nothing else, so every later walk or
+        restored snapshot of the run gets the first outcome again, failure and all.  A
+        new run (a new model object) probes again: code patched between two runs in one
+        process is probed as it is then."""
+        who = (id(self.model), type(self.relay), type(self.desktop), type(self.app),
+               self.mutant)
+        hit = _PROBED.get(who)
+        if hit is None or hit[0]() is not self.model:
             try:
                 self._probe_data()
-                _PROBED[who] = self.classes
+                outcome: Any = self.classes
             except Divergence as e:
-                _PROBED[who] = e
-        done = _PROBED[who]
+                outcome = e
+            _PROBED[who] = (weakref.ref(self.model), outcome)
+        done = _PROBED[who][1]
         if isinstance(done, Divergence):
             raise Divergence(str(done))
         self.classes = set(done)

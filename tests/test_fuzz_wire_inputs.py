@@ -232,3 +232,15 @@ def test_the_walks_keep_their_database_files_in_memory():
     rep = hypothesis_run("wire-relay", examples=3, steps=5, start_depth=2, profile="ci",
                          harness=build)
     assert rep.failure is None and dirs and all(d.startswith("/dev/shm/") for d in dirs), dirs
+
+
+def test_a_bug_patched_in_between_two_runs_is_probed_again(monkeypatch):
+    """The probes' outcome is kept for one run only: a module patched after a passing run
+    in the same process (as a test or a notebook does) is tried as it is then."""
+    from osf_check.relay.wire import errors
+    assert _finds(None) is None
+    monkeypatch.setattr(dr, "timed_out", lambda: {"error": {
+        "code": -32603, "message": TIMEOUT_MESSAGE, "data": {"retryable": True}}})
+    why = _finds(None)
+    assert why is not None and "retryable=True" in why, why
+    assert errors.timed_out()["error"].get("data") is None  # only the router's name patched
