@@ -86,6 +86,13 @@ def relay_admission(new_relay: Callable[..., Any], client: Any) -> set[str]:
                              f"{got} (004: the relay refuses a missing key, -32026; an empty "
                              f"one is the desktop's -32602)")
     tried |= {"mutation without key", "mutation with an empty key", "read without key"}
+    traced = frame("ts", LIGHT_SAMPLE, {})
+    traced["payload"]["tracestate"] = "vendor=ü,other=1"  # 004: tracestate is optional
+    r = new_relay()
+    if _one(r.on_request(client, traced, 0.0)) is not None or not r.route((USER, DESK, "ts")):
+        raise Divergence("a request with a tracestate was not forwarded (004: traceparent "
+                         "is required, tracestate optional)")
+    tried.add("request with tracestate")
     bad = {"unknown method": frame("b", "system.noSuchMethod", {}),
            "empty method": frame("b", "", {}),
            "no traceparent": frame("b", LIGHT_SAMPLE, {}, traceparent=None),
