@@ -143,6 +143,7 @@ def run_system(name: str, s: Settings, external: ExternalRun, disp: Any
         task = disp.phase(f"{name}: tour to depth {s.depth(name)} (transitions covered)")
         rep = tour(name, mutant=s.mutant, depth=s.depth(name), seed=s.seed, log=disp.line,
                    params=s.params, harness=external.harness,
+                   configurations=not s.params,  # the model's others (fuzz.configs)
                    tick=lambda done, total: disp.update(task, completed=done, total=total))
         disp.finish(task)
         t_tour = time.perf_counter() - t0

@@ -84,6 +84,8 @@ class FuzzReport:
     goals: list[Any] = field(default_factory=list)
     #: the parameters ``path`` is at, where not the run's (a goal found at wider ones)
     params: dict[str, Any] | None = None
+    #: the other configurations toured (fuzz.configs): parameters, depth, coverage, time
+    configs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def state_coverage(self) -> float:
@@ -282,7 +284,8 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
          params: dict | None = None, result_for: Callable[[int, str], Any] | None = None,
          log: Callable[[str], None] | None = None,
          harness: Callable[..., Harness] | None = None,
-         tick: Callable[[int, int], None] | None = None) -> FuzzReport:
+         tick: Callable[[int, int], None] | None = None,
+         configurations: bool = False) -> FuzzReport:
     """Drive the implementation through every state and transition within ``depth``; a
     failure is then looked for again at smaller depths, so that the path it comes back
     with is a shortest one.
@@ -291,7 +294,9 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
     when the abstraction of the implementation was the edge's source before the step
     and its target after it.  ``harness`` builds the harness (default
     :func:`make_harness`), for implementations driven some other way; ``tick(covered,
-    total)`` reports transitions covered as the tour goes."""
+    total)`` reports transitions covered as the tour goes.  ``configurations``: then each
+    of the model's other configurations (:mod:`.configs`) is toured too, and a failure
+    there comes back with its parameters in ``params``."""
     rep = _tour(name, mutant=mutant, depth=depth, seed=seed, params=params,
                 result_for=result_for, log=log, harness=harness, tick=tick)
     if rep.failure:
@@ -301,6 +306,11 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
             if short.failure:
                 rep.failure, rep.path = short.failure, short.path
                 break
+    if configurations and not rep.failure:  # the model's other configurations (fuzz.configs)
+        from . import configs
+        configs.sweep(name, lambda **at: tour(
+            name, mutant=mutant, seed=seed, params={**(params or {}), **at["params"]},
+            depth=at["depth"], result_for=result_for, harness=harness), rep, log=log)
     return rep
 
 
@@ -336,6 +346,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
     path: list[int] = []
     stack = [(0, iter(out.get(0, [])))]
     snaps = {0: h.snapshot()}
+    here: int | None = 0  # the state the harness stands in, untouched since its snapshot
     try:
         while stack:
             u, it = stack[-1]
@@ -349,7 +360,9 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
                     path.pop()
                 continue
             v, a = nxt
-            h.restore(snaps[u])  # every transition is tried from its source's snapshot
+            if here != u:  # every transition is tried from its source's snapshot
+                h.restore(snaps[u])
+            here = None
             before = h.abstract()
             if before != ex.state(u):
                 rep.unreached += 1  # the harness did not get back to u: not covered
@@ -370,6 +383,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
                     tick(n_edges, rep.edges_total)
             if ex.parent[v] == u and ex.via[v] == a and depth_of[v] < depth:
                 snaps[v] = h.snapshot()
+                here = v
                 stack.append((v, iter(out.get(v, []))))
             else:
                 path.pop()
@@ -439,7 +453,7 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     class Machine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.tmp = tempfile.TemporaryDirectory()
+            self.tmp = tempfile.TemporaryDirectory(dir=_memory_disk())
             self.results: dict[int, Any] = {}
             self.errors: dict[int, str | None] = {}
             self.h = build(model, mutant, self.tmp.name, seed,  # (a closure: see Reference)
@@ -560,6 +574,15 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     rep.stories = stories.count(model, sorted(rep.visited))
     rep.out_of_reach = stories.out_of_reach(model)
     return rep
+
+
+def _memory_disk() -> str | None:
+    """A directory in memory (Linux's /dev/shm) for the walks' database files, else the
+    default temporary directory.  Each commit of the implementation's SQLite file waited
+    for the disk (fsync): most of the walks' time under cProfile.  A storage crash
+    (close and reopen) is the same on either."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
 @contextlib.contextmanager

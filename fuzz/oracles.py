@@ -249,9 +249,101 @@ REGISTRATIONS = {
     "older version": ({"relayProtocolVersion": "1.6"}, [], "protocolUpdateRequired"),
     "unreadable version": ({"relayProtocolVersion": "1.x"}, [], "invalidRelayProtocolVersion"),
     "a rule above it": ({}, ["1.8"], "protocolUpdateRequired"),
+    # versions whose text order is not their order: 1.10 is above 1.7 and 1.9
+    "newer minor 1.10": ({"relayProtocolVersion": "1.10"}, [], None),
+    "major 10": ({"relayProtocolVersion": "10.0"}, [], None),
+    "1.9 under a rule of 1.10": ({"relayProtocolVersion": "1.9"}, ["1.10"],
+                                 "protocolUpdateRequired"),
+    "1.10 under a rule of 1.10": ({"relayProtocolVersion": "1.10"}, ["1.10"], None),
+    "version empty": ({"relayProtocolVersion": ""}, [], "invalidRelayProtocolVersion"),
+    "version a number": ({"relayProtocolVersion": 17}, [], "invalidRelayProtocolVersion"),
     "rules unreadable": ({}, None, "relayProtocolPolicyUnavailable"),
     "a rule unreadable": ({}, ["one.eight"], "relayProtocolPolicyUnavailable"),
     "unknown field userId": ({"userId": "someone-else"}, [], "any"),
     "unknown device": ({"deviceId": "6f1c2a7e-0000-4000-8000-0000000000ff"}, [], "any"),
     "wrong role": ({"deviceId": "phone"}, [], "any"),
 }
+
+
+# 004, the shape of every answer -------------------------------------------------------------
+#: "Relay-Entscheidung": the codes the table marks retryable or not (with the fields it
+#: names); -32021, -32022 and -32601 have no column value in 004, so no flag is asked of them
+RELAY_RETRYABLE = {-32010: True, -32011: True, -32012: True, -32020: True, -32023: True,
+                   -32024: True, -32028: True, -32026: False, -32027: False}
+#: refusals the English rendering's table marks "no" where 004 gives no value: a flag, if
+#: any, must not invite a retry
+RELAY_FINAL = frozenset({-32600, -32601})
+RELAY_FIELDS = {-32020: ("scope", "limit", "current"), -32027: ("requiredScopes",)}
+
+
+def retry_flag(err: dict[str, Any]) -> Any:
+    """The error's ``retryable`` flag wherever it stands (``data`` or the error itself),
+    or None when it carries none."""
+    data = err.get("data") if isinstance(err.get("data"), dict) else {}
+    return data.get("retryable", err.get("retryable"))
+
+
+def shape_problem(answer: Any) -> str | None:
+    """Why an answer (a response payload, or what the desktop stored) is not shaped as
+    004 says, or None.  "Beide -32603-Antworten sind einfache interne Fehler ohne
+    retryable-Kennzeichen"; the relay's decisions carry the retryable value and the
+    fields of their row in the decisions table (-32026's reason protocolUpdateRequired).
+
+    >>> shape_problem({"error": {"code": -32603, "message": TIMEOUT_TEXT,
+    ...                          "data": {"retryable": True}}})[:60]
+    "the -32603 answer 'Desktop request timed out.' carries retry"
+    >>> shape_problem({"error": {"code": -32011, "message": "m", "data": {"retryable": True}}})
+    """
+    if not isinstance(answer, dict):
+        return f"an answer that is not an object: {answer!r}"
+    err = answer.get("error")
+    if err is None:
+        return None if "result" in answer else "an answer with neither result nor error"
+    if "result" in answer:
+        return "an answer with both result and error"
+    if not isinstance(err, dict) or not isinstance(err.get("code"), int) or \
+            isinstance(err.get("code"), bool) or not isinstance(err.get("message"), str):
+        return f"an error without an integer code and a message: {err!r}"
+    code, flag = err["code"], retry_flag(err)
+    data = err.get("data") if isinstance(err.get("data"), dict) else {}
+    if code == -32603 and err["message"] in (BUSY_TEXT, TIMEOUT_TEXT) and flag is not None:
+        return (f"the -32603 answer {err['message']!r} carries retryable={flag!r} (004: both "
+                f"-32603 answers are plain internal errors without a retryable flag)")
+    if code in RELAY_RETRYABLE and flag is not RELAY_RETRYABLE[code]:
+        return (f"the relay's {code} carries retryable={flag!r} (004's decisions table: "
+                f"{str(RELAY_RETRYABLE[code]).lower()})")
+    if code in RELAY_FINAL and flag is True:
+        return f"the relay's {code} carries retryable=True (a refusal a retry cannot change)"
+    missing = [f for f in RELAY_FIELDS.get(code, ()) if f not in data and f not in err]
+    if missing:
+        return f"the relay's {code} lacks {', '.join(missing)} (004's decisions table)"
+    if code == -32026 and (data.get("reason") or err.get("reason")) != "protocolUpdateRequired":
+        return "the relay's -32026 does not give the reason protocolUpdateRequired (004)"
+    return None
+
+
+#: 004's "Schwere Gruppe": the methods that take one of the two heavy slots
+HEAVY_004 = ("run.chatLoad", "run.chatLoadPageBefore", "run.chatLoadThread",
+             "run.chatLoadThreadPageBefore", "run.chatReconcileSessions",
+             "run.chatPreviewExistingSession", "files.getPreviewMetadata", "files.readBinary",
+             "files.readMediaRendition", "files.prepareMediaStream", "files.readMediaRange",
+             "files.saveChatAttachment", "files.beginChatAttachmentUpload",
+             "files.appendChatAttachmentUploadChunk", "files.finishChatAttachmentUpload",
+             "files.cancelChatAttachmentUpload", "files.getGitDiffDetail",
+             "files.getGitFileDiffPatch", "run.chatFetchWebPageMarkdownPreview")
+#: methods 004 calls mutations in so many words (they need a key), and its replay-safe four
+MUTATIONS_004 = ("system.activateCodexAuthProfile", "system.activateClaudeAccount",
+                 "system.updateReplyStyle", "run.chatOutboxSubmit",
+                 "run.chatOutboxStopAndSendNow", *REPLAY_SAFE[1:])
+#: methods 004 shows as reads (no key needed): the ping, the lists, the loads, the reads
+READS_004 = ("system.ping", "system.codexAuthProfiles", "system.claudeAccounts",
+             "system.agentUsageHistory", "system.getVoiceVocabulary", "system.getReplyStyle",
+             "session.listProjects", "session.getHistoryState", "run.chatLoad",
+             "run.chatLoadPageBefore", "run.chatContextUsage", "files.readContent",
+             "files.readBinary", "files.getGitFileDiffPatch", "files.getPreviewMetadata")
+#: every method 004 names (its manifest, the named part)
+NAMED_004 = tuple(dict.fromkeys((*MUTATIONS_004, *READS_004, *HEAVY_004, "system.codexUsageLimits",
+                                 "session.create", "run.cancel", "run.chatResolveApproval",
+                                 "run.improveText", "system.updateReplyStyle")))
+#: "Eine gespeicherte Antwort über 256 KiB wird als mehrdeutig festgehalten" (UTF-8 bytes)
+STORED_ANSWER_LIMIT = 256 * 1024

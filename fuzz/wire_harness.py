@@ -10,7 +10,10 @@ at its own deadline.
 
 from __future__ import annotations
 
+import copy
+import pickle
 import sqlite3
+import weakref
 from typing import Any
 
 from osf_check.models.dsl import ActionInstance, Model
@@ -23,11 +26,11 @@ from osf_check.relay.wire.idempotency import Scope
 from osf_check.relay.wire.phone import Phone
 from osf_check.relay.wire.relay_router import Client, RelayRouter, ToDesktop, ToPhone
 
-from . import mutants
+from . import mutants, wire_inputs
 from .deadlines import Late, WireBook
 from .harness import Divergence, HarnessBase
 from .oracles import HEAVY_SAMPLE, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, REGISTRATIONS, \
-    RELEASES_COMPLETED, REPLAY_SAFE, key_classes, wire_answer
+    RELEASES_COMPLETED, REPLAY_SAFE, key_classes, shape_problem, wire_answer
 
 USER, DESK, SESSION = "user-1", "desk-1", "s-1"
 IMPL_MUTANTS = mutants.names("wire-relay")
@@ -65,6 +68,11 @@ def _named(prefix: str, n: int) -> str:
     ('op-key-1', 'op-key-0😀')
     """
     return f"{prefix}{n}" + ("" if n % 2 else "😀")
+
+#: the data probes' outcome per model object (one run: the tour, the goals at one set of
+#: parameters, the walks) and implementation (see probe_data)
+_PROBED: dict[tuple, tuple[Any, Any]] = {}
+
 
 class WireHarness(HarnessBase):
     STORE = "claims"
@@ -112,6 +120,34 @@ class WireHarness(HarnessBase):
         return mutants.build(self.mu, "desktop", DesktopRouter, self.path, USER,
                              light=c.light_slots, waiters=c.waiters, max_rows=c.row_cap)
 
+    def snapshot(self) -> Any:
+        """The harness and its implementation, pickled (the tour's time went to
+        ``copy.deepcopy``: pickling the same objects is several times faster), with the
+        claims database copied as :meth:`HarnessBase.snapshot` does.  Objects that do not
+        pickle (a planted bug's class defined in a function) are deep-copied instead."""
+        store = self.desktop.claims
+        data = sqlite3.connect(":memory:")
+        store.db.backup(data)
+        self.desktop.claims = None  # a connection pickles no more than it deep-copies
+        try:
+            state = self.__dict__ | {"model": None}
+            try:
+                frozen: Any = pickle.dumps(state, pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, AttributeError, TypeError):
+                frozen = copy.deepcopy(state)
+        finally:
+            self.desktop.claims = store
+        return frozen, data
+
+    def restore(self, snap: Any) -> None:
+        frozen, data = snap
+        store, model = self.desktop.claims, self.model
+        state = pickle.loads(frozen) if isinstance(frozen, bytes) else copy.deepcopy(frozen)
+        self.__dict__.update(state)
+        self.model = model
+        self.desktop.claims = store
+        data.backup(store.db)
+
     def reopen(self) -> None:
         """Close the claims database and open it again (a crash of the storage)."""
         self.desktop.reopen_claims()
@@ -150,10 +186,30 @@ class WireHarness(HarnessBase):
         now = self.clock.now()
         return self.clock.advance(t - now) if t > now else now
 
+    def _conn(self) -> Any:
+        """The relay's record of the desktop's connection.  The harness connected the
+        desktop, and 004 keeps its generation across a disconnect (a late answer of the old
+        socket must never match a new entry): a record gone is the relay's failure."""
+        conn = self.relay.desktops.get((USER, DESK))
+        if conn is None:
+            raise Divergence("the relay keeps no record of the desktop's connection, so its "
+                             "generation is lost (004: pending entries keep the connection "
+                             "id, so that a late answer of an earlier socket is never taken "
+                             "for the current request's)")
+        return conn
+
+    def _shape(self, where: str, answer: Any) -> None:
+        """Every answer the harness sees is judged against 004's shapes
+        (:func:`~osf_check.fuzz.oracles.shape_problem`)."""
+        why = shape_problem(answer)
+        if why:
+            self.violations.append(f"{where}: {why}")
+
     def _phone_answer(self, msgs: list[Any]) -> None:
         for m in msgs:
             if not isinstance(m, ToPhone):
                 raise Divergence(f"the relay sent {type(m).__name__} where a phone answer was due")
+            self._shape("an answer to a phone", m.frame["payload"])
             o = self.op_of(m.client_id, m.frame["payload"]["id"])
             self.ans[o] = ans_of(m.frame["payload"])
             self.nfinal[o] = min(2, self.nfinal[o] + 1)
@@ -213,6 +269,7 @@ class WireHarness(HarnessBase):
             out = self.relay.on_request(self.client(o), frame, now)
             if out:
                 answer = out[0].frame["payload"]  # type: ignore[union-attr]
+                self._shape("the relay's refusal", answer)
                 self.ans[o] = ans_of(answer)
                 self.ph[o] = "retry" if Phone.retries_after(answer) else "done"
             else:
@@ -226,6 +283,7 @@ class WireHarness(HarnessBase):
             out = self.relay.on_request(self.client(o), frame, now)
             if out:
                 answer = out[0].frame["payload"]  # type: ignore[union-attr]
+                self._shape("the relay's refusal", answer)
                 if answer.get("id") != self.rid(o):
                     raise Divergence(f"{inst.label}: the refusal names id {answer.get('id')!r}")
                 self.ans[o] = ans_of(answer)
@@ -279,7 +337,7 @@ class WireHarness(HarnessBase):
         elif name == "reregister":
             # the relay's answer to the registration is lost: the desktop registers a new
             # socket while the relay still holds the old one
-            self.old_gen = self.relay.desktops[(USER, DESK)].gen
+            self.old_gen = self._conn().gen
             self.relay.connect_desktop(USER, DESK)
             self.lost += 1
         elif name == "old_close":
@@ -331,7 +389,8 @@ class WireHarness(HarnessBase):
         elif name == "send_answer":
             q = self.c.q(o, a["a"])
             frame = self.desktop.take_answer(self._call(o, a["a"]))
-            conn = self.relay.desktops[(USER, DESK)]
+            self._shape("the desktop's answer", frame["payload"])
+            conn = self._conn()
             if conn.online:
                 self.net[q] = (conn.gen, frame)
         elif name == "enqueue_timeout":
@@ -379,6 +438,33 @@ class WireHarness(HarnessBase):
         return {"type": "rpc.request", "payload": p}
 
     def probe_data(self) -> None:
+        """The data probes, once per run and implementation (its classes and mutant): they
+        build fresh cores of their own and depend on nothing else, so every later walk or
+        restored snapshot of the run gets the first outcome again, failure and all.  A
+        new run (a new model object) probes again: code patched between two runs in one
+        process is probed as it is then."""
+        who = (id(self.model), type(self.relay), type(self.desktop), type(self.app),
+               self.mutant)
+        hit = _PROBED.get(who)
+        if hit is None or hit[0]() is not self.model:
+            try:
+                self._probe_data()
+                outcome: Any = self.classes
+            except Divergence as e:
+                outcome = e
+            _PROBED[who] = (weakref.ref(self.model), outcome)
+        done = _PROBED[who][1]
+        if isinstance(done, Divergence):
+            raise Divergence(str(done))
+        self.classes = set(done)
+
+    def _fresh_relay(self) -> RelayRouter:
+        """A relay of the implementation's own class at 004's limits, the desktop on."""
+        r = type(self.relay)()
+        r.connect_desktop(USER, DESK)
+        return r
+
+    def _probe_data(self) -> None:
         """What 004 says of data the model abstracts: each idempotency key class of a
         mutation is admitted or refused with invalid params (-32602) before any claim,
         and the heavy calls have their own slots, so eight running light calls never keep
@@ -411,6 +497,13 @@ class WireHarness(HarnessBase):
             self.classes.add(f"heavy {method} beside full light slots")
         self._probe_replay()
         self._probe_registration()
+        # requests from 004's domains (fuzz.wire_inputs)
+        self.classes |= wire_inputs.relay_admission(self._fresh_relay, self.client(0))
+        self.classes |= wire_inputs.rate_limits(type(self.relay), self.client(0))
+        self.classes |= wire_inputs.params_not_objects(self._fresh_relay, self._fresh_desktop,
+                                                       self.client(0))
+        self.classes |= wire_inputs.desktop_inputs(self._fresh_desktop)
+        self.classes |= wire_inputs.timeout_shapes(self._fresh_desktop)
 
     def _probe_replay(self) -> None:
         """A completed claim is replayed to a retry with its key; of the four replay-safe
@@ -534,7 +627,7 @@ class WireHarness(HarnessBase):
                 st["pend"].append(0)
             st["pst"].append(cache["pst"].get(i, PST.admitted))
             st["pgen"].append(cache["pgen"].get(i, 0))
-        conn = self.relay.desktops[(USER, DESK)]
+        conn = self._conn()
         st.update(online=int(conn.online), gen=conn.gen, restarts=self.restarts,
                   oldopen=int(self.old_gen is not None), lost=self.lost)
         if conn.gen >= c.gens:
