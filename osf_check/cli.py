@@ -902,6 +902,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
     reference implementation, or with --impl any implementation behind an adapter."""
     from osf_check.fuzz.driver import IMPL_MUTANTS, SYSTEMS, TOUR_DEPTH, hypothesis_run, model_for, \
         path_trace, tour
+    from osf_check.fuzz import configs
     _impl_needs(impl, model, mutant)
     if model is not None:
         catalogue.spec(model)
@@ -948,10 +949,13 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
             if rep.failure is None:
                 _fuzz_goals(rep, name, mutant, seed, overrides, external, disp)
             t_goals = time.perf_counter() - t0 - t_tour
+            cfgs = configs.configurations(catalogue.spec(name), overrides, prof)
+            counts = configs.shares(n_ex, configs.weights(cfgs, overrides, rep.goals))
+            swept: list[dict[str, Any]] = []
             if rep.failure is None and n_ex:
-                task = disp.phase(f"{name}: hypothesis, {n_ex} examples of up to {steps} "
-                                  f"steps, profile {prof}", total=n_ex)
-                rep = hypothesis_run(name, mutant=mutant, examples=n_ex, steps=steps,
+                task = disp.phase(f"{name}: hypothesis, {counts[0]} examples of up to {steps} "
+                                  f"steps, profile {prof}", total=counts[0])
+                rep = hypothesis_run(name, mutant=mutant, examples=counts[0], steps=steps,
                                      seed=seed, profile=prof, rep=rep,
                                      start_depth=min(depth, 8), params=overrides,
                                      db=str(db) if db else None,
@@ -959,9 +963,22 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                                      harness=external.harness,
                                      tick=lambda done, total: disp.update(task, completed=done))
                 disp.finish(task)
+            if rep.failure is None and len(cfgs) > 1 and n_ex:
+                task = disp.phase(f"{name}: hypothesis at {len(cfgs) - 1} other configurations "
+                                  f"of the parameters", total=len(cfgs) - 1)
+                swept, failed = configs.fuzz_others(
+                    name, cfgs, counts, mutant=mutant, seed=seed, steps=steps, profile=prof,
+                    depth=min(depth, configs.MAP_DEPTH), harness=external.harness,
+                    db=str(db) if db else None,
+                    tick=lambda done, total: disp.update(task, completed=done))
+                disp.finish(task)
+                if failed is not None:
+                    rep.failure, rep.path, rep.params = failed.failure, failed.path, failed.params
         elapsed = time.perf_counter() - t0
         run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, t_goals,
                                    overrides)
+        run["configurations"] = [{"params": overrides, "examples": counts[0] if n_ex else 0,
+                                  "tour": True}] + swept
         run["implementation"] = external.describe(name)
         if out is not None:
             from osf_check import plots
@@ -1014,6 +1031,12 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
         if far:
             click.echo("    out of reach at these parameters: " + ", ".join(
                 f"{k} (--param {p})" for k, p in far.items()))
+        other = run["configurations"][1:]
+        if other:
+            click.echo(f"  other configurations: {len(other)}, "
+                       f"{sum(c['examples'] for c in other):,} examples: " + "; ".join(
+                           " ".join(f"{k}={v}" for k, v in c["params"].items()) or "defaults"
+                           for c in other))
         if run["failure"]:
             click.echo(f"FAILURE: {run['failure']}")
             click.echo(rnd.text(run["trace"]))
