@@ -153,6 +153,19 @@ class GraphHarness(HarnessBase):
                     f"list_graph_sessions lists {got or 'none'}")
         return cmds
 
+    def _late_poll(self, c: Any, what: str) -> None:
+        """A control poll sent while the Graph ran, answered "cancelled" after it ``what``
+        (stopped, or ended), is delivered: it must change nothing (000: the stop is sent
+        once, and a terminal outcome stays)."""
+        before = (c.state, c.outcome, c.stop_sent)
+        stopped = self.desktop.control_poll(c, True)
+        if stopped or (c.state, c.outcome, c.stop_sent) != before:
+            pid = "property A3 violated by the implementation: " if what == "ended" else ""
+            self.violations.append(
+                f"{pid}a control poll's late answer (cancelled), delivered after the Graph "
+                f"of {c.command_id} {what}, " + ("sent the stop again" if stopped else
+                f"changed it from {before} to {(c.state, c.outcome, c.stop_sent)}"))
+
     def _same_key_elsewhere(self, call: dict[str, Any], mine: str) -> None:
         """Another agent sends the same idempotency key (000: the key deduplicates one
         agent's retries; a run is readable only by the agent that started it): it must be
@@ -285,6 +298,8 @@ class GraphHarness(HarnessBase):
             self.book.polled_now(c.command_id, self._at(
                 self.book.polled.get(c.command_id, 0.0) + CONTROL_POLL))
             self.desktop.control_poll(c, self.server.control(c.command_id))
+            if c.state == "stopping":
+                self._late_poll(c, "was stopped")
         elif name == "graph_finish":
             c = self._command(a["r"])
             status = OUTCOME.names[a["o"]]
@@ -298,6 +313,7 @@ class GraphHarness(HarnessBase):
             full = whole(c.command_id, payload["status"], result, FINISH["tokens"],
                          FINISH["cost"], error)
             self._post(payload, full)
+            self._late_poll(c, "ended")
         elif name == "round_end":
             self.desktop.round_end()
         elif name == "go_offline":
