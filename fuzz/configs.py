@@ -40,6 +40,9 @@ OWN_SHARE = 0.5
 #: depth, and the bugs only a wider one shows have short paths: two projects, a third
 #: agent)
 MAP_DEPTH = 4
+#: the states a goal search may store at another configuration (a tenth of the run's
+#: own: a goal only a wide configuration reaches has a short path there)
+GOAL_STATES = 50_000
 
 
 def values(p: Param) -> list[Any]:
@@ -172,7 +175,8 @@ def fuzz_others(name: str, configs: Sequence[Mapping[str, Any]], counts: Sequenc
         t_tour = rep.seconds
         if rep.failure is None:
             rep.goals, failed = goals.reach(name, mutant=mutant, seed=seed, params=at,
-                                            harness=harness, wider={})
+                                            harness=harness, wider={},
+                                            max_states=GOAL_STATES)
             if failed is not None:
                 rep.failure, rep.path, _ = failed
         if rep.failure is None and n > 0:

@@ -171,7 +171,9 @@ class GraphHarness(HarnessBase):
         agent's retries; a run is readable only by the agent that started it): it must be
         given a run of its own, which it can read.  Tried on a copy of the server, since
         the model's other agents start no runs: the story goes on as the model has it."""
-        srv = copy.deepcopy(self.server)
+        # the copy is the server's alone: whatever else it holds (a planted bug's desktop,
+        # with its database) is shared, not copied
+        srv = copy.deepcopy(self.server, {id(self.desktop): self.desktop})
         other = AGENTS[-1]
         theirs = srv.run_graph_session(other, dict(call))["command_id"]
         why = None
