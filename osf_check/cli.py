@@ -978,7 +978,7 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
         run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, t_goals,
                                    overrides)
         run["configurations"] = [{"params": overrides, "examples": counts[0] if n_ex else 0,
-                                  "tour": True}] + swept
+                                  "own": True}] + swept
         run["implementation"] = external.describe(name)
         if out is not None:
             from osf_check import plots
