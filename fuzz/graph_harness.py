@@ -166,7 +166,7 @@ class GraphHarness(HarnessBase):
                 f"of {c.command_id} {what}, " + ("sent the stop again" if stopped else
                 f"changed it from {before} to {(c.state, c.outcome, c.stop_sent)}"))
 
-    def _same_key_elsewhere(self, call: dict[str, Any], mine: str) -> None:
+    def _same_key_elsewhere(self, call: dict[str, Any]) -> None:
         """Another agent sends the same idempotency key (000: the key deduplicates one
         agent's retries; a run is readable only by the agent that started it): it must be
         given a run of its own, which it can read.  Tried on a copy of the server, since
@@ -231,7 +231,7 @@ class GraphHarness(HarnessBase):
             call = {"graph_session_id": session_of(i % self.c.projects),
                     "idempotency_key": key, "arguments": arguments(i)}
             ticket = self.server.run_graph_session(AGENTS[0], dict(call))
-            self._same_key_elsewhere(call, ticket["command_id"])
+            self._same_key_elsewhere(call)
             self.ticket[i] = [r.command_id for r in self.server.runs].index(ticket["command_id"])
             self.passed.setdefault(ticket["command_id"], arguments(i))
             self.call[i] = "waiting"
