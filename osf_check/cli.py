@@ -963,9 +963,10 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                                      harness=external.harness,
                                      tick=lambda done, total: disp.update(task, completed=done))
                 disp.finish(task)
+            t_own = time.perf_counter() - t0
             if rep.failure is None and len(cfgs) > 1 and n_ex:
-                task = disp.phase(f"{name}: hypothesis at {len(cfgs) - 1} other configurations "
-                                  f"of the parameters", total=len(cfgs) - 1)
+                task = disp.phase(f"{name}: {len(cfgs) - 1} other configurations of the "
+                                  f"parameters (tour, goals, hypothesis)", total=len(cfgs) - 1)
                 swept, failed = configs.fuzz_others(
                     name, cfgs, counts, mutant=mutant, seed=seed, steps=steps, profile=prof,
                     depth=min(depth, configs.MAP_DEPTH), harness=external.harness,
@@ -975,8 +976,11 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
                 if failed is not None:
                     rep.failure, rep.path, rep.params = failed.failure, failed.path, failed.params
         elapsed = time.perf_counter() - t0
-        run = report.fuzz_run_json(rep, name, mutant, depth, elapsed, t_tour, t_goals,
+        # the hypothesis phase's time is the run's own configuration's (each other one has
+        # its own seconds); the run's seconds are all of it
+        run = report.fuzz_run_json(rep, name, mutant, depth, t_own, t_tour, t_goals,
                                    overrides)
+        run["seconds"] = round(elapsed, 2)
         run["configurations"] = [{"params": overrides, "examples": counts[0] if n_ex else 0,
                                   "own": True}] + swept
         run["implementation"] = external.describe(name)
