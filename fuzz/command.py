@@ -143,16 +143,46 @@ def run_system(name: str, s: Settings, external: ExternalRun, disp: Any
         task = disp.phase(f"{name}: tour to depth {s.depth(name)} (transitions covered)")
         rep = tour(name, mutant=s.mutant, depth=s.depth(name), seed=s.seed, log=disp.line,
                    params=s.params, harness=external.harness,
-                   configurations=not s.params,  # the model's others (fuzz.configs)
                    tick=lambda done, total: disp.update(task, completed=done, total=total))
         disp.finish(task)
         t_tour = time.perf_counter() - t0
         if rep.failure is None:
             _goals(rep, name, s, external, disp)
         t_goals = time.perf_counter() - t0 - t_tour
+        cfgs, counts = _configurations(rep, name, s)
         if rep.failure is None and s.examples:
-            rep = _hypothesis(rep, name, s, external, disp)
+            rep = _hypothesis(rep, name, s, external, disp, counts[0])
+        rep.own_seconds = time.perf_counter() - t0
+        rep.swept = []
+        if rep.failure is None and len(cfgs) > 1 and s.examples:
+            _others(rep, name, s, external, disp, cfgs, counts)
+        rep.own_examples = counts[0] if s.examples else 0
     return rep, t_tour, t_goals
+
+
+def _configurations(rep: Any, name: str, s: Settings) -> tuple[list[dict], list[int]]:
+    """The configurations of the model's parameters this run covers (its own first), and
+    each one's share of the Hypothesis examples (more where goals were left unmet)."""
+    from osf_check.fuzz import sweep
+    from osf_check.properties import catalogue
+    cfgs = sweep.configurations(catalogue.spec(name), s.params, s.profile)
+    return cfgs, sweep.shares(s.examples, sweep.weights(cfgs, s.params, rep.goals))
+
+
+def _others(rep: Any, name: str, s: Settings, external: ExternalRun, disp: Any,
+            cfgs: list[dict], counts: list[int]) -> None:
+    """fuzz's fourth phase: the model's other configurations (tour, goals, Hypothesis)."""
+    from osf_check.fuzz import sweep
+    task = disp.phase(f"{name}: {len(cfgs) - 1} other configurations of the "
+                      f"parameters (tour, goals, hypothesis)", total=len(cfgs) - 1)
+    rep.swept, failed = sweep.fuzz_others(
+        name, cfgs, counts, mutant=s.mutant, seed=s.seed, steps=s.steps, profile=s.profile,
+        depth=min(s.depth(name), sweep.MAP_DEPTH), harness=external.harness,
+        db=str(s.db) if s.db else None,
+        tick=lambda done, total: disp.update(task, completed=done))
+    disp.finish(task)
+    if failed is not None:
+        rep.failure, rep.path, rep.params = failed.failure, failed.path, failed.params
 
 
 def _goals(rep: Any, name: str, s: Settings, external: ExternalRun, disp: Any) -> None:
@@ -169,12 +199,13 @@ def _goals(rep: Any, name: str, s: Settings, external: ExternalRun, disp: Any) -
         rep.failure, rep.path, rep.params = failed
 
 
-def _hypothesis(rep: Any, name: str, s: Settings, external: ExternalRun, disp: Any) -> Any:
+def _hypothesis(rep: Any, name: str, s: Settings, external: ExternalRun, disp: Any,
+                examples: int) -> Any:
     """fuzz's third phase: Hypothesis's state-machine walks from the tour's states."""
     from osf_check.fuzz.driver import hypothesis_run
-    task = disp.phase(f"{name}: hypothesis, {s.examples} examples of up to {s.steps} "
-                      f"steps, profile {s.profile}", total=s.examples)
-    rep = hypothesis_run(name, mutant=s.mutant, examples=s.examples, steps=s.steps,
+    task = disp.phase(f"{name}: hypothesis, {examples} examples of up to {s.steps} "
+                      f"steps, profile {s.profile}", total=examples)
+    rep = hypothesis_run(name, mutant=s.mutant, examples=examples, steps=s.steps,
                          seed=s.seed, profile=s.profile, rep=rep,
                          start_depth=min(s.depth(name), 8), params=s.params,
                          db=str(s.db) if s.db else None,
@@ -192,8 +223,13 @@ def run_json(rep: Any, name: str, s: Settings, external: ExternalRun, seconds: f
     ``out``: the coverage plot, and a failure's trace and pictures."""
     from osf_check import report
     from osf_check.fuzz.driver import model_for, path_trace
-    run = report.fuzz_run_json(rep, name, s.mutant, s.depth(name), seconds, t_tour, t_goals,
-                               s.params)
+    # the hypothesis phase's time is the run's own configuration's (each other one has its
+    # own seconds); the run's seconds are all of it
+    run = report.fuzz_run_json(rep, name, s.mutant, s.depth(name),
+                               getattr(rep, "own_seconds", seconds), t_tour, t_goals, s.params)
+    run["seconds"] = round(seconds, 2)
+    run["configurations"] = [{"params": s.params, "examples": getattr(rep, "own_examples", 0),
+                              "own": True}] + getattr(rep, "swept", [])
     run["implementation"] = external.describe(name)
     pictures = _coverage_plot(rep, name, s, out) if out is not None else []
     if rep.failure:
@@ -248,6 +284,12 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
         from osf_check.fuzz.goals import summary
         lines.append("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))
     lines += _hypothesis_lines(hy)
+    other = run["configurations"][1:]
+    if other:
+        lines.append(f"  other configurations: {len(other)}, "
+                     f"{sum(c['examples'] for c in other):,} examples: " + "; ".join(
+                         " ".join(f"{k}={v}" for k, v in c["params"].items()) or "defaults"
+                         for c in other))
     if run["failure"]:
         lines += [f"FAILURE: {run['failure']}", rnd.text(run["trace"])]
     return lines

@@ -128,7 +128,18 @@ class GraphBook:
         self.polled[command_id] = now
 
     def check(self, desktop: Any) -> None:
-        for t, kind, ref in desktop.timers():
+        timers = desktop.timers()
+        armed = {(kind, ref) for _, kind, ref in timers}
+        # a timer 000 requires and the desktop did not arm would never fire: the harness
+        # would fire it all the same (it keeps its own time), so its absence is the failure
+        if ("round", None) not in armed:
+            raise Late("the desktop armed no relay round timer; the document's fires every "
+                       "20 s")
+        for c in desktop.executing():
+            if c.state == "running" and ("control_poll", c.command_id) not in armed:
+                raise Late(f"the desktop armed no control poll for {c.command_id}, which runs; "
+                           f"the document's polls every 3 s while a Graph runs")
+        for t, kind, ref in timers:
             if kind == "round" and t != self.ticked + RELAY_ROUND:
                 raise Late(f"the desktop's next relay round is due at {t} s; the document's "
                            f"is the last one + {RELAY_ROUND:g} s = {self.ticked + RELAY_ROUND} s")

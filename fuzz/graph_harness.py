@@ -9,6 +9,7 @@ step, that the implementation moved to exactly the model's successor.
 
 from __future__ import annotations
 
+import copy
 import uuid
 from typing import Any, Callable
 
@@ -40,6 +41,10 @@ NOT_FOUND = "Graph run not found or access removed"
 IMPL_MUTANTS = mutants.names("graph-relay")
 #: the tokens and cost of every Graph the harness finishes
 FINISH = {"tokens": 123, "cost": 0.01}
+#: the implementation's agent id of each of the model's agents: the model's agent 0
+#: (which starts every run) is not the implementation's 0, and one that only probes is,
+#: so that no id is special (a falsy 0, the first connection)
+AGENTS = (1, 0, 2)
 
 
 def arguments(i: int) -> dict[str, Any]:
@@ -130,9 +135,66 @@ class GraphHarness(HarnessBase):
                                    f" where the accepted completion has {sorted(want)}")
         return "result" if fields else "status"
 
+    def _sync(self) -> list[dict[str, Any]]:
+        """The desktop's syncs, each carried to the server; after each, A12 on what the
+        server now lists for that project: exactly the sessions this sync uploaded (000:
+        list_graph_sessions shows what the last sync uploaded; an unshared session is
+        gone).  Returns the commands the replies carry."""
+        cmds = []
+        for req in self.desktop.sync_requests():
+            cmds += self.server.sync(req["project_id"], req["sessions"])
+            listed = self.server.list_graph_sessions(req["project_id"])["sessions"]
+            got = sorted((x.get("graph_session_id"), x.get("slug")) for x in listed)
+            sent = sorted((x["graph_session_id"], x["slug"]) for x in req["sessions"])
+            if got != sent:
+                self.violations.append(
+                    f"property A12 violated by the implementation: after a sync of "
+                    f"{req['project_id']} that uploaded {sent or 'no session'}, "
+                    f"list_graph_sessions lists {got or 'none'}")
+        return cmds
+
+    def _late_poll(self, c: Any, what: str) -> None:
+        """A control poll sent while the Graph ran, answered "cancelled" after it ``what``
+        (stopped, or ended), is delivered: it must change nothing (000: the stop is sent
+        once, and a terminal outcome stays)."""
+        before = (c.state, c.outcome, c.stop_sent)
+        stopped = self.desktop.control_poll(c, True)
+        if stopped or (c.state, c.outcome, c.stop_sent) != before:
+            pid = "property A3 violated by the implementation: " if what == "ended" else ""
+            self.violations.append(
+                f"{pid}a control poll's late answer (cancelled), delivered after the Graph "
+                f"of {c.command_id} {what}, " + ("sent the stop again" if stopped else
+                f"changed it from {before} to {(c.state, c.outcome, c.stop_sent)}"))
+
+    def _same_key_elsewhere(self, call: dict[str, Any]) -> None:
+        """Another agent sends the same idempotency key (000: the key deduplicates one
+        agent's retries; a run is readable only by the agent that started it): it must be
+        given a run of its own, which it can read.  Tried on a copy of the server, since
+        the model's other agents start no runs: the story goes on as the model has it."""
+        # the copy is the server's alone: whatever else it holds (a planted bug's desktop,
+        # with its database) is shared, not copied
+        srv = copy.deepcopy(self.server, {id(self.desktop): self.desktop})
+        other = AGENTS[-1]
+        theirs = srv.run_graph_session(other, dict(call))["command_id"]
+        why = None
+        if theirs in {r.command_id for r in self.server.runs}:
+            why = f"answered with the run {theirs} another agent started"
+        else:
+            try:
+                srv.get_graph_run(other, theirs)
+            except ToolError as e:
+                why = f"gave it a ticket its own get_graph_run answers {str(e)!r}"
+        if why:
+            self.violations.append(
+                f"property A1 violated by the implementation: agent {other}'s "
+                f"run_graph_session with the idempotency key agent {AGENTS[0]} used {why}")
+
     def _publish(self) -> None:
-        """What the server knows of the shared sessions: the model's runs take the
-        session's current slug and project whether or not a sync uploaded it lately."""
+        """What the server knows of the shared sessions when the agent starts a run.  The
+        model files a run under its session's current slug and project whether or not a
+        sync uploaded them since (it has no variable for the last upload), so the harness
+        sets the server's session list to that after each sync (once the sync was judged
+        by A12) and after a rename: the one place it writes into the implementation."""
         self.server.sessions = {session_of(p): {"slug": self.desktop.slug,
                                                 "project_id": project_of(p)}
                                 for p in range(self.c.projects)}
@@ -166,9 +228,10 @@ class GraphHarness(HarnessBase):
             i = a["i"]
             key = self.key(i)  # minted before the attempt is counted
             self.attempts[i] += 1
-            ticket = self.server.run_graph_session(0, {
-                "graph_session_id": session_of(i % self.c.projects), "idempotency_key": key,
-                "arguments": arguments(i)})
+            call = {"graph_session_id": session_of(i % self.c.projects),
+                    "idempotency_key": key, "arguments": arguments(i)}
+            ticket = self.server.run_graph_session(AGENTS[0], dict(call))
+            self._same_key_elsewhere(call)
             self.ticket[i] = [r.command_id for r in self.server.runs].index(ticket["command_id"])
             self.passed.setdefault(ticket["command_id"], arguments(i))
             self.call[i] = "waiting"
@@ -182,23 +245,23 @@ class GraphHarness(HarnessBase):
         elif name == "lose_call_request":
             pass  # the call never reached the server
         elif name == "lose_get_reply":  # the server answered; the answer is dropped
-            self.server.get_graph_run(0, self.server.runs[a["r"]].command_id)
+            self.server.get_graph_run(AGENTS[0], self.server.runs[a["r"]].command_id)
         elif name in ("cancel_graph_run", "lose_cancel_reply") and "i" in a:
             run = self.server.runs[a["r"]]
             was_queued = run.status == "queued"
-            self.server.cancel_graph_run(0, run.command_id)
+            self.server.cancel_graph_run(AGENTS[0], run.command_id)
             if was_queued:
                 self.qcancel[a["r"]] = 1
         elif name == "get_graph_run" and "i" in a:
             run = self.server.runs[a["r"]]
-            got = self.server.get_graph_run(0, run.command_id)
+            got = self.server.get_graph_run(AGENTS[0], run.command_id)
             out["read"] = self._read(run.command_id, got)
         elif name in ("get_graph_run", "cancel_graph_run"):
             target = self.cid(a["r"]) or str(uuid.UUID(int=a["r"] + 1))
             call = self.server.get_graph_run if name == "get_graph_run" else \
                 self.server.cancel_graph_run
             try:
-                call(a["a"] + 1, target)
+                call(AGENTS[a["a"] + 1], target)
                 out["answer"] = "answered"
             except ToolError as e:
                 out["answer"] = "not_found" if str(e) == NOT_FOUND else "access_denied"
@@ -207,15 +270,13 @@ class GraphHarness(HarnessBase):
                 if payload["execution_id"] not in self.net:
                     self.net[payload["execution_id"]] = ("sent", payload)
         elif name == "sync":
-            cmds = [x for req in self.desktop.sync_requests()
-                    for x in self.server.sync(req["project_id"], req["sessions"])]
-            self._publish()  # the upload is the sessions' metadata: keep what the owner set
+            cmds = self._sync()
+            self._publish()  # (see _publish: what the model's next start call files under)
             self.desktop.sync_reply(cmds)
         elif name in ("sync_failed", "lose_sync_request"):
             self.desktop.sync_failed()
         elif name == "lose_sync_reply":  # the server acted; the desktop's call fails
-            for req in self.desktop.sync_requests():
-                self.server.sync(req["project_id"], req["sessions"])
+            self._sync()
             self._publish()
             self.desktop.sync_failed()
         elif name == "lose_poll_request":
@@ -239,6 +300,8 @@ class GraphHarness(HarnessBase):
             self.book.polled_now(c.command_id, self._at(
                 self.book.polled.get(c.command_id, 0.0) + CONTROL_POLL))
             self.desktop.control_poll(c, self.server.control(c.command_id))
+            if c.state == "stopping":
+                self._late_poll(c, "was stopped")
         elif name == "graph_finish":
             c = self._command(a["r"])
             status = OUTCOME.names[a["o"]]
@@ -252,6 +315,7 @@ class GraphHarness(HarnessBase):
             full = whole(c.command_id, payload["status"], result, FINISH["tokens"],
                          FINISH["cost"], error)
             self._post(payload, full)
+            self._late_poll(c, "ended")
         elif name == "round_end":
             self.desktop.round_end()
         elif name == "go_offline":

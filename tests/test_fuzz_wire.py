@@ -211,7 +211,9 @@ def test_fuzz_cli_on_both_systems(tmp_path):
     assert [r["model"] for r in doc["runs"]] == ["graph-relay", "wire-relay"]
     for r in doc["runs"]:
         assert r["tour"]["states"][0] == r["tour"]["states"][1] > 0
-        assert r["hypothesis"]["examples"] >= 5 and r["failure"] is None
+        # the 5 examples are shared among the configurations the profile visits
+        assert sum(c["examples"] for c in r["configurations"]) >= 5 and r["failure"] is None
+        assert r["configurations"][0]["own"] and len(r["configurations"]) > 1
 
 
 # crashes between steps --------------------------------------------------------------------

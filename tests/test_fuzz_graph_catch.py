@@ -1,0 +1,214 @@
+"""The graph-relay fuzzer finds bugs nobody planted in it: every configuration the model
+declares is fuzzed, the actor of a request varies, the harness observes the server's
+session list instead of writing it, a timer the document requires must be armed, and a
+late control-poll answer is delivered.  Each bug is planted here by a patch of the
+reference implementation from the test (tests/bugs/set1 has them as patches)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from osf_check.cli import main
+from osf_check.fuzz import sweep as configs
+from osf_check.fuzz.driver import Checker, _fails, model_for, tour
+from osf_check.fuzz.goals import Goal, Reached
+from osf_check.models.dsl import Param
+from osf_check.properties import catalogue
+from osf_check.relay.graph.desktop import DesktopRelay
+from osf_check.relay.graph.server import GraphServer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fails(labels: list[str], params: dict | None = None) -> str | None:
+    """The failure the correct model's path ``labels`` shows on the (patched)
+    implementation, or None; the path must be one of the model's (else the test is void)."""
+    model = model_for("graph-relay", None, params)
+    chk = Checker(model)
+    idx = {i.label: i.index for i in model.instances}
+    path = [idx[x] for x in labels]
+    s = model.initial_states[0]
+    for ai in path:
+        s = chk.steps[ai](s)
+        assert s is not None, f"{model.instances[ai].label} is not a step of the model there"
+    return _fails(model, chk, None, path, 0)
+
+
+START = ["run_graph_session(i=0)", "answer_ticket(i=0)", "tick", "sync", "start_graph(r=0)"]
+
+
+# 1. every configuration the model declares ------------------------------------------
+def covered(cfgs: list[dict], spec) -> dict[str, set]:
+    return {p.name: {c.get(p.name, p.default) for c in cfgs} for p in spec.params}
+
+
+def test_the_ci_profile_fuzzes_every_value_of_each_graph_parameter():
+    spec = catalogue.spec("graph-relay")
+    got = covered(configs.configurations(spec, {}, "ci"), spec)
+    assert got == {"agents": {2, 3}, "intents": {1, 2, 3}, "retries": {0, 1, 2},
+                   "slugs": {1, 2, 3}, "projects": {1, 2}}
+    # one parameter moved at a time: nine runs, the defaults first
+    cfgs = configs.configurations(spec, {}, "ci")
+    assert cfgs[0] == {} and all(len(c) == 1 for c in cfgs[1:]) and len(cfgs) == 9
+
+
+def test_the_ci_profile_fuzzes_every_wire_workload_and_keeps_what_the_user_set():
+    spec = catalogue.spec("wire-relay")
+    cfgs = configs.configurations(spec, {"restarts": 2}, "ci")
+    assert covered(cfgs, spec)["workload"] == {0, 1, 2, 3}
+    assert all(c["restarts"] == 2 for c in cfgs)  # --param stays as the user set it
+
+
+def test_the_nightly_profile_sweeps_combinations():
+    spec = catalogue.spec("graph-relay")
+    cfgs = configs.configurations(spec, {}, "nightly")
+    assert len(cfgs) == 2 * 3 * 3 * 3 * 2  # every combination (few enough)
+    wide = catalogue.spec("wire-relay")
+    rows = configs.configurations(wide, {}, "nightly")
+    # too many to run all: every pair of values of two parameters is run at least once
+    vals = {p.name: configs.values(p) for p in wide.params}
+    full = [{p.name: c.get(p.name, p.default) for p in wide.params} for c in rows]
+    for a, b in itertools.combinations(vals, 2):
+        for x, y in itertools.product(vals[a], vals[b]):
+            assert any(r[a] == x and r[b] == y for r in full), (a, x, b, y)
+    assert len(rows) < 100
+
+
+def test_examples_go_where_goals_are_unmet():
+    cfgs = [{}, {"projects": 2}, {"slugs": 3}]
+    met = Reached(Goal("A4", "met", None), {}, [0])
+    unmet = Reached(Goal("A12", "two projects", None), {"projects": 2}, [0, 1])
+    even = configs.shares(300, configs.weights(cfgs, {}, [met]))
+    more = configs.shares(300, configs.weights(cfgs, {}, [met, unmet]))
+    assert even[1] == even[2] and more[1] > more[2]  # (can come out otherwise: tested)
+    assert sum(even) == sum(more) == 300 and even[0] == more[0] == 150
+
+
+def test_a_wide_setting_is_visited_at_its_ends_only():
+    assert configs.values(Param("lim", 1, 1, 4096, "a limit")) == [1, 4096]
+    assert configs.values(Param("w", 0, 0, 3, "a workload")) == [0, 1, 2, 3]
+
+
+def test_the_ci_sweep_catches_a_bug_only_two_projects_show(monkeypatch, tmp_path):
+    # set1/05: the consent re-check reads the desktop's default project's flag
+    def consent(self, c):
+        return self.enabled[self.project_id] and self.shared and c.slug == self.slug
+    monkeypatch.setattr(DesktopRelay, "consent", consent)
+    res = CliRunner().invoke(main, ["fuzz", "--model", "graph-relay", "--tour-depth", "4",
+                                    "--examples", "4", "--json"])
+    assert res.exit_code == 12, res.output
+    run = json.loads(res.stdout)["runs"][0]
+    assert run["trace"]["params"]["projects"] == 2, run["trace"]["params"]
+    listed = [c["params"] for c in run["configurations"]]
+    assert listed[0] == {} and {"projects": 2} in listed and {"agents": 3} in listed
+
+
+# 2. the actor varies ------------------------------------------------------------------
+def test_a_second_agent_sending_the_same_key_gets_its_own_run(monkeypatch):
+    # set1/01: the run is looked up by idempotency key alone
+    def existing(self, agent, key):
+        return next((r for r in self.runs if r.key == key), None)
+    assert fails(["run_graph_session(i=0)"]) is None
+    monkeypatch.setattr(GraphServer, "_existing", existing)
+    why = fails(["run_graph_session(i=0)"])
+    assert why and "property A1" in why and "another agent started" in why, why
+
+
+def test_the_agent_that_starts_runs_is_not_agent_0(monkeypatch):
+    # a server that lets connection 0 read every run (an "admin" id): only a probe by
+    # agent 0 of another agent's run shows it
+    own = GraphServer._own
+
+    def leaky(self, agent, command_id):
+        run = self._find(command_id)
+        return run if run is not None and agent == 0 else own(self, agent, command_id)
+    monkeypatch.setattr(GraphServer, "_own", leaky)
+    why = fails(["run_graph_session(i=0)", "get_graph_run(a=0, r=0)"])
+    assert why and "get_graph_run(a=0, r=0) answered 'answered'" in why, why
+
+
+# 3. observe, never write: the session list after a sync ---------------------------------
+def test_a_sync_that_keeps_an_unshared_session_is_caught(monkeypatch):
+    # set1/03: sync merges the upload and no longer drops what was not uploaded again
+    sync = GraphServer.sync
+
+    def stale(self, project_id, sessions):
+        kept = dict(self.sessions)
+        out = sync(self, project_id, sessions)
+        self.sessions = {**kept, **self.sessions}
+        return out
+    path = ["toggle_share", "tick", "sync"]
+    assert fails(path) is None
+    monkeypatch.setattr(GraphServer, "sync", stale)
+    why = fails(path)
+    assert why and "property A12" in why and "uploaded no session" in why, why
+
+
+# 4. the implementation's timers ----------------------------------------------------------
+def test_a_control_poll_the_desktop_did_not_arm_is_a_failure(monkeypatch):
+    timers = DesktopRelay.timers
+    monkeypatch.setattr(DesktopRelay, "timers",
+                        lambda self: [t for t in timers(self) if t[1] != "control_poll"])
+    why = fails(START)
+    assert why and "armed no control poll" in why, why
+
+
+def test_a_relay_round_the_desktop_did_not_arm_is_a_failure(monkeypatch):
+    monkeypatch.setattr(DesktopRelay, "timers", lambda self: [])
+    why = fails(["tick"])
+    assert why and "armed no relay round" in why, why
+
+
+# 5. late answers ----------------------------------------------------------------------------
+def test_a_poll_answer_after_the_graph_ended_changes_nothing(monkeypatch):
+    poll = DesktopRelay.control_poll
+
+    def late(self, c, cancelled):
+        if c.state == "done" and cancelled:
+            c.outcome = "cancelled"  # the planted bug: a late answer rewrites the outcome
+            return False
+        return poll(self, c, cancelled)
+    path = START + ["graph_finish(r=0, o=completed)"]
+    assert fails(path) is None
+    monkeypatch.setattr(DesktopRelay, "control_poll", late)
+    why = fails(path)
+    assert why and "property A3" in why and "after the Graph" in why, why
+
+
+def test_a_poll_answer_after_the_stop_sends_no_second_stop(monkeypatch):
+    poll = DesktopRelay.control_poll
+
+    def again(self, c, cancelled):
+        if c.state == "stopping" and cancelled:
+            c.stop_sent += 1
+            return True
+        return poll(self, c, cancelled)
+    path = START + ["cancel_graph_run(i=0, r=0)", "control_poll(r=0)"]
+    assert fails(path) is None
+    monkeypatch.setattr(DesktopRelay, "control_poll", again)
+    why = fails(path)
+    assert why and "sent the stop again" in why, why
+
+
+# 6. set1's graph bugs, each applied as written, fuzzed by the CLI (CI profile, smaller) ------
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", ["01", "03", "05", "09"])
+def test_set1_graph_bugs_are_caught_with_exit_12(bug):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benchmarks" /
+                                                  "bench_catch_rate.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    patch = next((ROOT / "tests" / "bugs" / "set1").glob(f"{bug}-*.patch"))
+    row = bench.run_one(patch, ["--tour-depth", "4", "--examples", "8"])
+    assert row["exit"] == 12, row
+
+
+def test_a_tour_of_the_correct_implementation_still_finds_nothing():
+    rep = tour("graph-relay", depth=4, params={"projects": 2, "agents": 3})
+    assert rep.failure is None and rep.states_covered == rep.states_total
