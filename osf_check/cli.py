@@ -40,7 +40,7 @@ from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
 from osf_check import output
 from osf_check.output import OutputFailed, atomic_write, escape_halves_on_output, sweep
-from osf_check.traces.format import dumps, load_trace, to_itf
+from osf_check.traces.format import check_actions, dumps, load_trace, to_itf
 
 from . import report
 
@@ -1237,6 +1237,7 @@ def render(trace_file: Path, fmt: str, view: str, output: Path | None) -> None:
         base = trace_file.name.removesuffix(".json").removesuffix(".trace")
         output = _usable_file(trace_file.with_name(f"{base}.{view}.{fmt}"), "the picture")
     tr = load_trace(trace_file)
+    check_actions(tr, trace_file)
     if fmt == "text":
         data: str | bytes = rnd.text(tr)
     elif fmt == "mermaid":

@@ -239,6 +239,22 @@ def test_render_refuses_a_graph_view_it_cannot_draw(trace_file, fmt):
                    needle=f"--view graph is a picture (dot, mermaid, svg, png); --format {fmt}")
 
 
+@pytest.mark.parametrize("action,needle", [
+    ("get_graph_rum", "(did you mean 'get_graph_run'?)"),
+    ("fly", "(its actions: answer_ticket, ")])
+def test_render_refuses_a_step_its_model_has_no_action_for(trace_file, tmp_path, action, needle):
+    """A trace naming an action the model does not have was drawn (exit 0)."""
+    tr = json.loads(trace_file.read_text())
+    tr["steps"][1]["action"] = action
+    f = tmp_path / "edited.trace.json"
+    f.write_text(json.dumps(tr))
+    res = run("render", str(f), "--format", "text")
+    one_line_error(res, needle=f"step 1 takes action {action!r}, which model graph-relay "
+                               "does not have")
+    assert needle in res.stderr
+    assert run("render", str(trace_file), "--format", "text").exit_code == 0
+
+
 def test_render_svg_with_the_bundled_renderer(trace_file, tmp_path):
     from osf_check.traces.render import find_renderer
     if find_renderer() is None:  # pragma: no cover - the graphviz-pure wheel is a dependency
