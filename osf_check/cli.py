@@ -31,7 +31,7 @@ from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
 from osf_check.explorer.vector.partition import WorkerLost
 from osf_check.explorer.store.levels import IdsExhausted
 from osf_check.models.dsl import ModelError
-from osf_check.models.errors import InputError
+from osf_check.models.errors import InputError, did_you_mean
 from osf_check.api import MAX_SEED, Checker, ExploreResult
 from osf_check.driver.protocol import AdapterError
 from osf_check.progress import Display
@@ -417,8 +417,9 @@ def _owner_of_mutant(mutant: str) -> str:
     """The model a mutant belongs to; an unknown one is bad input naming the known ones."""
     owners = [m.model for m in catalogue.MUTANTS if m.name == mutant]
     if not owners:
-        raise BadInput(f"unknown mutant {mutant!r} (known: "
-                       f"{', '.join(sorted({m.name for m in catalogue.MUTANTS}))})")
+        known = sorted({m.name for m in catalogue.MUTANTS})
+        raise BadInput(f"unknown mutant {mutant!r} ({did_you_mean(mutant, known)}known: "
+                       f"{', '.join(known)})")
     return owners[0]
 
 
@@ -916,7 +917,8 @@ def fuzz(model: str | None, mutant: str | None, examples: int | None, steps: int
             where = f"{model} has no" if model else "neither implementation has a"
             known = IMPL_MUTANTS[model] if model else sorted(
                 {x for m in SYSTEMS for x in IMPL_MUTANTS[m]})
-            raise BadInput(f"{where} mutant {mutant!r} (known: {', '.join(known)})")
+            raise BadInput(f"{where} mutant {mutant!r} ({did_you_mean(mutant, known)}"
+                           f"known: {', '.join(known)})")
     systems = [model] if model else list(SYSTEMS)
     overrides = _parse_params(params)
     if overrides and model is None:

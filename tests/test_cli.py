@@ -354,6 +354,25 @@ def test_console_script_runs_as_a_subprocess(tmp_path):
                                 "(known: graph-relay, wire-relay, two-phase)")
 
 
+@pytest.mark.parametrize("args, needle", [
+    (["explore", "--model", "graph-rely"], "unknown model 'graph-rely' (did you mean "
+                                           "'graph-relay'? known: "),
+    (["explore", "--mutant", "outbox-of"], "unknown mutant 'outbox-of' (did you mean "
+                                           "'outbox-off'? known: "),
+    (["explore", "--model", "graph-relay", "--mutant", "outbox-of"],
+     "has no mutant 'outbox-of' (did you mean 'outbox-off'? it has: "),
+    (["explore", "--model", "graph-relay", "--property", "no-stuck"],
+     "has no property 'no-stuck' (did you mean 'no-stuck-running'? it has: "),
+    (["explore", "--model", "graph-relay", "--param", "agent=2"],
+     "has no parameter 'agent' (did you mean 'agents'? it has: "),
+    (["fuzz", "--model", "graph-relay", "--mutant", "outbox-of"],
+     "graph-relay has no mutant 'outbox-of' (did you mean 'outbox-off'? known: "),
+    (["explore", "--model", "graph-relay", "--mutant", "zzzz"],
+     "has no mutant 'zzzz' (it has: ")])  # nothing close: no guess
+def test_an_unknown_name_gets_the_closest_known_one(args, needle):
+    one_line_error(run(*args), needle=needle)
+
+
 def test_a_reader_that_goes_away_ends_the_command_quietly():
     """``osf-check list | head -1``: once the reader has gone, the command stops with
     141, as a shell reports a process SIGPIPE ended, and says nothing (no internal
