@@ -113,7 +113,10 @@ def _os_error(e: OSError) -> NoReturn:
     if isinstance(e, OutputFailed) or e.errno in _NO_ROOM:
         what = e.strerror if isinstance(e, OutputFailed) else \
             f"cannot write {e.filename or 'the output'}: {e.strerror}"
-        _drop_stdout()
+        try:  # the verdict printed before the files: it stays (the disk is full, not stdout)
+            sys.stdout.flush()
+        except OSError:
+            _drop_stdout()
         click.echo(f"osf-check: {what}; the run's results were not all saved", err=True)
         # no room is a resource bound; a path that could not take its file, the user's
         sys.exit(EXIT["incomplete"] if e.errno in _NO_ROOM else BAD_INPUT)
@@ -360,11 +363,12 @@ def _record(doc: dict[str, Any], out: Path | None, name: str, as_json: bool, cod
             plots: Sequence[Path] = ()) -> None:
     """Keep the machine-readable result and the HTML report in ``out``; with --json,
     print the result and exit."""
+    if as_json:  # printed first: a file that cannot be written loses no verdict
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     if out is not None:
         atomic_write(out / name, dumps(doc))
         _html(doc, out, plots)
     if as_json:
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         sys.exit(code)
 
 
@@ -652,6 +656,11 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
     results: list[ModelResult] = [e.raw for e in explored]
     code = verdict_exit([r.verdict for r in results])
     traces: dict[int, list[dict[str, Any]]] = {k: e.traces for k, e in enumerate(explored)}
+    if not as_json:  # the verdict first: a file that cannot be written loses none of it
+        for e in explored:
+            click.echo(e.text(), nl=False)
+        if len(results) > 1:
+            click.echo(report.summary_table(results))
     written: list[Path] = []
     pictures: list[Path] = []
     if out is not None:
@@ -669,10 +678,6 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
     if out is not None:
         written += [out / "result.json", out / "report.html"]
     _record(doc, out, "result.json", as_json, code, plots=pictures)
-    for e in explored:
-        click.echo(e.text(), nl=False)
-    if len(results) > 1:
-        click.echo(report.summary_table(results))
     if written:
         click.echo(f"written to {out}: " + ", ".join(p.name for p in written))
     click.echo(f"result: {doc['result']} (exit {code})")
