@@ -1113,7 +1113,11 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
     if impl is not None:
         mu = None
     if emit_pytest is not None:
-        atomic_write(emit_pytest, _regression_test(tr, mu, steps, trace_file.name))
+        # a regression test pins the reference implementation unless --mutant names one:
+        # pinned to the trace's mutant, it would pass while the bug is there
+        pinned = None if mutant in (None, "none") else mu
+        kept = steps if pinned == mu else run_replay(tr, mutant=pinned)
+        atomic_write(emit_pytest, _regression_test(tr, pinned, kept, trace_file.name))
         click.echo(f"written {emit_pytest}", err=True)
     for st in steps:
         click.echo(f"  {st.index:>3}. {st.label:<40} "
@@ -1200,15 +1204,23 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
     sys.exit(code)
 
 
+def _pinned(mutant: str | None) -> str:
+    """Which implementation an emitted regression test pins, said in its docstring."""
+    if mutant is None:
+        return "the reference implementation (no mutant)"
+    return (f"the implementation with mutant {mutant} switched on: it pins the bug's "
+            "behaviour, so it passes while the bug is there (emit it without --mutant to "
+            "pin the reference implementation)")
+
+
 def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], source: str) -> str:
     """A standalone pytest module that replays ``tr`` and expects today's outcome."""
     import re as _re
     name = _re.sub(r"\W+", "_", source.removesuffix(".json")).strip("_") or "trace"
     expected = [(s.index, s.outcome) for s in steps]
     return (f'"""Regression test emitted by `osf-check replay {source} --emit-pytest`.\n\n'
-            f"It replays the trace against the implementation"
-            f"{' (mutant ' + mutant + ')' if mutant else ''} and expects the outcome recorded "
-            f'when it was emitted.\n"""\n\n'
+            f"It replays the trace against {_pinned(mutant)} and expects the outcome "
+            f'recorded when it was emitted.\n"""\n\n'
             f"import json\n\nfrom osf_check.fuzz.driver import replay\n\n"
             f"TRACE = json.loads({json.dumps(tr, ensure_ascii=False)!r})\n"
             f"MUTANT = {mutant!r}\n"
