@@ -64,7 +64,8 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
           checkpoint: str | None = None, checkpoint_every: float = 300.0,
           resume: str | None = None, workers: int = 1,
           tick: Callable[[int, int], None] | None = None, symmetry: bool = False,
-          cluster: str | None = None) -> ModelResult:
+          cluster: str | None = None,
+          running: Callable[[str, int, int], None] | None = None) -> ModelResult:
     """Explore ``model`` and check its properties; raises ``LookupError``/``ValueError`` on
     bad names or parameters (the CLI turns those into exit code 150)."""
     t0 = time.perf_counter()
@@ -106,7 +107,7 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         # the goals in forked processes, but not next to a Ray client (its threads do
         # not survive a fork)
         graph = check_graph(ex, chosen, budget=extension_budget, log=log,
-                            workers=workers if cluster is None else 1)
+                            workers=workers if cluster is None else 1, running=running)
         for pid, st in graph.checked.items():
             if status.get(pid) != "violated":
                 status[pid] = st

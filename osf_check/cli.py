@@ -651,6 +651,8 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             explored.append(checker.explore(
                 progress=_progress(n, disp, task), log=disp.line,
                 tick=lambda done, total, t=task: disp.update(t, completed=done, total=total),
+                running=lambda what, done, total, t=task, n=n: disp.update(
+                    t, description=f"{n}: checking {what}", completed=done, total=total),
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume))
             disp.finish(task)
     results: list[ModelResult] = [e.raw for e in explored]

@@ -152,9 +152,12 @@ class _Graph:
 
 
 def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_000_000,
-                log: Callable[[str], None] | None = None, workers: int = 1) -> GraphReport:
+                log: Callable[[str], None] | None = None, workers: int = 1,
+                running: Callable[[str, int, int], None] | None = None) -> GraphReport:
     """Run the reach and fair checks of ``props`` on ``ex``; add violations to ``ex``.
-    ``log`` receives one line per goal checked, with its verdict and time (progress).
+    ``log`` receives one line per goal checked, with its verdict and time (progress);
+    ``running(what, done, total)`` is told of each goal as it starts (a live display
+    names the check under way, not the last one finished).
 
     With ``workers`` > 1 and every state expanded (so no search past the bound, whose
     budget the goals share), the goals are checked in that many forked processes, which
@@ -170,10 +173,14 @@ def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_0
     jobs = [(p, c, goal) for p, c in todo for goal in c.goals(model)]
     done = iter(_parallel(g, ex, ext, jobs, workers)) \
         if workers > 1 and len(jobs) > 1 and g.expanded == g.n else None
+    started = 0
     for p, c in todo:
         status = "holds"
         goals = c.goals(model)
         for k, goal in enumerate(goals):
+            if running:
+                running(f"{c.kind} {p.id} {goal.label}", started, len(jobs))
+            started += 1
             if done is None:
                 res, und, _, secs = _goal(g, ex, ext, p, c.kind, goal)
             else:
