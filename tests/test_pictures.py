@@ -171,3 +171,14 @@ def test_the_state_graph_reads_top_to_bottom_with_the_last_step_last(mutant, pro
     jumps = [e for e in re.findall(r"s\d+ -> s\d+ \[[^\]]*\]", dot)
              if "constraint=false" in e and "style=dashed" in e]
     assert all("label" not in j for j in jumps), jumps  # nothing for the edge to cross
+
+
+def test_a_lasso_chart_says_which_goal_never_holds():
+    """It said "the goal never holds" of "run 0", never what the goal is."""
+    tr = _trace("outbox-off", "A2", intents=1)
+    goal = "the goal: status[0] in {completed, failed, cancelled}"
+    assert goal in tr["message"]
+    for view in ("sequence", "graph"):
+        assert goal.replace("{", "").replace("}", "") in \
+            " ".join(re.sub(r"<[^>]+>", " ", _svg(tr, view)).split()).replace("{", "") \
+            .replace("}", ""), view

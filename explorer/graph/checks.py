@@ -17,7 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -448,6 +448,13 @@ _MESSAGES = {
 }
 
 
+def _goal_text(model: Any, goal: Goal) -> str:
+    """Which goal a lasso never meets, in the model's names (the label alone, "run 0",
+    did not say)."""
+    from osf_check.models.expr import show
+    return f"the goal: {show(goal.goal, model.slot_names, model.slot_domains)}"
+
+
 def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
     model = ex.model
     bad = ~g.pred(goal.goal)
@@ -469,7 +476,8 @@ def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
         path, acts = _path_into(ex, levels, stop)
         ex.violations.append(Violation(
             p.id, "fair", f"{goal.label}: {_MESSAGES[goal.form]}, then stutters forever "
-            f"(no fair action can move it)", path, acts, loop_start=len(path) - 1,
+            f"(no fair action can move it); {_goal_text(model, goal)}", path, acts,
+            loop_start=len(path) - 1,
             stutters=True))
         return "violated"
     if comp is None:
@@ -489,8 +497,8 @@ def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
     ok, why = fairness_of_cycle([(u, a) for u, _, a in cycle], g, fair_states, sets, states)
     assert ok, f"internal error: the lasso found is not fair ({why})"
     ex.violations.append(Violation(
-        p.id, "fair", f"{goal.label}: {_MESSAGES[goal.form]} (a fair cycle)", path, acts,
-        loop_start=loop_at))
+        p.id, "fair", f"{goal.label}: {_MESSAGES[goal.form]} (a fair cycle); "
+        f"{_goal_text(model, goal)}", path, acts, loop_start=loop_at))
     return "violated"
 
 
