@@ -200,6 +200,11 @@ def assumptions_in_force(model: str, drop: Sequence[str]) -> dict[str, bool]:
     return {a.name: a.name not in drop for a in catalogue.ASSUMPTIONS if a.model == model}
 
 
+#: what to do about a limit never reached (a warning that says only what is wrong
+#: leaves the user to guess whether the run can be trusted)
+_PRESS = ": press it with a larger --depth or larger parameters (osf-check list)"
+
+
 def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:
     out = []
     if ex.stopped == "violation":
@@ -218,7 +223,8 @@ def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:
             out.append(f"{p.id} {p.name}: its premise never holds ({p.witness_doc})")
         for i, (doc, _) in enumerate(p.reaches):
             if not ex.witness_seen.get(f"{p.id}~{i}", True):
-                out.append(f"{p.id} {p.name}: limit never reached ({doc})")
+                out.append(f"{p.id} {p.name}: limit never reached ({doc}), so this run "
+                           f"leaves it untested{_PRESS}")
         if ex.trans_applied.get(p.id) == 0:
             out.append(f"{p.id} {p.name}: no transition it checks was ever taken")
     return out
