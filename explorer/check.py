@@ -60,7 +60,8 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
           checkpoint: str | None = None, checkpoint_every: float = 300.0,
           resume: str | None = None, workers: int = 1,
           tick: Callable[[int, int], None] | None = None, symmetry: bool = False,
-          cluster: str | None = None) -> ModelResult:
+          cluster: str | None = None,
+          running: Callable[[str, int, int], None] | None = None) -> ModelResult:
     """Explore ``model`` and check its properties; raises ``LookupError``/``ValueError`` on
     bad names or parameters (the CLI turns those into exit code 150)."""
     t0 = time.perf_counter()
@@ -92,7 +93,7 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         # the goals in forked processes, but not next to a Ray client (its threads do
         # not survive a fork)
         graph = check_graph(ex, chosen, budget=extension_budget, log=log,
-                            workers=workers if cluster is None else 1)
+                            workers=workers if cluster is None else 1, running=running)
         for pid, st in graph.checked.items():
             if status.get(pid) != "violated":
                 status[pid] = st
@@ -216,6 +217,11 @@ def assumptions_in_force(model: str, drop: Sequence[str]) -> dict[str, bool]:
     return {a.name: a.name not in drop for a in catalogue.ASSUMPTIONS if a.model == model}
 
 
+#: what to do about a limit never reached (a warning that says only what is wrong
+#: leaves the user to guess whether the run can be trusted)
+_PRESS = ": press it with a larger --depth or larger parameters (osf-check list)"
+
+
 def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:
     out = []
     if ex.stopped == "violation":
@@ -234,7 +240,8 @@ def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:
             out.append(f"{p.id} {p.name}: its premise never holds ({p.witness_doc})")
         for i, (doc, _) in enumerate(p.reaches):
             if not ex.witness_seen.get(f"{p.id}~{i}", True):
-                out.append(f"{p.id} {p.name}: limit never reached ({doc})")
+                out.append(f"{p.id} {p.name}: limit never reached ({doc}), so this run "
+                           f"leaves it untested{_PRESS}")
         if ex.trans_applied.get(p.id) == 0:
             out.append(f"{p.id} {p.name}: no transition it checks was ever taken")
     return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from osf_check.models.errors import InputError
+from osf_check.models.errors import InputError, did_you_mean
 
 __all__ = ["ExternalRun", "Settings", "impl_needs", "systems_for", "checked_params",
            "examples_for", "run_system", "run_json", "text", "share"]
@@ -87,7 +87,8 @@ def systems_for(model: str | None, mutant: str | None) -> list[str]:
             where = f"{model} has no" if model else "neither implementation has a"
             known = IMPL_MUTANTS[model] if model else sorted(
                 {x for m in SYSTEMS for x in IMPL_MUTANTS[m]})
-            raise InputError(f"{where} mutant {mutant!r} (known: {', '.join(known)})")
+            raise InputError(f"{where} mutant {mutant!r} ({did_you_mean(mutant, known)}"
+                             f"known: {', '.join(known)})")
     return [model] if model else list(SYSTEMS)
 
 

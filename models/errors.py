@@ -10,7 +10,10 @@ osf-check and is reported as an internal error (exit 153), never as bad input.
 
 from __future__ import annotations
 
-__all__ = ["InputError", "UnknownName", "BadValue"]
+import difflib
+from typing import Iterable
+
+__all__ = ["InputError", "UnknownName", "BadValue", "did_you_mean"]
 
 
 class InputError(Exception):
@@ -23,3 +26,18 @@ class UnknownName(InputError, LookupError):
 
 class BadValue(InputError, ValueError):
     """A value the user gave that cannot be used (out of range, malformed)."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """The known name closest to a mistyped one, as a question that ends with a space
+    (to go before the list of known names), or nothing when none is close.
+
+    >>> did_you_mean("outbox-of", ["outbox-off", "status-only"])
+    "did you mean 'outbox-off'? "
+    >>> did_you_mean("zzz", ["outbox-off"])
+    ''
+    """
+    known = list(known)
+    folded = {k.lower(): k for k in known}  # (an id typed in lower case: a2 for A2)
+    near = difflib.get_close_matches(str(name).lower(), list(folded), n=1, cutoff=0.6)
+    return f"did you mean {folded[near[0]]!r}? " if near else ""

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Sequence
 __all__ = [
     "Expr", "Const", "Slot", "And", "Or", "Not", "If", "Implies", "Iff", "Sum", "Count",
     "Select", "Min", "Max", "as_expr", "evaluate", "fold", "BOOL_OPS", "bounds",
-    "INT64", "OutOfRange", "Exists", "ForAll", "Choose",
+    "INT64", "OutOfRange", "Exists", "ForAll", "Choose", "show",
 ]
 
 #: operators whose value is a truth value (0/1), as opposed to a number
@@ -548,3 +548,58 @@ def _bound(op: str, a: list[tuple[int, int]]) -> tuple[int, int]:
     if op == "mod":  # by a positive constant: floor modulo, as numpy and Python do
         return (l0 % l1, h0 % l1) if l0 // l1 == h0 // l1 else (0, l1 - 1)
     raise ValueError(f"unknown operator {op!r}")
+
+
+#: words and ASCII, not logic's symbols: the pictures' fonts lack ∈, ∧, ∨ and ¬
+_INFIX = {"eq": "=", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "add": "+",
+          "sub": "-", "mul": "*", "div": "/", "mod": "%", "implies": "implies"}
+
+
+def show(e: Expr, names: Sequence[str], domains: Sequence[Any]) -> str:
+    """``e`` as a person reads it, with the model's variable names and enum values
+    (``names`` and ``domains`` are the model's ``slot_names`` and ``slot_domains``): what
+    a liveness counterexample says its goal is.
+
+    >>> x, y = Slot(0), Slot(1)
+    >>> show(Or(x == 1, x == 2), ["status[0]", "online"], [None, None])
+    'status[0] in {1, 2}'
+    >>> show(And(x > 1, Not(y == 0)), ["status[0]", "online"], [None, None])
+    'status[0] > 1 and not (online = 0)'
+    """
+    def value(slot: Expr | None, c: Expr) -> str:
+        d = domains[slot.value[0]] if slot is not None else None
+        try:
+            return str(d.show(c.value)).lower() if d is not None and d.kind == "bool" \
+                else str(d.show(c.value)) if d is not None else str(c.value)
+        except (IndexError, AttributeError):
+            return str(c.value)
+
+    def go(x: Expr, nested: bool = False) -> str:
+        if x.op in ("true", "false"):
+            return x.op
+        if x.op == "const":
+            return str(x.value)
+        if x.op == "slot":
+            return names[x.value[0]] + ("′" if x.value[1] else "")
+        if x.op in _INFIX and len(x.args) == 2:
+            a, b = x.args
+            if a.op == "slot" and b.op == "const":
+                text = f"{go(a)} {_INFIX[x.op]} {value(a, b)}"
+            else:
+                text = f"{go(a, True)} {_INFIX[x.op]} {go(b, True)}"
+            return f"({text})" if nested and x.op in ("add", "sub", "implies") else text
+        if x.op == "or" and all(a.op == "eq" and a.args[0].op == "slot" and
+                                a.args[1].op == "const" and
+                                a.args[0].value == x.args[0].args[0].value
+                                for a in x.args):
+            slot = x.args[0].args[0]
+            return f"{go(slot)} in {{{', '.join(value(slot, a.args[1]) for a in x.args)}}}"
+        if x.op in ("and", "or"):
+            text = f" {x.op} ".join(go(a, True) for a in x.args)
+            return f"({text})" if nested else text
+        if x.op == "not":
+            return f"not ({go(x.args[0])})"
+        if x.op == "ite":
+            return f"(if {go(x.args[0])} then {go(x.args[1])} else {go(x.args[2])})"
+        return f"{x.op}({', '.join(go(a) for a in x.args)})"
+    return go(e)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from .dsl import Model, Param
-from .errors import UnknownName
+from .errors import UnknownName, did_you_mean
 
 __all__ = ["ModelSpec"]
 
@@ -37,14 +37,17 @@ class ModelSpec:
         for k, v in (overrides or {}).items():
             if k not in known:
                 raise UnknownName(f"model {self.name} has no parameter {k!r} "
-                                 f"(it has: {', '.join(known) or 'none'})")
+                                  f"({did_you_mean(k, known)}it has: "
+                                  f"{', '.join(known) or 'none'})")
             out[k] = known[k].check(v)
         return out
 
     def build(self, overrides: Mapping[str, Any] | None = None, mutant: str | None = None,
               drop: Iterable[str] = ()) -> Model:
         if mutant is not None and mutant not in self.mutants:
-            raise UnknownName(f"model {self.name} has no mutant {mutant!r}")
+            raise UnknownName(f"model {self.name} has no mutant {mutant!r} "
+                              f"({did_you_mean(mutant, self.mutants)}it has: "
+                              f"{', '.join(self.mutants) or 'none'})")
         dropped = frozenset(drop)
         unknown = dropped - set(self.assumptions)
         if unknown:

@@ -247,12 +247,14 @@ class Checker:
     def explore(self, *, progress: Callable[[int, int, int, float], None] | None = None,
                 log: Callable[[str], None] | None = None, checkpoint: str | None = None,
                 checkpoint_every: float = 300.0, resume: str | None = None,
-                tick: Callable[[int, int], None] | None = None) -> "ExploreResult":
+                tick: Callable[[int, int], None] | None = None,
+                running: Callable[[str, int, int], None] | None = None) -> "ExploreResult":
         """Breadth-first exploration to the depth, with shortest counterexamples.
 
         ``progress(depth, distinct, generated, seconds)`` is called after each level,
         ``tick(done, total)`` within one (frontier states expanded), ``log`` with a line
-        per phase and per reach/fair goal."""
+        per phase and per reach/fair goal, ``running(what, done, total)`` as each reach
+        or fair goal starts."""
         # (a nan never saved a checkpoint, and said nothing)
         checkpoint_every = _seconds("checkpoint_every", checkpoint_every, zero=True)
         r = check(self.model, params=dict(self._params), mutant=self._mutant,
@@ -261,7 +263,8 @@ class Checker:
                   stop_on_violation=not self._keep_going, strict=self._strict,
                   progress=progress, log=log, engine=self._engine, checkpoint=checkpoint,
                   checkpoint_every=checkpoint_every, resume=resume, workers=self._workers,
-                  tick=tick, symmetry=self._symmetry, cluster=self._cluster)
+                  tick=tick, symmetry=self._symmetry, cluster=self._cluster,
+                  running=running)
         return ExploreResult(r, self._depth, self._seed)
 
     def prove(self, *, k: int = 4, timeout: float = 120.0, mine: bool = True,

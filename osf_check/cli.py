@@ -32,7 +32,7 @@ from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
 from osf_check.explorer.vector.partition import WorkerLost
 from osf_check.explorer.store.levels import IdsExhausted
 from osf_check.models.dsl import ModelError
-from osf_check.models.errors import InputError
+from osf_check.models.errors import InputError, did_you_mean
 from osf_check.api import MAX_SEED, Checker, ExploreResult
 from osf_check.driver.protocol import AdapterError
 from osf_check.progress import Display
@@ -41,8 +41,8 @@ from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
 from osf_check import output
-from osf_check.output import atomic_write, escape_halves_on_output, sweep
-from osf_check.traces.format import dumps, load_trace, to_itf
+from osf_check.output import OutputFailed, atomic_write, escape_halves_on_output, sweep
+from osf_check.traces.format import check_actions, dumps, load_trace, to_itf
 
 from . import report
 # how a run ends when something outside its verdict stops it: the library's, shared with
@@ -310,11 +310,12 @@ def _record(doc: dict[str, Any], out: Path | None, name: str, as_json: bool, cod
             plots: Sequence[Path] = ()) -> None:
     """Keep the machine-readable result and the HTML report in ``out``; with --json,
     print the result and exit."""
+    if as_json:  # printed first: a file that cannot be written loses no verdict
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     if out is not None:
         atomic_write(out / name, dumps(doc))
         _html(doc, out, plots)
     if as_json:
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         sys.exit(code)
 
 
@@ -367,8 +368,9 @@ def _owner_of_mutant(mutant: str) -> str:
     """The model a mutant belongs to; an unknown one is bad input naming the known ones."""
     owners = [m.model for m in catalogue.MUTANTS if m.name == mutant]
     if not owners:
-        raise BadInput(f"unknown mutant {mutant!r} (known: "
-                       f"{', '.join(sorted({m.name for m in catalogue.MUTANTS}))})")
+        known = sorted({m.name for m in catalogue.MUTANTS})
+        raise BadInput(f"unknown mutant {mutant!r} ({did_you_mean(mutant, known)}known: "
+                       f"{', '.join(known)})")
     return owners[0]
 
 
@@ -596,11 +598,18 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             explored.append(checker.explore(
                 progress=_progress(n, disp, task), log=disp.line,
                 tick=lambda done, total, t=task: disp.update(t, completed=done, total=total),
+                running=lambda what, done, total, t=task, n=n: disp.update(
+                    t, description=f"{n}: checking {what}", completed=done, total=total),
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume))
             disp.finish(task)
     results: list[ModelResult] = [e.raw for e in explored]
     code = verdict_exit([r.verdict for r in results])
     traces: dict[int, list[dict[str, Any]]] = {k: e.traces for k, e in enumerate(explored)}
+    if not as_json:  # the verdict first: a file that cannot be written loses none of it
+        for e in explored:
+            click.echo(e.text(), nl=False)
+        if len(results) > 1:
+            click.echo(report.summary_table(results))
     written: list[Path] = []
     pictures: list[Path] = []
     if out is not None:
@@ -618,10 +627,6 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
     if out is not None:
         written += [out / "result.json", out / "report.html"]
     _record(doc, out, "result.json", as_json, code, plots=pictures)
-    for e in explored:
-        click.echo(e.text(), nl=False)
-    if len(results) > 1:
-        click.echo(report.summary_table(results))
     if written:
         click.echo(f"written to {out}: " + ", ".join(p.name for p in written))
     click.echo(f"result: {doc['result']} (exit {code})")
@@ -917,7 +922,11 @@ def replay(trace_file: Path, mutant: str | None, emit_pytest: Path | None, impl:
     if impl is not None:
         mu = None
     if emit_pytest is not None:
-        atomic_write(emit_pytest, _regression_test(tr, mu, steps, trace_file.name))
+        # a regression test pins the reference implementation unless --mutant names one:
+        # pinned to the trace's mutant, it would pass while the bug is there
+        pinned = None if mutant in (None, "none") else mu
+        kept = steps if pinned == mu else run_replay(tr, mutant=pinned)
+        atomic_write(emit_pytest, _regression_test(tr, pinned, kept, trace_file.name))
         click.echo(f"written {emit_pytest}", err=True)
     for st in steps:
         click.echo(f"  {st.index:>3}. {st.label:<40} "
@@ -995,15 +1004,23 @@ def check_log_cmd(events: Path, mapping_file: Path, model: str | None,
     sys.exit(code)
 
 
+def _pinned(mutant: str | None) -> str:
+    """Which implementation an emitted regression test pins, said in its docstring."""
+    if mutant is None:
+        return "the reference implementation (no mutant)"
+    return (f"the implementation with mutant {mutant} switched on: it pins the bug's "
+            "behaviour, so it passes while the bug is there (emit it without --mutant to "
+            "pin the reference implementation)")
+
+
 def _regression_test(tr: dict[str, Any], mutant: str | None, steps: list[Any], source: str) -> str:
     """A standalone pytest module that replays ``tr`` and expects today's outcome."""
     import re as _re
     name = _re.sub(r"\W+", "_", source.removesuffix(".json")).strip("_") or "trace"
     expected = [(s.index, s.outcome) for s in steps]
     return (f'"""Regression test emitted by `osf-check replay {source} --emit-pytest`.\n\n'
-            f"It replays the trace against the implementation"
-            f"{' (mutant ' + mutant + ')' if mutant else ''} and expects the outcome recorded "
-            f'when it was emitted.\n"""\n\n'
+            f"It replays the trace against {_pinned(mutant)} and expects the outcome "
+            f'recorded when it was emitted.\n"""\n\n'
             f"import json\n\nfrom osf_check.fuzz.driver import replay\n\n"
             f"TRACE = json.loads({json.dumps(tr, ensure_ascii=False)!r})\n"
             f"MUTANT = {mutant!r}\n"
@@ -1039,6 +1056,7 @@ def render(trace_file: Path, fmt: str, view: str, output: Path | None) -> None:
         base = trace_file.name.removesuffix(".json").removesuffix(".trace")
         output = _usable_file(trace_file.with_name(f"{base}.{view}.{fmt}"), "the picture")
     tr = load_trace(trace_file)
+    check_actions(tr, trace_file)
     if fmt == "text":
         data: str | bytes = rnd.text(tr)
     elif fmt == "mermaid":

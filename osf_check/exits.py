@@ -91,7 +91,10 @@ def os_error(e: OSError) -> NoReturn:
     if isinstance(e, OutputFailed) or e.errno in _NO_ROOM:
         what = e.strerror if isinstance(e, OutputFailed) else \
             f"cannot write {e.filename or 'the output'}: {e.strerror}"
-        drop_stdout()
+        try:  # the verdict printed before the files: it stays (the disk is full, not stdout)
+            sys.stdout.flush()
+        except OSError:
+            drop_stdout()
         click.echo(f"osf-check: {what}; the run's results were not all saved", err=True)
         # no room is a resource bound; a path that could not take its file, the user's
         sys.exit(EXIT["incomplete"] if e.errno in _NO_ROOM else BAD_INPUT)

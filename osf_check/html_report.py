@@ -38,7 +38,7 @@ figure{margin:10px 0;background:#fff;border:1px solid #e0e0e0;padding:8px;overfl
 figure img{max-width:100%;height:auto}figcaption{font-size:12px;color:#555}
 .viewer{display:grid;grid-template-columns:minmax(220px,340px) 1fr;gap:12px;outline:none}
 .viewer:focus{box-shadow:0 0 0 2px #90caf9}
-.steps{margin:0;padding:0;list-style:none;max-height:520px;overflow:auto;background:#fff;
+.steps{position:relative;margin:0;padding:0;list-style:none;max-height:520px;overflow:auto;background:#fff;
 border:1px solid #e0e0e0}
 .steps li{padding:3px 8px;cursor:pointer;border-bottom:1px solid #f0f0f0;font-size:13px}
 .steps li.current{background:#1565c0;color:#fff}.steps li.failing{border-left:4px solid #c62828}
@@ -89,13 +89,21 @@ for (const box of document.querySelectorAll(".viewer")) {
     return li;
   });
   let cur = 0;
+  // scroll the step list only: scrollIntoView scrolls every scrolling ancestor, the page
+  // too, so a report opened at each viewer's failing step far down, not at its summary
+  function reveal(li) {
+    const top = li.offsetTop, bottom = top + li.offsetHeight;  // (the list is positioned)
+    if (top < list.scrollTop) list.scrollTop = top;
+    else if (bottom > list.scrollTop + list.clientHeight) list.scrollTop = bottom - list.clientHeight;
+  }
   function show(k) {
     cur = Math.max(0, Math.min(n - 1, k));
     items.forEach((li, i) => {
       li.classList.toggle("current", i === cur);
-      if (i === cur) { li.setAttribute("aria-current", "step"); li.scrollIntoView({block: "nearest"}); }
+      if (i === cur) li.setAttribute("aria-current", "step");
       else li.removeAttribute("aria-current");
     });
+    reveal(items[cur]);
     const s = steps[cur], prev = cur > 0 ? steps[cur - 1] : null;
     body.replaceChildren();
     for (const v of tr.variables) {

@@ -12,7 +12,36 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-__all__ = ["Display"]
+__all__ = ["Display", "counts"]
+
+
+def counts(completed: float, total: float | None) -> str:
+    """A task's count as the live line shows it: thousands separated, never cut.
+
+    >>> counts(0, 2754), counts(12131, None), counts(3, 5)
+    ('0/2,754', '12,131', '3/5')
+    """
+    done = f"{int(completed):,}"
+    return done if total is None else f"{done}/{int(total):,}"
+
+
+def _counts_column() -> Any:
+    from rich.progress import ProgressColumn
+    from rich.table import Column
+    from rich.text import Text
+
+    class _Counts(ProgressColumn):
+        def __init__(self) -> None:
+            super().__init__(table_column=Column(no_wrap=True, justify="right"))
+
+        def render(self, task: Any) -> Text:
+            return Text(counts(task.completed, task.total), style="progress.download")
+    return _Counts()
+
+
+def Counts() -> Any:
+    """rich's column of :func:`counts` (rich is imported only for a live display)."""
+    return _counts_column()
 
 
 class Display:
@@ -38,10 +67,15 @@ class Display:
     def __enter__(self) -> "Display":
         if self.live:
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
-                                       TextColumn, TimeElapsedColumn)
-            self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TimeElapsedColumn(),
+            from rich.progress import (BarColumn, Progress, SpinnerColumn, TextColumn,
+                                       TimeElapsedColumn)
+            from rich.table import Column
+            # a line too long for the terminal folds its description: the counts, the
+            # bar and the time are never cut
+            self._bar = Progress(SpinnerColumn(),
+                                 TextColumn("{task.description}",
+                                            table_column=Column(overflow="fold", ratio=1)),
+                                 BarColumn(bar_width=20), Counts(), TimeElapsedColumn(),
                                  console=Console(stderr=True), transient=True)
             self._bar.start()
         return self

@@ -19,7 +19,7 @@ from . import two_phase as t_props
 from . import wire_relay as b_props
 from typing import Sequence
 
-from osf_check.models.errors import BadValue, UnknownName
+from osf_check.models.errors import BadValue, UnknownName, did_you_mean
 
 from .base import Assumption, Mutant, Property
 
@@ -110,7 +110,8 @@ def spec(name: str) -> ModelSpec:
     try:
         return MODELS[name]
     except KeyError:
-        raise UnknownName(f"unknown model {name!r} (known: {', '.join(MODELS)})") from None
+        raise UnknownName(f"unknown model {name!r} ({did_you_mean(name, MODELS)}known: "
+                          f"{', '.join(MODELS)})") from None
 
 
 def properties_of(model: str) -> list[Property]:
@@ -126,8 +127,9 @@ def select_properties(model: str, wanted: list[str] | tuple[str, ...] = ()) -> l
     for w in wanted:
         hit = [p for p in props if w.upper() == p.id or w == p.name]
         if not hit:
+            near = did_you_mean(w, [x for p in props for x in (p.id, p.name)])
             raise UnknownName(f"model {model} has no property {w!r} "
-                              f"(it has: {', '.join(p.id for p in props)})")
+                              f"({near}it has: {', '.join(p.id for p in props)})")
         out.extend(h for h in hit if h not in out)
     return out
 
@@ -138,13 +140,16 @@ def mutant(model: str, name: str) -> Mutant:
             return m
     others = [m.model for m in MUTANTS if m.name == name]
     hint = f" (it is a mutant of {others[0]}: add --model {others[0]})" if others else ""
+    mine = [m.name for m in MUTANTS if m.model == model]
+    near = "" if others else did_you_mean(name, mine)
     raise UnknownName(f"model {model} has no mutant {name!r}{hint} "
-                      f"(it has: {', '.join(m.name for m in MUTANTS if m.model == model)})")
+                      f"({near}it has: {', '.join(mine)})")
 
 
 def assumption(model: str, name: str) -> Assumption:
     for a in ASSUMPTIONS:
         if a.model == model and a.name == name:
             return a
-    raise UnknownName(f"model {model} has no assumption {name!r} (it has: "
-                      f"{', '.join(a.name for a in ASSUMPTIONS if a.model == model) or 'none'})")
+    mine = [a.name for a in ASSUMPTIONS if a.model == model]
+    raise UnknownName(f"model {model} has no assumption {name!r} ({did_you_mean(name, mine)}"
+                      f"it has: {', '.join(mine) or 'none'})")

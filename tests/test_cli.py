@@ -239,6 +239,22 @@ def test_render_refuses_a_graph_view_it_cannot_draw(trace_file, fmt):
                    needle=f"--view graph is a picture (dot, mermaid, svg, png); --format {fmt}")
 
 
+@pytest.mark.parametrize("action,needle", [
+    ("get_graph_rum", "(did you mean 'get_graph_run'?)"),
+    ("fly", "(its actions: answer_ticket, ")])
+def test_render_refuses_a_step_its_model_has_no_action_for(trace_file, tmp_path, action, needle):
+    """A trace naming an action the model does not have was drawn (exit 0)."""
+    tr = json.loads(trace_file.read_text())
+    tr["steps"][1]["action"] = action
+    f = tmp_path / "edited.trace.json"
+    f.write_text(json.dumps(tr))
+    res = run("render", str(f), "--format", "text")
+    one_line_error(res, needle=f"step 1 takes action {action!r}, which model graph-relay "
+                               "does not have")
+    assert needle in res.stderr
+    assert run("render", str(trace_file), "--format", "text").exit_code == 0
+
+
 def test_render_svg_with_the_bundled_renderer(trace_file, tmp_path):
     from osf_check.traces.render import find_renderer
     if find_renderer() is None:  # pragma: no cover - the graphviz-pure wheel is a dependency
@@ -336,6 +352,25 @@ def test_console_script_runs_as_a_subprocess(tmp_path):
     assert p.returncode == 150 and "Traceback" not in p.stderr
     assert p.stderr.strip() == ("osf-check: error: unknown model 'nope' "
                                 "(known: graph-relay, wire-relay, two-phase)")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["explore", "--model", "graph-rely"], "unknown model 'graph-rely' (did you mean "
+                                           "'graph-relay'? known: "),
+    (["explore", "--mutant", "outbox-of"], "unknown mutant 'outbox-of' (did you mean "
+                                           "'outbox-off'? known: "),
+    (["explore", "--model", "graph-relay", "--mutant", "outbox-of"],
+     "has no mutant 'outbox-of' (did you mean 'outbox-off'? it has: "),
+    (["explore", "--model", "graph-relay", "--property", "no-stuck"],
+     "has no property 'no-stuck' (did you mean 'no-stuck-running'? it has: "),
+    (["explore", "--model", "graph-relay", "--param", "agent=2"],
+     "has no parameter 'agent' (did you mean 'agents'? it has: "),
+    (["fuzz", "--model", "graph-relay", "--mutant", "outbox-of"],
+     "graph-relay has no mutant 'outbox-of' (did you mean 'outbox-off'? known: "),
+    (["explore", "--model", "graph-relay", "--mutant", "zzzz"],
+     "has no mutant 'zzzz' (it has: ")])  # nothing close: no guess
+def test_an_unknown_name_gets_the_closest_known_one(args, needle):
+    one_line_error(run(*args), needle=needle)
 
 
 def test_a_reader_that_goes_away_ends_the_command_quietly():

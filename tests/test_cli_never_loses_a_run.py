@@ -150,3 +150,24 @@ def test_every_option_of_every_command_says_what_it_does():
     assert missing == []
     r = CliRunner().invoke(main, ["--help"])
     assert "150" in r.output and "153" in r.output  # the exit codes
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_an_output_that_cannot_be_written_loses_no_verdict(tmp_path, json_out):
+    """A full disk during --out exited with nothing on stdout: the verdict and the
+    counterexample were to be printed after the files.  They are printed first, and the
+    error names the file (here report.html, a directory where the page should go)."""
+    import subprocess
+    import sys
+    out = tmp_path / "out"
+    (out / "report.html").mkdir(parents=True)
+    p = subprocess.run([sys.executable, "-m", "osf_check.cli", "explore", "--mutant",
+                        "complete-overwrites-cancel", "--out", str(out),
+                        *(["--json"] if json_out else [])],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 150, (p.returncode, p.stderr)
+    assert f"cannot write {out / 'report.html'}" in p.stderr
+    if json_out:
+        assert json.loads(p.stdout)["exit_code"] == 12
+    else:
+        assert "VIOLATION of A3" in p.stdout and "× A3 terminal-is-final fails here" in p.stdout

@@ -133,3 +133,44 @@ def test_the_cli_starts_without_the_libraries_only_some_commands_need():
     import pytest
     with pytest.raises(TraceError):
         load_trace(__file__)
+
+
+def test_the_live_line_names_each_reach_and_fair_check_as_it_starts():
+    """During the reach and fair checks the line stayed on the last BFS level, and each
+    check was named only once it had ended."""
+    from osf_check import Checker
+    seen: list[tuple[str, str]] = []
+    Checker("graph-relay").params(intents=1).explore(
+        log=lambda s: seen.append(("done", s.strip())),
+        running=lambda what, k, n: seen.append(("start", f"{what} ({k} of {n})")))
+    done = [(k, s) for k, (kind, s) in enumerate(seen) if kind == "done" and ": " in s
+            and s.split(":")[0].split()[0] in ("reach", "fair")]
+    assert len(done) == 3, seen
+    for n, (k, line) in enumerate(done):  # named as it starts, just before its verdict
+        assert seen[k - 1] == ("start", f"{line.split(':')[0]} ({n} of 3)"), seen
+
+
+def test_the_live_line_separates_thousands_and_never_cuts_its_counts():
+    import io
+
+    from rich.console import Console
+    with Display(live=True) as d:
+        t = d.phase("graph-relay: depth 32, 1,234,567 distinct, 9,876,543 generated, "
+                    "123,456 states/s and some more words to fill the line", total=2_345_678)
+        d.update(t, completed=1_234_567)
+        table = d._bar.make_tasks_table(d._bar.tasks)
+        out = io.StringIO()
+        Console(file=out, width=80, color_system=None).print(table)
+    text = out.getvalue()
+    assert "1,234,567/2,345,678" in text, text
+    assert "…" not in text  # the description folds onto a second line, uncut
+
+
+def test_the_progress_depth_is_the_one_the_result_gives():
+    """The last level (no new state) was reported as a depth the result then did not
+    name: "depth 32" on the line, "depth 31" in the result."""
+    from osf_check.explorer.check import check
+    depths: list[int] = []
+    r = check("two-phase", params={"rms": 3}, depth=None,
+              progress=lambda d, *_: depths.append(d))
+    assert r.exploration.complete and depths[-1] == r.exploration.depth_reached, depths

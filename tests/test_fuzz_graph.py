@@ -157,6 +157,30 @@ def test_replay_emits_a_standalone_regression_test(tmp_path):
     assert "1 passed" in ran.stdout
 
 
+def test_an_emitted_regression_test_pins_the_reference_unless_told_otherwise(tmp_path):
+    """A test emitted from an explore counterexample (a mutant's trace) pinned the
+    mutant's behaviour: it passed while the bug was there.  It pins the reference now,
+    fails against the mutant, and says in its docstring which implementation it pins."""
+    import runpy
+
+    from osf_check.fuzz.driver import replay
+    CliRunner().invoke(main, ["explore", "--mutant", "leaky-not-found", "--out", str(tmp_path)])
+    tr = tmp_path / "graph-relay-leaky-not-found-A7-trans.trace.json"
+    out = tmp_path / "test_pinned.py"
+    assert CliRunner().invoke(main, ["replay", str(tr), "--emit-pytest", str(out)]).exit_code == 12
+    mod = runpy.run_path(str(out))
+    assert mod["MUTANT"] is None and "the reference implementation (no mutant)" in mod["__doc__"]
+    mod[next(k for k in mod if k.startswith("test_replay_"))]()  # passes on the reference
+    with_bug = [(s.index, s.outcome) for s in replay(mod["TRACE"], mutant="leaky-not-found")]
+    assert with_bug != mod["EXPECTED"]  # so it fails while the bug is there
+    asked = tmp_path / "test_bug.py"
+    CliRunner().invoke(main, ["replay", str(tr), "--mutant", "leaky-not-found",
+                              "--emit-pytest", str(asked)])
+    bug = runpy.run_path(str(asked))
+    assert bug["MUTANT"] == "leaky-not-found" and bug["EXPECTED"] == with_bug
+    assert "passes while the bug is there" in bug["__doc__"]
+
+
 # coverage is what the implementation was seen to do ------------------------------------------
 def test_tour_coverage_drops_when_the_harness_skips_transitions():
     from osf_check.fuzz.driver import make_harness

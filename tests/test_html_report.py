@@ -227,3 +227,26 @@ def test_a_prove_report_colours_each_verdict_by_what_it_settles(tmp_path):
     assert cells == {"P1": "ok", "P2": "bad", "P3": "unknown", "P4": "unknown"}, cells
     assert "k-induction; its reach and fair checks are explore&#x27;s: not checked here" \
         in page
+
+
+def test_the_report_opens_at_its_summary_with_the_top_band_drawn(page, tmp_path):
+    """Each step viewer showed its failing step with scrollIntoView, which scrolls the page
+    too: the report opened far below its summary, and a headless screenshot of it had a
+    blank band at the top (the page was scrolled away from what was painted)."""
+    import io
+
+    from PIL import Image
+    res = CliRunner().invoke(main, ["explore", "--mutant", "outbox-off", "--out", str(tmp_path)])
+    assert res.exit_code == 12
+    _open(page, tmp_path / "report.html")
+    assert page.evaluate("window.scrollY") == 0
+    band = Image.open(io.BytesIO(page.screenshot(clip={"x": 0, "y": 0, "width": 1300,
+                                                        "height": 60}))).convert("RGB")
+    dark = sum(1 for r, g, b in band.getdata() if r + g + b < 200)  # the header's slate
+    assert dark > 0.5 * band.width * band.height, dark
+    # the step list (not the page) still scrolls to the failing step when it must
+    box = page.locator(".steps").evaluate(
+        "l => { const c = l.querySelector('li.current');"
+        " return [c.offsetTop, c.offsetHeight, l.scrollTop, l.clientHeight]; }")
+    top, height, scrolled, shown = box
+    assert scrolled <= top and top + height <= scrolled + shown, box

@@ -105,7 +105,7 @@ def test_labels_are_inside_the_picture_and_lifelines_do_not_cross_them(mutant):
 
 def test_the_state_graph_has_a_legend_and_wraps_into_columns():
     tr = _trace("outbox-off", "A2", intents=1)
-    assert len(tr["steps"]) > 2 * render.ROWS_PER_COLUMN
+    assert len(tr["steps"]) > render.ROWS_PER_COLUMN
     svg = _svg(tr, "graph")
     assert "the desktop reaches the server" in svg  # online's meaning, from the model
     root = ET.fromstring(svg)
@@ -139,3 +139,46 @@ def test_an_svg_names_fonts_of_the_widths_its_boxes_were_sized_for():
         fonts = {t.get("font-family") for t in root.iter(f"{SVG}text")}
         assert fonts == {"Helvetica,Arial,Arimo,Liberation Sans,DejaVu Sans Condensed,"
                          "sans-serif"}, (view, fonts)
+
+
+def _node_text_at(svg: str) -> dict[str, tuple[float, float]]:
+    """Where each state's first line of text is drawn: ``s3 -> (x, y)``."""
+    root = ET.fromstring(svg)
+    out = {}
+    for g in root.iter(f"{SVG}g"):
+        title = g.find(f"{SVG}title")
+        text = g.find(f"{SVG}text")
+        if title is not None and re.fullmatch(r"s\d+", title.text or "") and text is not None:
+            out[title.text] = (float(text.get("x")), float(text.get("y")))
+    return out
+
+
+@pytest.mark.parametrize("mutant,prop,params", [
+    ("complete-overwrites-cancel", None, {}),  # 8 steps: was wrapped, its last alone on top
+    ("outbox-off", "A2", {"intents": 1})])  # a lasso long enough for two columns
+def test_the_state_graph_reads_top_to_bottom_with_the_last_step_last(mutant, prop, params):
+    """With columns of 8, an 8-step trace's last state, the failing one, climbed back to
+    the top of a column of its own, its edge's label crossed by the edge."""
+    tr = _trace(mutant, prop, **params)
+    n = len(tr["steps"]) - 1
+    at = _node_text_at(_svg(tr, "graph"))
+    (x0, y0), (x1, y1) = at[f"s{n - 1}"], at[f"s{n}"]
+    # (x is where a box's left-justified text starts: boxes of a column differ by a little)
+    assert y1 > y0 and abs(x1 - x0) < 120, (at[f"s{n - 1}"], at[f"s{n}"])  # right below it
+    column = [at[f"s{k}"][1] for k in range(n + 1) if abs(at[f"s{k}"][0] - x1) < 120]
+    assert y1 == max(column)  # the foot of its column
+    dot = render.dot_graph(tr).to_string()
+    jumps = [e for e in re.findall(r"s\d+ -> s\d+ \[[^\]]*\]", dot)
+             if "constraint=false" in e and "style=dashed" in e]
+    assert all("label" not in j for j in jumps), jumps  # nothing for the edge to cross
+
+
+def test_a_lasso_chart_says_which_goal_never_holds():
+    """It said "the goal never holds" of "run 0", never what the goal is."""
+    tr = _trace("outbox-off", "A2", intents=1)
+    goal = "the goal: status[0] in {completed, failed, cancelled}"
+    assert goal in tr["message"]
+    for view in ("sequence", "graph"):
+        assert goal.replace("{", "").replace("}", "") in \
+            " ".join(re.sub(r"<[^>]+>", " ", _svg(tr, view)).split()).replace("{", "") \
+            .replace("}", ""), view

@@ -23,8 +23,8 @@ from typing import Any, Callable, Mapping, Sequence
 from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
-__all__ = ["TraceError", "FORMAT", "VERSION", "make_trace", "load_trace", "to_itf", "from_itf",
-           "dumps"]
+__all__ = ["TraceError", "FORMAT", "VERSION", "make_trace", "load_trace", "check_actions",
+           "to_itf", "from_itf", "dumps"]
 
 FORMAT = "osf-check-trace"
 VERSION = 1
@@ -131,6 +131,33 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
         if why is not None:
             raise TraceError(f"{p}: step {k}: {why}")
     return data
+
+
+def check_actions(tr: Mapping[str, Any], path: str | os.PathLike[str] = "the trace") -> None:
+    """Refuse a trace of a catalogue model that takes a step its model has no action for
+    (a file edited by hand, or of another version): :class:`TraceError`.  A model the
+    catalogue does not hold (one a ``--model-file`` defined) cannot be asked, so its
+    trace is drawn as it is."""
+    import difflib
+
+    from osf_check.properties import catalogue
+    spec = catalogue.MODELS.get(tr["model"])
+    if spec is None:
+        return
+    mutant = tr.get("mutant") if tr.get("mutant") in spec.mutants else None
+    try:  # the parameters pick the instances, not the actions: unknown ones are no matter
+        params = {k: v for k, v in tr["params"].items() if k in {p.name for p in spec.params}}
+        names = set(spec.build(params, mutant).action_names)
+    except (LookupError, ValueError) as e:
+        raise TraceError(f"{path}: its parameters are not {tr['model']}'s: {e}") from None
+    for step in tr["steps"][1:]:
+        act = step.get("action")
+        if act is not None and act not in names:
+            near = difflib.get_close_matches(act, sorted(names), n=1)
+            raise TraceError(f"{path}: step {step['index']} takes action {act!r}, which model "
+                             f"{tr['model']} does not have"
+                             + (f" (did you mean {near[0]!r}?)" if near else
+                                f" (its actions: {', '.join(sorted(names))})"))
 
 
 def _unreadable(state: dict[str, Any], names: list[str]) -> str | None:

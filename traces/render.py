@@ -125,14 +125,32 @@ def _dl(lines: list[str]) -> str:
     return '"' + "".join(sequence._esc(x) + "\\l" for x in lines) + '"'
 
 
-#: states per column of the state-graph view: a long trace wraps into columns
-ROWS_PER_COLUMN = 8
+#: most states in a column of the state-graph view: a longer trace wraps into columns
+ROWS_PER_COLUMN = 12
+
+
+def column_height(n: int, rows: int = ROWS_PER_COLUMN) -> int:
+    """States per column for ``n`` states: as few columns as ``rows`` allows, of equal
+    height, so that the last column ends near the bottom and its last state (the
+    failing one) is never alone at the top of a column of its own.
+
+    >>> column_height(9), column_height(20), column_height(25)
+    (9, 10, 9)
+    """
+    columns = max(1, -(-n // rows))
+    return -(-n // columns)
+
+
+def _step_label(st: Mapping[str, Any]) -> str:
+    return f"{st['label']}\n({st['actor']})"
 
 
 def dot_graph(tr: Mapping[str, Any], rows: int = ROWS_PER_COLUMN) -> pydot.Dot:
     """The state-graph view: a node per state listing what changed, an edge per action,
-    columns of ``rows`` states, and a legend saying what each variable is."""
+    top to bottom in columns of at most ``rows`` states (:func:`column_height`), and a
+    legend saying what each variable is."""
     steps = tr["steps"]
+    rows = column_height(len(steps), rows)
     msg = tr.get("message") or ""
     g = pydot.Dot("trace", graph_type="digraph", rankdir="TB", fontname="Helvetica",
                   label=_q(story.title(tr) + (f"\n{msg}" if msg else "")), labelloc="t",
@@ -145,7 +163,10 @@ def dot_graph(tr: Mapping[str, Any], rows: int = ROWS_PER_COLUMN) -> pydot.Dot:
         if k == 0:
             body = ["0: initial state"] + [f"{n} = {story.fmt(v)}" for n, v in step["state"].items()]
         else:
-            body = [f"{k}"] + [f"{n} = {story.fmt(step['state'][n])}" for n in step["changed"]]
+            # a column's first state names the step into it: the edge that climbs from
+            # the previous column's foot carries no label to cross the columns with
+            head = f"{k}" if k % rows else f"{k}: after {step['label']} ({step['actor']})"
+            body = [head] + [f"{n} = {story.fmt(step['state'][n])}" for n in step["changed"]]
             if len(body) == 1:
                 body.append("(no change)")
         if k == bad:
@@ -158,11 +179,10 @@ def dot_graph(tr: Mapping[str, Any], rows: int = ROWS_PER_COLUMN) -> pydot.Dot:
             attrs.update(color=sequence.RED)
         g.add_node(pydot.Node(f"s{k}", **attrs))
     for k in range(1, len(steps)):
-        st = steps[k]
-        same_column = k % rows != 0
-        g.add_edge(pydot.Edge(f"s{k - 1}", f"s{k}", label=_q(f"{st['label']}\n({st['actor']})"),
-                              constraint="true" if same_column else "false",
-                              **({} if same_column else {"style": "dashed"})))
+        if k % rows:
+            g.add_edge(pydot.Edge(f"s{k - 1}", f"s{k}", label=_q(_step_label(steps[k]))))
+        else:
+            g.add_edge(pydot.Edge(f"s{k - 1}", f"s{k}", constraint="false", style="dashed"))
     for r in range(min(rows, len(steps))):  # the k-th state of every column on one rank
         same = pydot.Subgraph(f"row{r}", rank="same")
         for k in range(r, len(steps), rows):

@@ -17,7 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -155,9 +155,12 @@ class _Graph:
 
 
 def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_000_000,
-                log: Callable[[str], None] | None = None, workers: int = 1) -> GraphReport:
+                log: Callable[[str], None] | None = None, workers: int = 1,
+                running: Callable[[str, int, int], None] | None = None) -> GraphReport:
     """Run the reach and fair checks of ``props`` on ``ex``; add violations to ``ex``.
-    ``log`` receives one line per goal checked, with its verdict and time (progress).
+    ``log`` receives one line per goal checked, with its verdict and time (progress);
+    ``running(what, done, total)`` is told of each goal as it starts (a live display
+    names the check under way, not the last one finished).
 
     With ``workers`` > 1 and every state expanded (so no search past the bound, whose
     budget the goals share), the goals are checked in that many forked processes, which
@@ -173,10 +176,14 @@ def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_0
     jobs = [(p, c, goal) for p, c in todo for goal in c.goals(model)]
     done = iter(_parallel(g, ex, ext, jobs, workers)) \
         if workers > 1 and len(jobs) > 1 and g.expanded == g.n else None
+    started = 0
     for p, c in todo:
         status = "holds"
         goals = c.goals(model)
         for k, goal in enumerate(goals):
+            if running:
+                running(f"{c.kind} {p.id} {goal.label}", started, len(jobs))
+            started += 1
             if done is None:
                 res, und, _, secs = _goal(g, ex, ext, p, c.kind, goal)
             else:
@@ -444,6 +451,13 @@ _MESSAGES = {
 }
 
 
+def _goal_text(model: Any, goal: Goal) -> str:
+    """Which goal a lasso never meets, in the model's names (the label alone, "run 0",
+    did not say)."""
+    from osf_check.models.expr import show
+    return f"the goal: {show(goal.goal, model.slot_names, model.slot_domains)}"
+
+
 def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
     model = ex.model
     bad = ~g.pred(goal.goal)
@@ -465,7 +479,8 @@ def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
         path, acts = _path_into(ex, levels, stop)
         ex.violations.append(Violation(
             p.id, "fair", f"{goal.label}: {_MESSAGES[goal.form]}, then stutters forever "
-            f"(no fair action can move it)", path, acts, loop_start=len(path) - 1,
+            f"(no fair action can move it); {_goal_text(model, goal)}", path, acts,
+            loop_start=len(path) - 1,
             stutters=True))
         return "violated"
     if comp is None:
@@ -485,8 +500,8 @@ def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
     ok, why = fairness_of_cycle([(u, a) for u, _, a in cycle], g, fair_states, sets, states)
     assert ok, f"internal error: the lasso found is not fair ({why})"
     ex.violations.append(Violation(
-        p.id, "fair", f"{goal.label}: {_MESSAGES[goal.form]} (a fair cycle)", path, acts,
-        loop_start=loop_at))
+        p.id, "fair", f"{goal.label}: {_MESSAGES[goal.form]} (a fair cycle); "
+        f"{_goal_text(model, goal)}", path, acts, loop_start=loop_at))
     return "violated"
 
 

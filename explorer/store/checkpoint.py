@@ -92,7 +92,8 @@ def load(d: Path, ident: dict[str, Any], depth: int | None = None) -> dict[str, 
     theirs = meta.get("identity", {})
     for k, mine in ident.items():
         if theirs.get(k) != mine:
-            what = _CHANGED.get(k, f"{k} is {theirs.get(k)!r} there and {mine!r} here")
+            what = _CHANGED.get(k) or (f"it was written with {_said(k, theirs.get(k))}, and "
+                                       f"this run has {_said(k, mine)}")
             raise BadValue(f"--resume {d}: the checkpoint belongs to another run: {what}")
     why = damaged(st, graph=bool(ident.get("graph")))
     if why is not None:
@@ -104,6 +105,24 @@ def load(d: Path, ident: dict[str, Any], depth: int | None = None) -> dict[str, 
                        f"{int(st['level'])} or more, or start again with --depth {depth}")
     st["meta"] = meta
     return st
+
+
+def _said(key: str, value: Any) -> str:
+    """An identity's value as a sentence says it.
+
+    >>> _said("mutant", None), _said("mutant", "outbox-off"), _said("params", {"rms": 4})
+    ('no mutant', "mutant 'outbox-off'", 'parameters rms=4')
+    >>> _said("properties", ["A1", "A2"]), _said("graph", False)
+    ('properties A1, A2', 'graph False')
+    """
+    if value is None:
+        return f"no {key}"
+    if isinstance(value, dict):
+        return "parameters " + (", ".join(f"{a}={b}" for a, b in value.items()) or "none") \
+            if key == "params" else f"{key} {value}"
+    if isinstance(value, list):
+        return f"{key} {', '.join(map(str, value)) or 'none'}"
+    return f"{key} {value!r}" if isinstance(value, str) else f"{key} {value}"
 
 
 #: what a difference in a digest of the identity means, said without the digests

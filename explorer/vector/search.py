@@ -253,8 +253,9 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         run.level += 1
         run.frontier = (run.frontier[1], len(store))
         _judge_level(judge, lay, store, run.frontier[0], chunk)
-        if progress is not None:
-            progress(run.level, len(store), run.generated, time.perf_counter() - t0)
+        if progress is not None:  # the depth of the deepest state, as the result says it
+            deepest = run.level if run.frontier[1] > run.frontier[0] else run.level - 1
+            progress(deepest, len(store), run.generated, time.perf_counter() - t0)
         if checkpoint is not None and time.perf_counter() - last_cp >= checkpoint_every:
             _save_run(Path(checkpoint), ident, store, run, judge, edges,
                       time.perf_counter() - t0)
