@@ -41,7 +41,7 @@ from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
 from osf_check.traces import render as rnd
 from osf_check import output
-from osf_check.output import OutputFailed, atomic_write, escape_halves_on_output, sweep
+from osf_check.output import atomic_write, escape_halves_on_output, sweep
 from osf_check.traces.format import check_actions, dumps, load_trace, to_itf
 
 from . import report

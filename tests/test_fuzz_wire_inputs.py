@@ -6,7 +6,6 @@ snapshots.  Each planted bug below is one of tests/bugs/set1's (written outside
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 
