@@ -76,6 +76,9 @@ _PROBED: dict[tuple, tuple[Any, Any]] = {}
 
 class WireHarness(HarnessBase):
     STORE = "claims"
+    #: whether the data probes (fuzz.wire_inputs) run at the first forwarded request; a
+    #: walk that records a deployment's log turns them off (no deployment logs them)
+    probes = True
     #: the model actions that are the desktop's own decisions (checked against offers())
     DECIDES = ("claim", "join_answer", "join_orphaned")
 
@@ -248,7 +251,7 @@ class WireHarness(HarnessBase):
         """Perform ``inst``, then check every timer the implementation now has against the
         document's deadlines (:mod:`osf_check.fuzz.deadlines`)."""
         out = self._apply(inst)
-        if inst.name == "forward" and not self.classes:  # once a request reached it
+        if inst.name == "forward" and self.probes and not self.classes:  # once, at the first
             self.probe_data()
         try:
             self.book.observe(self.clock.now(), self.relay, self.desktop, self.scopes)

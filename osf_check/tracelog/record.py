@@ -58,6 +58,7 @@ def walk(model: Model, mutant: str | None, *, seed: int = 0, steps: int = 40,
     rng = random.Random(seed)
     chk = Checker(model)
     h = make_harness(model, mutant, None, seed, tour_result)
+    h.probes = False  # the fuzzer's data probes are no part of what a deployment logs
     labels = {i.label: i.index for i in model.instances}
     s = model.initial_states[0]
     out = io.StringIO()
