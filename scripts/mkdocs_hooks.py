@@ -29,7 +29,17 @@ def installed_layout(dest: Path) -> None:
             shutil.copytree(ROOT / src, dest / name.replace(".", "/"), ignore=skip)
 
 
-def on_config(config):  # noqa: ANN001, ANN201 (MkDocs' hook signature)
+def _fresh_tree() -> None:
     shutil.rmtree(TREE, ignore_errors=True)
     installed_layout(TREE)
+
+
+# made when MkDocs loads this hook, while it reads mkdocs.yml: mkdocstrings keeps only the
+# `paths` that exist when it reads its own configuration, which comes before any hook's
+# on_config (a first build in a fresh clone could not find the package otherwise)
+_fresh_tree()
+
+
+def on_config(config):  # noqa: ANN001, ANN201 (MkDocs' hook signature)
+    _fresh_tree()  # again: `mkdocs serve` reloads the configuration after an edit
     return config
