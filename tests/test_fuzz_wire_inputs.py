@@ -17,18 +17,7 @@ from osf_check.relay.wire.errors import RELAY, TIMEOUT_MESSAGE, relay_error, tim
 from osf_check.relay.wire.ratelimit import TokenBucket
 from osf_check.relay.wire.registration import RegistrationError
 from osf_check.relay.wire.relay_router import RelayRouter
-
-
-def _relay_with(router_cls):
-    from osf_check.fuzz.driver import make_harness
-
-    def build(*args, **kw):
-        h = make_harness(*args, **kw)
-        r = router_cls(limits=h.relay.limits)
-        r.connect_desktop("user-1", "desk-1")
-        h.relay = r
-        return h
-    return build
+from test_fuzz_wire import _relay_with
 
 
 def _desktop_with(router_cls):
