@@ -12,27 +12,23 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+def _configs(name: str) -> tuple[tuple[dict[str, Any], int], ...]:
+    """The configurations the CI profile's sweep names (:func:`.sweep.configurations`),
+    each with its tour's depth: 5 for a workload or a lost frame (its two operations
+    sent, forwarded, claimed and run), 4 for any other parameter (the step it adds is at
+    most three steps in; the ends of the pending limits, the row cap and the waiters are
+    the real limits, which a short tour does not press: the goals and
+    ``tests/test_limits_at_edges.py`` do)."""
+    from osf_check.properties import catalogue
+
+    from .sweep import configurations
+    return tuple((cfg, 5 if {"workload", "losses"} & set(cfg) else 4)
+                 for cfg in configurations(catalogue.spec(name), {}, "ci")[1:])
+
+
 #: per system: (parameters over the defaults, the tour's depth there)
-CONFIGS: dict[str, tuple[tuple[dict[str, int], int], ...]] = {"graph-relay": ()}
-
-
-def _wire() -> tuple[tuple[dict[str, int], int], ...]:
-    """Each workload (depth 5: its two operations sent, forwarded, claimed and run), a lost
-    frame (depth 5), then each parameter at each end of its range that is not its
-    default (depth 4: the step it adds is at most three steps in; the ends of the pending
-    limits, the row cap and the waiters are the real limits, which a short tour does not
-    press: the goals and ``tests/test_limits_at_edges.py`` do)."""
-    from osf_check.models.wire_relay import SPEC
-    hi = next(p.hi for p in SPEC.params if p.name == "workload")
-    out: list[tuple[dict[str, int], int]] = [({"workload": w}, 5) for w in range(1, hi + 1)]
-    out.append(({"losses": 1}, 5))
-    for p in SPEC.params:
-        if p.name != "workload":
-            out += [({p.name: v}, 4) for v in sorted({p.lo, p.hi}) if v != p.default]
-    return tuple(out)
-
-
-CONFIGS["wire-relay"] = _wire()
+CONFIGS: dict[str, tuple[tuple[dict[str, Any], int], ...]] = {
+    "graph-relay": (), "wire-relay": _configs("wire-relay")}
 
 
 def sweep(name: str, run: Callable[..., Any], rep: Any, *, log: Callable[[str], None] | None = None
