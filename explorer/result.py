@@ -16,7 +16,7 @@ from osf_check.models.dsl import Model
 
 from osf_check.explorer.compiled.pycompile import compile_steps, compile_unpack
 
-__all__ = ["Violation", "Exploration", "Progress"]
+__all__ = ["Violation", "Exploration", "Progress", "WorkerLost"]
 
 Progress = Callable[[int, int, int, float], None]  # depth, distinct, generated, seconds
 
@@ -126,3 +126,8 @@ class Exploration:
 
     def __post_init__(self) -> None:
         self._unpack = compile_unpack(self.model)
+
+
+class WorkerLost(RuntimeError):
+    """A worker process died (killed, out of memory): the run has no verdict; a
+    checkpoint, if one was written, resumes it."""

@@ -40,7 +40,7 @@ from osf_check.properties.base import CheckList, Property
 
 from .result import Violation
 from .compiled.pycompile import compile_steps, compile_trans
-from .symbolic.engine import SolverGaveUp, _bool, _int, to_z3
+from .symbolic.engine import SolverGaveUp, as_bool, as_int, to_z3
 
 __all__ = ["Reduction", "prove_symmetric", "expand", "generators"]
 
@@ -222,7 +222,7 @@ def _test_one(model: Model, checks: CheckList, st: _Set, g: tuple[int, ...],
         return r == z3.unsat
 
     def same(e) -> z3.BoolRef:
-        return _bool(to_z3(e, x)) == _bool(to_z3(e, y))
+        return as_bool(to_z3(e, x)) == as_bool(to_z3(e, y))
 
     for pid, e in checks.invs:
         if not always(same(e)):
@@ -241,14 +241,14 @@ def _test_one(model: Model, checks: CheckList, st: _Set, g: tuple[int, ...],
     for inst in insts:
         by_name.setdefault((inst.name, writes[inst.index]), []).append(inst.index)
     for a in insts:
-        ga, ua = _bool(to_z3(a.guard, x)), [_int(to_z3(u, x)) for u in upd[a.index]]
+        ga, ua = as_bool(to_z3(a.guard, x)), [as_int(to_z3(u, x)) for u in upd[a.index]]
         g_after = _permuted(st, g, ua)
         target = frozenset(moved.get(i, i) for i in writes[a.index])
         cands = sorted(by_name.get((a.name, target), []),
                        key=lambda b: (insts[b].args != a.args, b))
         for b in cands:
-            gb = _bool(to_z3(insts[b].guard, y))
-            after_b = [_int(to_z3(u, y)) for u in upd[b]]
+            gb = as_bool(to_z3(insts[b].guard, y))
+            after_b = [as_int(to_z3(u, y)) for u in upd[b]]
             ok = z3.And(ga == gb, z3.Implies(ga, z3.And(*[p == q for p, q in
                                                           zip(g_after, after_b)])))
             if always(ok) and _trans_same(checks, a.index, b, x, ua, y, after_b, ga, always):
@@ -262,8 +262,8 @@ def _trans_same(checks: CheckList, a: int, b: int, x, xa, y, yb, ga, always) -> 
     ta = {pid: e for pid, e in checks.trans[a]}
     tb = {pid: e for pid, e in checks.trans[b]}
     for pid in sorted(set(ta) | set(tb)):  # (string hashes vary per process)
-        ea = _bool(to_z3(ta[pid], x, xa)) if pid in ta else z3.BoolVal(True)
-        eb = _bool(to_z3(tb[pid], y, yb)) if pid in tb else z3.BoolVal(True)
+        ea = as_bool(to_z3(ta[pid], x, xa)) if pid in ta else z3.BoolVal(True)
+        eb = as_bool(to_z3(tb[pid], y, yb)) if pid in tb else z3.BoolVal(True)
         if not always(z3.Implies(ga, ea == eb)):
             return False
     return True

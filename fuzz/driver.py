@@ -18,9 +18,7 @@ it into a standard trace.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -31,11 +29,12 @@ from osf_check.models.dsl import Model
 from osf_check.properties import catalogue
 from osf_check.properties.base import CheckList
 
-from . import mutants, oracles, stories
+from . import mutants, stories
 from . import profiles  # noqa: F401  (registers the Hypothesis profiles)
 from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
-from .graph_harness import FINISH, GraphHarness
+from .graph_harness import GraphHarness
 from .harness import Crash, Divergence, Violation, crash_site
+from .payloads import ERRORS, HALF, TOUR_RESULTS, concrete, tour_result  # noqa: F401
 from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
 from .wire_harness import WireHarness
 from osf_check.models.errors import BadValue
@@ -241,45 +240,6 @@ def model_for(name: str, mutant: str | None, params: dict | None = None) -> Mode
     return m
 
 
-#: half a surrogate pair: valid JSON ("\\udc00") that a JavaScript string holds, and that
-#: Python's UTF-8 codec (and so SQLite's binding) refuses
-HALF = "\udc00"
-
-#: results the tour's completed Graphs produce: Japanese whose completion fits in
-#: 100,000 UTF-16 code units but not in 100,000 UTF-8 bytes, and emoji with lone halves
-#: that fit when code points are counted (44,000) or a half counts one unit (84,000), but
-#: not as JSON.stringify writes them (104,000: a half is its 6-unit escape)
-TOUR_RESULTS = ("日本語の結果です。" * 4_000, "😀" * 40_000 + HALF * 4_000)
-#: a failed Graph's error past 2,000 characters: counted in UTF-16 code units, 2 lone
-#: halves and 1,000 emoji are 2,002 and keep all but the last emoji (a cut by code
-#: points keeps them all; the halves are posted and stored as they are); the second cut
-#: falls inside a pair
-ERRORS = (HALF * 2 + "😀" * 1_000, "x" + "😀" * 1_000, "é" * 2_001)
-
-
-def tour_result(r: int, status: str) -> Any:
-    """Run ``r``'s result when its completion says ``status``: a completed Graph's from
-    :data:`TOUR_RESULTS`; a failed or cancelled one's fills the completion to the limit
-    exactly or one unit past it, where an off-by-one shows (run 0: failed at the limit,
-    cancelled past it; run 1 the other way round).  A failed Graph reports an error from
-    :data:`ERRORS` too, run 0's in the completion at the limit."""
-    if status == "completed":
-        return TOUR_RESULTS[r % len(TOUR_RESULTS)]
-    edge = oracles.EDGES[(r + (status == "cancelled")) % len(oracles.EDGES)]
-    if status == "failed":
-        error = ERRORS[r % len(ERRORS)]
-        return oracles.Failed(concrete(edge, status, error), error)
-    return concrete(edge, status)
-
-
-def concrete(result: Any, status: str, error: str | None = None) -> Any:
-    """A drawn result as the Graph hands it over (an :class:`~.oracles.Edge` made text,
-    beside ``error``)."""
-    if isinstance(result, oracles.Edge):
-        return result.text(status, FINISH["tokens"], FINISH["cost"], error)
-    return result
-
-
 def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
          params: dict | None = None, result_for: Callable[[int, str], Any] | None = None,
          log: Callable[[str], None] | None = None,
@@ -409,7 +369,8 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
                    db: str | None = None,
                    tick: Callable[[int, int], None] | None = None,
                    harness: Callable[..., Harness] | None = None) -> FuzzReport:
-    """Random walks chosen by Hypothesis among the actions the model enables.
+    """Random walks chosen by Hypothesis among the actions the model enables
+    (:mod:`.walks`).
 
     No example database is used unless ``db`` names a directory: then failures found
     before are replayed first (a run is then reproducible only with the same database).
@@ -418,198 +379,27 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     (reached by its shortest path, checked step by step like the rest), so the random
     part begins where the tour stopped; shrinking moves the start towards the initial
     state and drops steps."""
-    import hypothesis
-    import hypothesis.strategies as st
-    from hypothesis import HealthCheck, settings
-    from hypothesis.stateful import (RuleBasedStateMachine, initialize, rule,
-                                     run_state_machine_as_test)
+    from .walks import Walks, run_walks, walk_settings
 
     model = model_for(name, mutant, params)
-    build = harness or make_harness
-    chk = Checker(model)
-    tree = bfs(model, [], depth=start_depth, keep_graph=True, check_deadlock=False)
-    # the starts: the deepest level first (where the tour stopped), then the rest
-    last = tree.level_start[-1] if tree.level_start else 0
-    starts = list(range(last, tree.distinct)) + list(range(last))
-    n_starts = len(starts)
-    mapped = {tree.state(i) for i in range(tree.distinct)}
     rep = rep or FuzzReport(name, mutant)
-    # st.text() leaves lone halves out: some short texts hold them among other characters
-    halves = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
-    short = st.one_of(st.text(max_size=40), st.text(st.one_of(st.characters(), halves),
-                                                    max_size=40))
-    texts = st.one_of(
-        short,
-        st.sampled_from(["日本語の結果" * 5_000, "日本語" * 40_000, "x" * 99_900, "😀" * 49_990,
-                         "𝄞" * 30_000 + "z" * 40_000, HALF * 16_650, *oracles.EDGES]))
-    errors = st.one_of(short, st.sampled_from(ERRORS),
-                       st.integers(1_990, 2_010).map(lambda n: "é" * n),
-                       st.integers(1_990, 2_010).map(lambda n: HALF * n),
-                       st.integers(990, 1_010).map(lambda n: "x" + "😀" * n))
-    record: dict[str, Any] = {"path": []}
-    labels = {i.label: i.index for i in model.instances}
-    JUMPS = (1.0, 3.0, 8.0, 20.0, 60.0, 3600.0, 48 * 3600.0)
-
-    class Machine(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.tmp = tempfile.TemporaryDirectory(dir=_memory_disk())
-            self.results: dict[int, Any] = {}
-            self.errors: dict[int, str | None] = {}
-            self.h = build(model, mutant, self.tmp.name, seed,  # (a closure: see Reference)
-                           lambda r, status: self.handed_over(r, status))
-            self.s = self.h.abstract()
-            record["path"] = []
-            if self.s != model.initial_states[0]:
-                raise Divergence("the implementation's initial state is not the model's")
-            rep.visited.add(self.s)  # every walk is there first
-            self.seen: set[tuple] = {self.s}
-            rep.hypothesis_examples += 1
-            if tick is not None:
-                tick(rep.hypothesis_examples, examples)
-
-        @initialize(start=st.integers(0, 2**32 - 1))
-        def begin(self, start: int) -> None:
-            # a quarter of the walks start at the initial state (bugs that hide behind one
-            # particular path to a state); the others at a state of the explored map,
-            # reached by its shortest path (a wide integer taken modulo: Hypothesis's draws
-            # from a small range lean heavily on a few values).  Shrinks to the initial state.
-            if start % 4 == 0:
-                return
-            for ai in tree.path_to(starts[(start // 4) % n_starts])[1][1:]:
-                self.apply(ai)
-
-        @rule(data=st.data())
-        def step(self, data: Any) -> None:
-            # one rule, so that Hypothesis's simplest examples are model actions, not a
-            # run of crashes; shrinking turns crashes and clock jumps into actions
-            what = data.draw(st.integers(0, 9), label="what")
-            if what == 8:
-                self.storage_crash()
-            elif what == 9:
-                self.clock_jump(data.draw(st.sampled_from(JUMPS), label="seconds"))
-            else:
-                self.act(data)
-
-        def act(self, data: Any) -> None:
-            en = chk.enabled(self.s)
-            if not en:
-                return
-            # steering: mostly take an action that leads out of the explored map (the
-            # tour's states) and out of this example's own past; the map is fixed during
-            # the run, so a failing example replays exactly when Hypothesis shrinks it
-            novel = [a for a in en if (t := chk.steps[a](self.s)) not in mapped
-                     and t not in self.seen]
-            pool = novel if novel and data.draw(st.integers(0, 3), label="steer") else en
-            ai = pool[data.draw(st.integers(0, 2**16 - 1), label="action") % len(pool)]
-            inst = model.instances[ai]
-            if inst.name == "graph_finish":
-                self.results[inst.args["r"]] = data.draw(texts, label="result")
-                self.errors[inst.args["r"]] = data.draw(
-                    st.none() | errors, label="error") if inst.label.endswith("o=failed)") else None
-            self.apply(ai)
-
-        def handed_over(self, r: int, status: str) -> Any:
-            error = self.errors.get(r) if status == "failed" else None
-            result = concrete(self.results.get(r, "done"), status, error)
-            return result if error is None else oracles.Failed(result, error)
-
-        def apply(self, ai: int) -> None:
-            record["path"].append(ai)
-            self.s = chk.check(self.h, ai, self.s)
-            rep.visited.add(self.s)
-            self.seen.add(self.s)
-            rep.hypothesis_steps += 1
-
-        def storage_crash(self) -> None:
-            # the database is closed and reopened between two steps
-            self.h.reopen()
-            if self.h.abstract() != self.s:
-                raise Divergence("reopening the database lost or changed a completion or a "
-                                 "durable claim")
-
-        def clock_jump(self, seconds: float) -> None:
-            # time passes; every timer now due fires, earliest first, each a model step
-            self.h.advance(seconds)
-            for _ in range(1000):
-                due = self.h.due()
-                if not due:
-                    break
-                ai = labels[due[0]]
-                if chk.steps[ai](self.s) is None:
-                    raise Divergence(f"the timer {due[0]} fired where the model does not "
-                                     f"enable it")
-                self.apply(ai)
-
-        def teardown(self) -> None:
-            self.h.close()
-            self.tmp.cleanup()
-
-    base = settings.get_profile(profile) if profile else settings()
-    phases = tuple(base.phases)
-    if not hypothesis_shrink:
-        # Hypothesis would replay thousands of whole examples (a database file each) to
-        # shrink; shrink_path does it on the model's steps in a fraction of the time
-        phases = tuple(p for p in phases if p.name != "shrink")
-    # --seed drives Hypothesis too (the same examples wherever it runs); derandomize would
-    # seed from a digest of the machine instead
-    from hypothesis.database import DirectoryBasedExampleDatabase
-    s = settings(base, max_examples=examples, stateful_step_count=steps, phases=phases,
-                 suppress_health_check=list(HealthCheck), deadline=None, derandomize=False,
-                 database=DirectoryBasedExampleDatabase(db) if db else None)
-    hypothesis.seed(seed)(Machine)
+    tree = bfs(model, [], depth=start_depth, keep_graph=True, check_deadlock=False)
+    w = Walks(model, Checker(model), harness or make_harness, tree, rep, mutant, seed,
+              examples, tick)
     t0 = time.perf_counter()
-    try:
-        with _no_local_constants():
-            run_state_machine_as_test(Machine, settings=s)
-    except Divergence as e:
-        rep.failure = str(e)
-        rep.path = list(record["path"])
+    failure = run_walks(w, walk_settings(profile, examples, steps, hypothesis_shrink, db),
+                        seed)
+    if failure is not None:
+        rep.failure, rep.path = failure, list(w.path)
         short = shrink_path(model, mutant, rep.path, seed=seed, harness=harness)
         if short is not None:
             rep.path, rep.failure = short
     rep.seconds += time.perf_counter() - t0
-    rep.map_states = len(mapped)
-    rep.map_visited = len(rep.visited & mapped)
+    rep.map_states = len(w.mapped)
+    rep.map_visited = len(rep.visited & w.mapped)
     rep.stories = stories.count(model, sorted(rep.visited))
     rep.out_of_reach = stories.out_of_reach(model)
     return rep
-
-
-def _memory_disk() -> str | None:
-    """A directory in memory (Linux's /dev/shm) for the walks' database files, else the
-    default temporary directory.  Each commit of the implementation's SQLite file waited
-    for the disk (fsync): most of the walks' time under cProfile.  A storage crash
-    (close and reopen) is the same on either."""
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
-
-
-@contextlib.contextmanager
-def _no_local_constants():
-    """Hypothesis mixes constants found in the *local* modules loaded so far (not in
-    site-packages) into its draws: the same seed then gives other examples depending on
-    what was imported before, and on whether osf-check is installed editable or from a
-    wheel.  For one seed to mean one run everywhere, that pool is empty while we fuzz
-    (a private hook of Hypothesis: where it is missing, nothing is changed)."""
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    original = getattr(providers, "_get_local_constants", None)
-    constants = getattr(providers, "Constants", None)
-    if original is None or constants is None:  # pragma: no cover
-        yield
-        return
-    empty = constants()
-    providers._get_local_constants = lambda: empty
-    providers.CONSTANTS_CACHE.cache.clear()
-    try:
-        yield
-    finally:
-        providers._get_local_constants = original
-        providers.CONSTANTS_CACHE.cache.clear()
 
 
 def _fails(model: Model, chk: Checker, mutant: str | None, path: list[int],

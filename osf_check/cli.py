@@ -29,7 +29,7 @@ from osf_check.explorer.store.allocator import keep_freed_memory
 from osf_check.tracelog import HIDDEN_DEPTH
 from osf_check.explorer import engines
 from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
-from osf_check.explorer.vector.partition import WorkerLost
+from osf_check.explorer.result import WorkerLost
 from osf_check.explorer.store.levels import IdsExhausted
 from osf_check.models.dsl import ModelError
 from osf_check.models.errors import InputError, did_you_mean

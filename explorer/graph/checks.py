@@ -23,7 +23,7 @@ import numpy as np
 
 from osf_check.properties.base import Goal, Property
 
-from osf_check.explorer.result import Exploration, Violation
+from osf_check.explorer.result import Exploration, Violation, WorkerLost
 from osf_check.explorer.compiled.npeval import np_eval, packed_array, unpack_columns
 from osf_check.explorer.compiled.pycompile import compile_pack, compile_pred, compile_steps
 from osf_check.explorer.store.levels import get_bits, set_bits
@@ -271,7 +271,6 @@ def _parallel(g: _Graph, ex: Exploration, ext: "_Extension", jobs: list, workers
             for i in range(len(jobs)):
                 yield futures[i].result()
     except BrokenProcessPool:
-        from osf_check.explorer.vector.partition import WorkerLost
         raise WorkerLost("a process checking reach and fair goals died (killed, out of "
                          "memory?)") from None
     finally:

@@ -25,7 +25,7 @@ from osf_check.models.expr import Expr, fold
 from osf_check.properties.base import CheckList, Property
 
 __all__ = ["Symbolic", "PropertyChecks", "to_z3", "bmc", "k_induction", "houdini", "BmcResult",
-           "InductionResult", "set_seed"]
+           "InductionResult", "set_seed", "as_bool", "as_int"]
 
 
 def set_seed(seed: int) -> None:
@@ -34,11 +34,13 @@ def set_seed(seed: int) -> None:
     z3.set_param("sat.random_seed", seed)
 
 
-def _int(t: z3.ExprRef) -> z3.ArithRef:
+def as_int(t: z3.ExprRef) -> z3.ArithRef:
+    """A z3 term as an integer: a Boolean is 1 or 0 (the DSL's values are integers)."""
     return z3.If(t, z3.IntVal(1), z3.IntVal(0)) if z3.is_bool(t) else t
 
 
-def _bool(t: z3.ExprRef) -> z3.BoolRef:
+def as_bool(t: z3.ExprRef) -> z3.BoolRef:
+    """A z3 term as a Boolean: an integer holds when it is not 0 (the DSL's truth)."""
     return t if z3.is_bool(t) else t != 0
 
 
@@ -62,25 +64,25 @@ def to_z3(e: Expr, cur: Sequence[z3.ArithRef], nxt: Sequence[z3.ArithRef] | None
 
     def node(op: str, a: list[z3.ExprRef]) -> z3.ExprRef:
         if op == "and":
-            return z3.And(*[_bool(y) for y in a])
+            return z3.And(*[as_bool(y) for y in a])
         if op == "or":
-            return z3.Or(*[_bool(y) for y in a])
+            return z3.Or(*[as_bool(y) for y in a])
         if op == "not":
-            return z3.Not(_bool(a[0]))
+            return z3.Not(as_bool(a[0]))
         if op == "implies":
-            return z3.Implies(_bool(a[0]), _bool(a[1]))
+            return z3.Implies(as_bool(a[0]), as_bool(a[1]))
         if op == "ite":
             t, f = a[1], a[2]
             if z3.is_bool(t) != z3.is_bool(f):
-                t, f = _int(t), _int(f)
-            return z3.If(_bool(a[0]), t, f)
+                t, f = as_int(t), as_int(f)
+            return z3.If(as_bool(a[0]), t, f)
         if op == "select":
-            idx, opts = _int(a[0]), [_int(y) for y in a[1:]]
+            idx, opts = as_int(a[0]), [as_int(y) for y in a[1:]]
             r = opts[-1]
             for j in range(len(opts) - 2, -1, -1):
                 r = z3.If(idx == j, opts[j], r)
             return r
-        p, q = _int(a[0]), _int(a[1])
+        p, q = as_int(a[0]), as_int(a[1])
         return _Z3_BIN[op](p, q)
 
     return fold(e, leaf, node)
@@ -126,7 +128,7 @@ class Symbolic:
         s = self.state(0)
         pred = self.model.init_predicate()
         if pred is not None:  # stated once, however many states it names
-            return _bool(to_z3(pred, s))
+            return as_bool(to_z3(pred, s))
         return z3.Or(*[z3.And(*[v == x for v, x in zip(s, st)]) for st in self.model.initial_states])
 
     def step(self, j: int) -> z3.BoolRef:
@@ -134,18 +136,18 @@ class Symbolic:
         s, t, a = self.state(j), self.state(j + 1), self.act(j)
         parts = [z3.And(0 <= a, a < len(self.model.instances))]
         for inst, upd in zip(self.model.instances, self._upd):
-            body = z3.And(_bool(to_z3(inst.guard, s)),
-                          *[t[i] == _int(to_z3(u, s)) for i, u in enumerate(upd)])
+            body = z3.And(as_bool(to_z3(inst.guard, s)),
+                          *[t[i] == as_int(to_z3(u, s)) for i, u in enumerate(upd)])
             parts.append(z3.Implies(a == inst.index, body))
         return z3.And(*parts)
 
     def pred(self, e: Expr, j: int) -> z3.BoolRef:
-        return _bool(to_z3(e, self.state(j)))
+        return as_bool(to_z3(e, self.state(j)))
 
     def trans_ok(self, checks: Sequence[tuple[int, Expr]], j: int) -> z3.BoolRef:
         """Every transition check of the instance taken at step j holds."""
         s, t, a = self.state(j), self.state(j + 1), self.act(j)
-        return z3.And(*[z3.Implies(a == ai, _bool(to_z3(e, s, t))) for ai, e in checks])
+        return z3.And(*[z3.Implies(a == ai, as_bool(to_z3(e, s, t))) for ai, e in checks])
 
     def read(self, m: z3.ModelRef, upto: int) -> tuple[list[tuple], list[int]]:
         states = [tuple(m.eval(v, model_completion=True).as_long() for v in self.state(j))

@@ -42,14 +42,11 @@ from osf_check.explorer.store import levels as store
 from osf_check.explorer.store.levels import LevelStore, first, first_inverse, key_rows, least, rank, sortable
 from .successors import Expansion, Successors, action_dtype
 from .verdicts import Judge
+from ..result import WorkerLost
 
 __all__ = ["Shard", "LocalShards", "Slices", "WorkerLost", "partitioned_bfs", "gather",
            "walk"]
 
-
-class WorkerLost(RuntimeError):
-    """A worker process died (killed, out of memory): the run has no verdict; a
-    checkpoint, if one was written, resumes it."""
 
 Parts = list[tuple[np.ndarray, np.ndarray, np.ndarray]]
 
