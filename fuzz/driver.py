@@ -83,8 +83,6 @@ class FuzzReport:
     goals: list[Any] = field(default_factory=list)
     #: the parameters ``path`` is at, where not the run's (a goal found at wider ones)
     params: dict[str, Any] | None = None
-    #: the other configurations toured (fuzz.configs): parameters, depth, coverage, time
-    configs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def state_coverage(self) -> float:
@@ -244,8 +242,7 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
          params: dict | None = None, result_for: Callable[[int, str], Any] | None = None,
          log: Callable[[str], None] | None = None,
          harness: Callable[..., Harness] | None = None,
-         tick: Callable[[int, int], None] | None = None,
-         configurations: bool = False) -> FuzzReport:
+         tick: Callable[[int, int], None] | None = None) -> FuzzReport:
     """Drive the implementation through every state and transition within ``depth``; a
     failure is then looked for again at smaller depths, so that the path it comes back
     with is a shortest one.
@@ -254,9 +251,8 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
     when the abstraction of the implementation was the edge's source before the step
     and its target after it.  ``harness`` builds the harness (default
     :func:`make_harness`), for implementations driven some other way; ``tick(covered,
-    total)`` reports transitions covered as the tour goes.  ``configurations``: then each
-    of the model's other configurations (:mod:`.configs`) is toured too, and a failure
-    there comes back with its parameters in ``params``."""
+    total)`` reports transitions covered as the tour goes.  The model's other
+    configurations are fuzzed by :func:`.sweep.fuzz_others`."""
     rep = _tour(name, mutant=mutant, depth=depth, seed=seed, params=params,
                 result_for=result_for, log=log, harness=harness, tick=tick)
     if rep.failure:
@@ -266,11 +262,6 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
             if short.failure:
                 rep.failure, rep.path = short.failure, short.path
                 break
-    if configurations and not rep.failure:  # the model's other configurations (fuzz.configs)
-        from . import configs
-        configs.sweep(name, lambda **at: tour(
-            name, mutant=mutant, seed=seed, params={**(params or {}), **at["params"]},
-            depth=at["depth"], result_for=result_for, harness=harness), rep, log=log)
     return rep
 
 

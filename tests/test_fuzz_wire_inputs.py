@@ -180,9 +180,9 @@ def test_a_harness_that_does_not_pickle_still_tours():
 
 def test_every_declared_workload_and_parameter_end_is_a_configuration():
     """The CI run fuzzed workload 0 alone, with no lost frame and no authority switch."""
-    from osf_check.fuzz.configs import CONFIGS
+    from osf_check.fuzz.configs import configurations
     from osf_check.models.wire_relay import SPEC
-    toured = [params for params, _ in CONFIGS["wire-relay"]]
+    toured = configurations(SPEC, {}, "ci")[1:]
     for p in SPEC.params:
         for v in {p.lo, p.hi, *(range(p.lo, p.hi + 1) if p.name == "workload" else ())}:
             if v != p.default:
@@ -200,10 +200,15 @@ def test_a_bug_only_another_workload_shows_is_caught_by_the_configurations():
                     e.deadline = min(e.deadline, now + 90.0)
             return out
 
+    from osf_check.fuzz.configs import configurations
+    from osf_check.fuzz.sweep import fuzz_others
+    from osf_check.models.wire_relay import SPEC
     assert tour("wire-relay", depth=3, harness=_relay_with(ShortOutbox)).failure is None
-    rep = tour("wire-relay", depth=1, harness=_relay_with(ShortOutbox), configurations=True)
-    assert rep.failure is not None and rep.params == {"workload": 1}, (rep.failure, rep.params)
-    assert rep.configs and rep.configs[0]["params"] == {"workload": 1}
+    cfgs = configurations(SPEC, {}, "ci")
+    rows, rep = fuzz_others("wire-relay", cfgs, [0] * len(cfgs), mutant=None, seed=0,
+                            steps=10, profile="ci", harness=_relay_with(ShortOutbox))
+    assert rep is not None and rep.params == {"workload": 1}, rows
+    assert [r["params"] for r in rows] == [{"workload": 1}], rows
 
 
 @pytest.mark.skipif(not __import__("os").access("/dev/shm", __import__("os").W_OK),
