@@ -93,6 +93,24 @@ class FuzzReport:
         return self.edges_covered / self.edges_total if self.edges_total else 0.0
 
 
+def differences(model: Model, expected: tuple | None, got: tuple) -> str:
+    """Where the implementation's state differs from the model's successor, each slot with
+    both values as the model names them (``None``: the model does not enable the step).
+
+    >>> from osf_check.models.two_phase import SPEC
+    >>> m = SPEC.build({"rms": 2})
+    >>> s = m.initial_states[0]
+    >>> differences(m, s, (1,) + s[1:])
+    'rmState[0]: the model working, the implementation prepared'
+    """
+    if expected is None:
+        return "action not enabled in the model"
+    doms = model.slot_domains
+    return "; ".join(f"{n}: the model {doms[i].show(x)}, the implementation {doms[i].show(y)}"
+                     for i, (n, x, y) in enumerate(zip(model.slot_names, expected, got))
+                     if x != y)
+
+
 class Checker:
     """Checks one implementation step against the model and the properties."""
 
@@ -139,9 +157,8 @@ class Checker:
             raise Violation(broken)
         expected = self.steps[ai](before)
         if expected != after:
-            diff = [n for n, x, y in zip(self.model.slot_names, expected or (), after) if x != y]
             raise Divergence(f"the implementation diverged from the model on {inst.label}: "
-                             f"{', '.join(diff) or 'action not enabled in the model'}")
+                             f"{differences(self.model, expected, after)}")
         # the desktop's own decisions: it offers exactly what the model enables
         decided = {i.label for i in self.model.instances
                    if i.name in h.DECIDES and self.steps[i.index](after)

@@ -83,7 +83,7 @@ class _SharingChangeIgnoresBusy:
 
 
 @pytest.mark.parametrize("bug, words", [
-    (_SharingChangeStartsNothing, "the implementation diverged from the model on tick: phase"),
+    (_SharingChangeStartsNothing, "the implementation diverged from the model on tick: phase: the model sync, the implementation idle"),
     (_SharingChangeIgnoresBusy, "after toggle_share, the owner changed sharing while the "
                                 "desktop was offline and the desktop started a round (idle -> "
                                 "sync) where the model skips it"),

@@ -122,7 +122,7 @@ def test_a_relay_whose_sharing_change_starts_no_round_is_caught(tmp_path):
     apply_patch(buggy / "bugs" / "sharing-change-starts-nothing.patch", buggy)
     with External(adapter(buggy)) as ext:
         rep = tour("graph-relay", depth=4, harness=ext)
-    assert rep.failure == "the implementation diverged from the model on tick: phase"
+    assert rep.failure == "the implementation diverged from the model on tick: phase: the model sync, the implementation idle"
     m = model_for("graph-relay", None)
     assert [m.instances[a].name for a in rep.path][-2:] == ["toggle_share", "tick"]
 
