@@ -34,6 +34,7 @@ def correct_logs() -> list[str]:
     return [walk(m, None, seed=s, steps=60).log for s in range(40)]
 
 
+@pytest.mark.slow
 def test_every_log_of_the_correct_implementation_is_explained(correct_logs):
     total = 0
     for log in correct_logs:
@@ -109,6 +110,7 @@ def test_the_table_names_every_implementation_mutant():
     assert set(REFUSED) == set(IMPL_MUTANTS["graph-relay"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(REFUSED))
 def test_each_mutants_log_is_refused_at_the_event_where_it_misbehaves(mutant):
     seed, event, label = REFUSED[mutant]
@@ -156,6 +158,7 @@ def _story(mutant: str) -> list[str]:
     return [st["label"] for st in doc["violations"][0]["trace"]["steps"][1:]]
 
 
+@pytest.mark.slow
 def test_every_log_of_the_correct_wire_implementation_is_explained():
     m = model_for("wire-relay", None)
     events = 0
@@ -188,6 +191,7 @@ def test_a_mapping_that_extends_another_explains_its_workloads_correct_logs():
     assert enqueued > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(m for m, row in WIRE_REFUSED.items() if row))
 def test_each_wire_mutants_log_is_refused_at_the_event_where_it_misbehaves(mutant):
     m = model_for("wire-relay", mutant)
@@ -442,6 +446,7 @@ def test_the_convention_check_catches_a_parameter_that_is_no_count():
     assert breaks > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("system", ["graph-relay", "wire-relay"])
 def test_the_largest_bounds_explain_every_log_of_the_correct_implementation(system):
     """What the judging of a refusal relies on: a larger bound only adds behaviours (and
@@ -786,6 +791,7 @@ def _record(*args: str, stdout=None):
     (["--seed", "4294967296"], "is not a seed from 0"),
     (["--mutant", "nosuch"], "graph-relay has no mutant 'nosuch'"),
 ])
+@pytest.mark.slow
 def test_the_recorder_takes_bad_input_as_the_command_line_does(args, needle):
     """argparse printed its usage and exited 2; a negative seed was taken."""
     r = _record(*args)
@@ -830,6 +836,7 @@ _LINES = st.lists(st.tuples(st.sampled_from(["e1", "e2", "e3"]), st.dictionaries
     max_size=5)), max_size=5)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck),
           derandomize=True)
 @given(st.sampled_from(["graph-relay", "wire-relay"]), _DOC, _LINES)

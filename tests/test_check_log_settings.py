@@ -42,6 +42,7 @@ def _unstated(doc: dict, name: str) -> dict:
     return {**doc, "params": {k: v for k, v in doc.get("params", {}).items() if k != name}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("system,param,value", _other_values())
 def test_a_correct_log_of_another_size_or_setting_is_never_refused(system, param, value):
     deployed = model_for(system, None, {param: value})
@@ -58,6 +59,7 @@ def test_a_correct_log_of_another_size_or_setting_is_never_refused(system, param
                 (s, res.failing)
 
 
+@pytest.mark.slow
 def test_two_projects_logs_are_unknown_and_name_the_setting_that_explains_them():
     """It was NOT EXPLAINED (exit 12) for half of these logs: projects is no bound, and
     the model at one project was taken for the deployment."""

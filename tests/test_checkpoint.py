@@ -38,6 +38,7 @@ def _summary(r):
                                  for v in r.violations)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant, level", [(None, 2), (None, 6), (None, 11),
                                            ("outbox-off", 3), ("outbox-off", 8)])
 def test_a_killed_run_resumes_to_exactly_the_uninterrupted_result(tmp_path, mutant, level):
@@ -112,6 +113,7 @@ def test_a_checkpoint_past_the_depth_asked_is_refused(tmp_path, workers):
     ("lambda s, m: s.x != 7", "lambda s, m: s.x != 1",
      "the properties' expressions are not the ones"),
 ])
+@pytest.mark.slow
 def test_a_checkpoint_of_a_model_file_edited_since_is_refused(tmp_path, was, now, words):
     """The identity held names, parameters and the actions' guards and updates only: a
     model file whose initial state moved resumed from the old one's states (it reported

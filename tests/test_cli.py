@@ -300,6 +300,7 @@ def test_json_result_validates_against_its_schema():
     ["simulate", "--runs", "10"],
     ["list"],  # (it had no schema_version, nor a schema)
 ])
+@pytest.mark.slow
 def test_every_commands_json_validates_against_the_shipped_schema(args, tmp_path):
     if args[0] == "check-log":  # a log of the reference implementation, refused at line 20
         from osf_check.fuzz.driver import model_for

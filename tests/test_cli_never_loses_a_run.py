@@ -152,6 +152,7 @@ def test_every_option_of_every_command_says_what_it_does():
     assert "150" in r.output and "153" in r.output  # the exit codes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("json_out", [False, True])
 def test_an_output_that_cannot_be_written_loses_no_verdict(tmp_path, json_out):
     """A full disk during --out exited with nothing on stdout: the verdict and the

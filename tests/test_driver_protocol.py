@@ -76,6 +76,7 @@ def test_parse_reply_says_what_was_wrong_with_the_line():
 
 # the reference implementation through the protocol --------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["graph-relay", "wire-relay"])
 @pytest.mark.parametrize("snapshots", [True, False])
 def test_the_tour_through_an_adapter_observes_what_it_observes_in_process(name, snapshots):
@@ -144,6 +145,7 @@ def test_every_implementation_mutant_is_caught_through_the_adapter(name, mutant)
     ("bad-state", "malformed", "variable call"),
     ("refuse", "refused", "LookupError: no handler for"),
 ])
+@pytest.mark.slow
 def test_a_failing_adapter_is_reported_as_such(how, kind, words):
     before = _rooms()
     with External(faulty(how, 3), timeout=2) as ext:
@@ -154,6 +156,7 @@ def test_a_failing_adapter_is_reported_as_such(how, kind, words):
     assert _rooms() - before == set(), "the adapter's scratch room outlived it"
 
 
+@pytest.mark.slow
 def test_an_adapter_that_leaves_out_the_completions_it_posted_is_not_judged_as_holding():
     """A8 is judged on the payload a graph_finish posts, which the adapter reports in
     ``sent``: an adapter that left it out had A8 hold unjudged, whatever it posted."""
@@ -255,6 +258,7 @@ def test_the_cli_refuses_impl_without_a_model_or_with_a_mutant():
     assert r.exit_code == 150 and "cannot start the adapter" in r.output
 
 
+@pytest.mark.slow
 def test_the_cli_fuzzes_through_an_adapter_and_records_it(tmp_path):
     cmd = " ".join(reference("--mutant", "outbox-off"))
     r = CliRunner().invoke(main, ["fuzz", "--model", "graph-relay", "--impl", cmd,

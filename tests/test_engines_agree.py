@@ -63,6 +63,7 @@ def outcome(explore):
             sorted((v.prop, len(v.path)) for v in ex.violations))
 
 
+@pytest.mark.slow
 @settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(models())
 def test_every_engine_finds_the_same_states_verdicts_and_mistakes(drawn):
@@ -150,6 +151,7 @@ def test_the_random_models_harness_tells_errors_from_states(guard, update, want)
         assert outcome(run) == want
 
 
+@pytest.mark.slow
 @settings(suppress_health_check=[HealthCheck.too_slow], deadline=None, max_examples=60)
 @given(models(), st.integers(1, 4), st.booleans(), st.booleans(), st.sampled_from([1, 2]),
        st.sampled_from([1, 2]))
@@ -296,6 +298,7 @@ def reference(m, premise, goal):
             reference_fair(m, g, edges, prem - good, region, fair_states), len(states))
 
 
+@pytest.mark.slow
 @settings(suppress_health_check=[HealthCheck.too_slow], deadline=None, max_examples=100)
 @given(live_models())
 # a fair state reading an array outside it, in a model with no state to judge

@@ -27,6 +27,7 @@ def uncapped(monkeypatch):
     monkeypatch.setattr(MemoryClaims, "full", lambda self, s: False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["graph-relay", "wire-relay"])
 def test_every_goal_is_reached_on_the_correct_implementation(name):
     reached, failed = goals.reach(name)
@@ -51,6 +52,7 @@ def test_every_goal_is_reached_on_the_correct_implementation(name):
     assert all(r.tried > 0 for r in reached)  # every goal state has a step to try
 
 
+@pytest.mark.slow
 def test_without_the_wider_parameters_the_waiter_cap_is_not_reached_and_its_bug_passes(
         uncapped):
     """What the fuzzer did before its goals: the defaults cannot press the cap, so a relay
@@ -64,6 +66,7 @@ def test_without_the_wider_parameters_the_waiter_cap_is_not_reached_and_its_bug_
     assert f"not reached: B8 {ROWS}: not within the first " in line
 
 
+@pytest.mark.slow
 def test_a_relay_that_ignores_the_waiter_cap_is_caught_at_the_wider_parameters(uncapped):
     reached, failed = goals.reach("wire-relay")
     assert failed is not None
@@ -78,6 +81,7 @@ def test_a_relay_that_ignores_the_waiter_cap_is_caught_at_the_wider_parameters(u
     assert [s.ok for s in steps] == [True] * (len(path) - 1) + [False], steps[-1].note
 
 
+@pytest.mark.slow
 def test_the_correct_relay_follows_the_waiter_cap_story():
     reached, _ = goals.reach("wire-relay")
     [r] = [r for r in reached if r.goal.label == WAITERS]
@@ -86,6 +90,7 @@ def test_the_correct_relay_follows_the_waiter_cap_story():
     assert all(s.ok for s in replay(tr))
 
 
+@pytest.mark.slow
 def test_fuzz_reports_its_goals_and_traces_a_goals_failure_at_its_parameters(uncapped,
                                                                               tmp_path):
     res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--tour-depth", "2",
@@ -125,6 +130,7 @@ def test_a_goal_no_state_meets_is_unreachable_on_a_complete_search_else_beyond_t
     ("rows", ROWS, {"workload": 2}),
     ("slots", SLOTS, {}),
 ])
+@pytest.mark.slow
 def test_a_limit_one_too_high_is_caught_where_the_limit_is_pressed(monkeypatch, bug, goal, at):
     """Two limits counted as reached where they refused nothing: the row cap, met by the
     default workload's only scope key (its two operations share one); the light slots,
@@ -153,6 +159,7 @@ def test_a_limit_one_too_high_is_caught_where_the_limit_is_pressed(monkeypatch, 
     assert [s.ok for s in steps] == [True] * (len(path) - 1) + [False], steps[-1].note
 
 
+@pytest.mark.slow
 def test_a_relay_that_holds_every_scope_to_one_limit_is_caught_where_a_limit_is_met_alone(
         monkeypatch):
     """At the defaults the four pending limits are all 1, so a relay that held every scope

@@ -144,6 +144,7 @@ def test_the_mutants_of_a8_break_it():
 
 
 
+@pytest.mark.slow
 def test_replay_emits_a_standalone_regression_test(tmp_path):
     CliRunner().invoke(main, ["explore", "--mutant", "leaky-not-found", "--out", str(tmp_path)])
     tr = tmp_path / "graph-relay-leaky-not-found-A7-trans.trace.json"
@@ -182,6 +183,7 @@ def test_an_emitted_regression_test_pins_the_reference_unless_told_otherwise(tmp
 
 
 # coverage is what the implementation was seen to do ------------------------------------------
+@pytest.mark.slow
 def test_tour_coverage_drops_when_the_harness_skips_transitions():
     from osf_check.fuzz.driver import make_harness
 
@@ -265,6 +267,7 @@ def test_the_tour_finds_a_limit_off_by_one(monkeypatch, bug, depth):
     (lambda text, units: UNITS(text, units - 1), "a failed Graph's error of 2,002 characters "
      "was posted with 1,998"),  # one unit short (the pair it splits dropped)
 ])
+@pytest.mark.slow
 def test_the_tour_hands_a_failed_graph_an_error_and_judges_its_cut(monkeypatch, cut, why):
     """000: "Gli errori vengono tagliati a 2,000 caratteri", counted as the 100,000 are
     (UTF-16 code units: the relay is JavaScript).  No Graph the fuzzer finished had an
@@ -296,6 +299,7 @@ def test_an_error_cut_inside_a_pair_may_keep_or_drop_the_half():
     assert "error of 2,001 characters" in bounded(dict(full, error=error), full)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["server", "desktop"])
 def test_the_graph_runs_with_the_arguments_its_agent_passed(monkeypatch, where):
     """run_graph_session's arguments are the Graph's input.  The harness passed none, and
@@ -322,6 +326,7 @@ def _json_as_python_writes_it(value, **dumps):
     return json.dumps(value, ensure_ascii=False, **dumps)  # a lone half stays a character
 
 
+@pytest.mark.slow
 def test_the_tour_measures_a_lone_half_as_json_stringify_writes_it(monkeypatch):
     """Run 1's completed Graph returns emoji with lone halves: a measure that counts a
     half once (84,000 units) posts whole what JavaScript measures at 104,000."""
@@ -333,6 +338,7 @@ def test_the_tour_measures_a_lone_half_as_json_stringify_writes_it(monkeypatch):
     assert "was posted whole" in rep.failure, rep.failure
 
 
+@pytest.mark.slow
 def test_an_implementation_that_raises_is_a_failure_where_it_raised(monkeypatch):
     """An outbox that writes a lone half as Python does hands SQLite text its UTF-8 codec
     refuses: the implementation raised, and the run says where (it was an internal error

@@ -94,6 +94,7 @@ def test_a_wide_setting_is_visited_at_its_ends_only():
     assert configs.values(Param("w", 0, 0, 3, "a workload")) == [0, 1, 2, 3]
 
 
+@pytest.mark.slow
 def test_the_ci_sweep_catches_a_bug_only_two_projects_show(monkeypatch, tmp_path):
     # set1/05: the consent re-check reads the desktop's default project's flag
     def consent(self, c):
@@ -209,6 +210,7 @@ def test_set1_graph_bugs_are_caught_with_exit_12(bug):
     assert row["exit"] == 12, row
 
 
+@pytest.mark.slow
 def test_a_tour_of_the_correct_implementation_still_finds_nothing():
     rep = tour("graph-relay", depth=4, params={"projects": 2, "agents": 3})
     assert rep.failure is None and rep.states_covered == rep.states_total

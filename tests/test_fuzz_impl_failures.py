@@ -5,6 +5,7 @@ from the test, not in it."""
 
 from __future__ import annotations
 
+import pytest
 import json
 import sqlite3
 
@@ -23,6 +24,7 @@ def _fuzz(tmp_path) -> tuple[int, dict]:
                            else {"output": res.output})
 
 
+@pytest.mark.slow
 def test_an_outbox_out_of_autocommit_fails_the_property_not_the_checker(monkeypatch,
                                                                           tmp_path):
     def open_deferred(self):  # the planted bug: Python's default, a deferred transaction
@@ -37,6 +39,7 @@ def test_an_outbox_out_of_autocommit_fails_the_property_not_the_checker(monkeypa
     assert doc["runs"][0]["trace"]["steps"], doc
 
 
+@pytest.mark.slow
 def test_an_implementation_raising_inside_its_storage_is_a_finding(monkeypatch, tmp_path):
     def acked(self, execution_id):  # the planted bug: the disk refuses the delete
         raise sqlite3.OperationalError("disk I/O error")

@@ -10,6 +10,7 @@ asking ``relay/``."""
 
 from __future__ import annotations
 
+import pytest
 import re
 
 from hypothesis import HealthCheck, given, settings
@@ -185,6 +186,7 @@ PARAMS = st.dictionaries(st.sampled_from(["sessionId", "name", "profileId", "zet
                          JSON, min_size=1, max_size=5)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(PARAMS, st.permutations(range(5)))
 def test_a_retry_with_its_params_in_another_order_is_the_same_request(params, perm):

@@ -27,6 +27,7 @@ def test_the_no_op_poll_is_an_action_of_the_model():
     assert "control_poll_clear" in {a.name for a in m.instances}
 
 
+@pytest.mark.slow
 def test_a_poll_that_says_not_cancelled_is_checked(monkeypatch):
     name = "stops-on-any-poll"
     monkeypatch.setitem(mutants.MUTANTS, ("graph-relay", name),
@@ -58,6 +59,7 @@ class _TimerIgnoresBusy:
     (_TimerIgnoresBusy, "after sync, the 20 s timer fired while the round was busy (work) and "
                         "the desktop started a round (work -> sync) where the model skips it"),
 ])
+@pytest.mark.slow
 def test_the_tour_gives_the_desktop_the_timer_and_the_round_end_the_model_leaves_out(
         monkeypatch, bug, words):
     """Both bugs passed every fuzz run: the harness fired the 20 s timer and asked for

@@ -48,6 +48,7 @@ def test_a_bug_of_the_second_restart_needs_a_longer_story(monkeypatch):
     assert rep.failure is not None, rep.stories
 
 
+@pytest.mark.slow
 def test_the_fuzzer_reports_the_long_stories_it_reached():
     res = CliRunner().invoke(main, ["fuzz", "--model", "wire-relay", "--tour-depth", "3",
                                     "--examples", "40", "--param", "restarts=2",

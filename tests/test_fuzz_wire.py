@@ -83,6 +83,7 @@ def test_fuzz_cli_trace_renders_and_replays_on_the_mutant_only(tmp_path):
     assert ok.exit_code == 0 and "followed all 2 steps" in ok.stdout
 
 
+@pytest.mark.slow
 def test_a_failure_at_other_parameters_is_traced_at_those_parameters(tmp_path):
     """fuzz --param drove the implementation at the given parameters but drew its trace on
     the model at the defaults: the failing path's steps were read as other actions (at
@@ -131,6 +132,7 @@ def test_a_step_only_the_mutants_model_takes_is_tried_on_the_implementation(tmp_
     assert "violated" not in good.stdout
 
 
+@pytest.mark.slow
 def test_a_regression_test_of_the_fixed_implementation_fails_when_the_bug_returns(tmp_path):
     """Replay said "does not follow the trace" (exit 12) both when the implementation
     reproduced the counterexample's bug and when it did what the correct model does; the
@@ -204,6 +206,7 @@ def test_a_trace_the_implementations_abstraction_cannot_show_is_refused(tmp_path
         assert "osf-check fuzz --mutant retry-mints-new-key" in r.stderr
 
 
+@pytest.mark.slow
 def test_fuzz_cli_on_both_systems(tmp_path):
     res = CliRunner().invoke(main, ["fuzz", "--examples", "5", "--tour-depth", "3", "--json"])
     assert res.exit_code == 0, res.output
@@ -371,6 +374,7 @@ def _declared_values() -> list[dict]:
     return runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params", _declared_values(), ids=str)
 def test_the_harness_drives_every_declared_parameter_value(params):
     """Each workload the model declares, and each parameter at the ends of its range, can

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from osf_check.models.dsl import Bool, Int, ModelBuilder
 from osf_check.models.expr import And, Not
 from osf_check.properties.base import Check, Goal, Property
@@ -175,6 +176,7 @@ def _fair_scc_by_hand(g, alive, fair_masks, sets):
         alive = keep
 
 
+@pytest.mark.slow
 def test_the_fair_search_on_alive_subgraphs_matches_a_plain_refinement():
     """The fair search renumbers the alive states each round and reads only their edges;
     on every fair goal of graph-relay and of its mutants (complete spaces, one intent),

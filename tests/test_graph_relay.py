@@ -28,12 +28,14 @@ PROPS = catalogue.properties_of("graph-relay")
     ({"intents": 1}, None, 16_080, 179_465),
     ({"intents": 1, "slugs": 1, "retries": 0}, None, 2_040, 20_137),
 ])
+@pytest.mark.slow
 def test_pinned_state_counts(params, depth, distinct, generated):
     ex = bfs(SPEC.build(params), [], depth=depth)
     assert (ex.distinct, ex.generated) == (distinct, generated)
     assert ex.complete == (depth is None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prop", [p.id for p in PROPS])
 def test_correct_model_satisfies(graph_relay_result, prop):
     r = graph_relay_result
@@ -48,6 +50,7 @@ def test_every_property_has_a_mutant_and_every_mutant_a_property():
         assert p.mutants and all(mu in SPEC.mutants for mu in p.mutants), p.id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", [m.name for m in MUTANTS])
 def test_mutant_is_caught_with_a_shortest_counterexample(mutant, tmp_path):
     mu = catalogue.mutant("graph-relay", mutant)
@@ -80,6 +83,7 @@ def test_shortest_counterexamples_have_the_expected_lengths():
                        "complete-overwrites-cancel": 8, "queue-on-desktop": 2}
 
 
+@pytest.mark.slow
 def test_a2_fair_lasso_is_a_real_fair_cycle():
     from osf_check.explorer.check import check
     r = check("graph-relay", mutant="outbox-off", props=["A2"], params={"intents": 1},

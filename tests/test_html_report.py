@@ -130,6 +130,7 @@ def test_hostile_strings_are_escaped_everywhere(tmp_path):
     assert "<" not in mermaid  # Mermaid text escaped too
 
 
+@pytest.mark.slow
 def test_the_report_loads_without_errors_and_steps_through_a_trace(page, tmp_path):
     res = CliRunner().invoke(main, ["explore", "--mutant", "complete-overwrites-cancel",
                                     "--out", str(tmp_path)])

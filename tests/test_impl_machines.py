@@ -265,6 +265,7 @@ def test_the_desktop_machine_reaches_its_slots_and_its_completed_claims():
 
 TestRelayAtRealLimits = RelayAtRealLimits.TestCase
 TestRelayAtRealLimits.settings = SETTINGS
+TestRelayAtRealLimits = pytest.mark.slow(TestRelayAtRealLimits)
 TestDesktopAtRealLimits = DesktopAtRealLimits.TestCase
 TestDesktopAtRealLimits.settings = settings(SETTINGS, max_examples=12)
 TestDesktopAtRealLimits.pytestmark = [pytest.mark.slow]

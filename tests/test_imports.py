@@ -8,6 +8,7 @@ the module: an import moved into a function to dodge a circle still closes it.
 
 from __future__ import annotations
 
+import pytest
 import ast
 import tomllib
 from pathlib import Path
@@ -93,6 +94,7 @@ def test_no_module_is_part_of_an_import_circle():
         "module of its own):\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_the_library_never_imports_the_command_line():
     assert not cli_importers(import_graph(ROOT)), (
         "only the command line imports osf_check.cli; move what these need into the "

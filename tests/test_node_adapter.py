@@ -37,6 +37,7 @@ def apply_patch(patch: Path, where: Path) -> None:
     target.write_text(text.replace(old, new))
 
 
+@pytest.mark.slow
 def test_the_javascript_relay_follows_the_model():
     with External(adapter()) as ext:
         rep = tour("graph-relay", depth=6, harness=ext)
@@ -50,6 +51,7 @@ def test_the_javascript_relay_follows_the_model():
     assert walks.failure is None and walks.hypothesis_steps > 0
 
 
+@pytest.mark.slow
 def test_a_bug_in_the_javascript_relay_is_caught_with_its_picture(tmp_path):
     buggy = tmp_path / "node-graph-relay"
     shutil.copytree(EXAMPLE, buggy)
@@ -81,6 +83,7 @@ def test_a_bug_in_the_javascript_relay_is_caught_with_its_picture(tmp_path):
     assert good.exit_code == 0 and "followed all 5 steps" in good.output
 
 
+@pytest.mark.slow
 def test_a_relay_that_ends_its_round_while_a_graph_runs_is_caught_by_the_idle_events(tmp_path):
     """The loop asks whether its round is over after every step; the model takes round_end
     only when it is.  Through an adapter with the idle capability the question is asked
@@ -127,6 +130,7 @@ def test_a_relay_whose_sharing_change_starts_no_round_is_caught(tmp_path):
     assert [m.instances[a].name for a in rep.path][-2:] == ["toggle_share", "tick"]
 
 
+@pytest.mark.slow
 def test_a_relay_that_cuts_errors_by_code_points_is_caught(tmp_path):
     """000 cuts errors to 2,000 "caratteri", as it counts the 100,000: UTF-16 code units
     (the relay is JavaScript: ``slice``).  The fuzzer handed no Graph an error before, so

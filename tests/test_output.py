@@ -138,6 +138,7 @@ def test_an_output_refused_for_another_reason_than_room_is_the_paths_150(tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_rerun_removes_its_earlier_runs_files_and_nothing_else(tmp_path):
     """A counterexample of an earlier run lay next to a result that no longer had it
     (``explore --mutant ... --out d`` then ``explore --out d``)."""

@@ -58,6 +58,7 @@ def wheel(tmp_path_factory) -> Path:
     return whl
 
 
+@pytest.mark.slow
 def test_the_wheel_has_one_top_level_name(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names}
@@ -125,6 +126,7 @@ def test_the_brief_s_rooms_stand_at_the_top_and_every_package_is_listed():
     assert sorted(on_disk) == sorted(packages)
 
 
+@pytest.mark.slow
 def test_every_module_of_the_wheel_imports_under_the_one_name(wheel, tmp_path):
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)

@@ -283,6 +283,7 @@ BASE = ["--model", "two-phase", "--param", "rms=8", "--depth", "unbounded", "--j
         "--workers", "2"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("victim", ["driver", "worker"])
 def test_a_sigkilled_partitioned_run_resumes_to_the_same_verdict(tmp_path, victim):
     """SIGKILL the driver (its workers must leave, with their files) or one worker
@@ -359,6 +360,7 @@ def _slow_worker_0(monkeypatch):
     monkeypatch.setattr(Shard, "_chunk", slow)
 
 
+@pytest.mark.slow
 def test_a_slower_worker_takes_fewer_chunks_and_changes_nothing(monkeypatch):
     """With worker 0 slowed down, worker 1 expands more than half the chunks of a
     level, and the run is still one process's: ids, parents, counts and every

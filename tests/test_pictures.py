@@ -103,6 +103,7 @@ def test_labels_are_inside_the_picture_and_lifelines_do_not_cross_them(mutant):
     assert min(xs) >= 0 and max(xs) <= w  # nothing cut at either edge
 
 
+@pytest.mark.slow
 def test_the_state_graph_has_a_legend_and_wraps_into_columns():
     tr = _trace("outbox-off", "A2", intents=1)
     assert len(tr["steps"]) > render.ROWS_PER_COLUMN

@@ -84,6 +84,7 @@ def test_the_sample_refutes_a_bug_deeper_than_the_bmc_bound():
     assert res.trace is not None and len(res.trace[1]) == 3
 
 
+@pytest.mark.slow
 def test_bmc_deepens_before_unknown_when_the_sample_is_cut():
     # a sample of 50 states covers almost nothing: BMC must deepen to find the bug
     _, [res] = prove("graph-relay", mutant="outbox-off", props=["A2"], k=2, mine=False,
@@ -107,6 +108,7 @@ def test_prove_with_default_flags_refutes_every_safety_mutant(mutant):
     assert "proved" not in {status[pid] for pid in safety}, status
 
 
+@pytest.mark.slow
 def test_a_sample_of_every_reachable_state_proves_without_z3():
     """A BFS that runs out of new states has checked every reachable state and every
     step out of them: TwoPhase's 288 states.  prove said "unknown" there (induction

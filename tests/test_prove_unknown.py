@@ -4,6 +4,7 @@ tests do not depend on the machine's speed."""
 
 from __future__ import annotations
 
+import pytest
 import json
 
 import z3
@@ -29,6 +30,7 @@ def _giving_up_in_houdini(monkeypatch) -> list[int]:
     return calls
 
 
+@pytest.mark.slow
 def test_z3_giving_up_while_mining_invariants_is_a_timeout_not_an_internal_error(monkeypatch):
     calls = _giving_up_in_houdini(monkeypatch)
     r = CliRunner().invoke(main, ["prove", "--model", "graph-relay", "--property", "A1",

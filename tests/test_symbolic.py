@@ -96,6 +96,7 @@ def test_prove_cli_graph_relay_proves_every_safety_property(tmp_path):
     assert all("⇒" in x or "=" in x for x in mined)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant, prop, depth", [
     ("complete-overwrites-cancel", "A3", 8), ("leaky-not-found", "A7", 2)])
 def test_prove_refutes_a_mutant_with_a_trace_that_renders(mutant, prop, depth, tmp_path):

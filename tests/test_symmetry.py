@@ -33,6 +33,7 @@ def _classes(model) -> int:
     return len({min(apply(st, p, ex.state(i)) for p in perms) for i in range(ex.distinct)})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rms", [2, 3, 4, 5])
 def test_two_phase_reduces_to_exactly_its_classes(rms):
     m = TWO_PHASE.build({"rms": rms})
@@ -100,6 +101,7 @@ def test_expansion_is_not_a_copy_of_the_reduced_states():
     assert [red.canon(s) for s in states] == [ex.state(i) for i in v.path]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", catalogue.default_models() + ["two-phase"])
 def test_every_model_and_mutant_keeps_its_verdict(model):
     """Asked for symmetry, every model and mutant gets the verdict, the violated

@@ -20,6 +20,7 @@ SPIN_9 = (10_340_352, 123_558_400, 100)  # distinct, transitions, the last print
 REGRESSION_9 = 123_558_402  # regression pin: osf-check's exact generated count at N=9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [3, 4, 5, 6, 7])
 def test_state_counts_equal_spin_and_tlc(n):
     ex = bfs(SPEC.build({"rms": n}), [], depth=None)

@@ -23,6 +23,7 @@ CASES = [(m, None) for m in ("graph-relay", "wire-relay", "two-phase")] + [
     (mu.model, mu.name) for mu in catalogue.MUTANTS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, mutant", CASES, ids=[f"{m}:{u or 'correct'}" for m, u in CASES])
 def test_same_counts_verdicts_and_shortest_depths(model, mutant):
     m, props, _ = prepare(model, mutant=mutant)

@@ -31,6 +31,7 @@ PROPS = catalogue.properties_of("wire-relay")
     ({"losses": 1}, 12, 1_925_867, 5_466_559),
     ({"losses": 1, "ops": 1, "restarts": 0, "gens": 1}, None, 16_268, 61_757),
 ])
+@pytest.mark.slow
 def test_pinned_state_counts(params, depth, distinct, generated):
     ex = bfs(SPEC.build(params), [], depth=depth, check_deadlock=False)
     assert (ex.distinct, ex.generated) == (distinct, generated)
@@ -46,6 +47,7 @@ def _param_sets(prop) -> list[tuple]:
     return sorted(sets)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prop", PROPS, ids=[p.id for p in PROPS])
 def test_correct_model_satisfies(prop):
     # at the parameters each of its mutants needs, so that the check is not vacuous
@@ -69,6 +71,7 @@ def test_every_property_has_a_mutant_and_every_mutant_a_property():
         assert p.mutants and all(mu in SPEC.mutants for mu in p.mutants), p.id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", [m.name for m in MUTANTS])
 def test_mutant_is_caught_with_a_shortest_counterexample(mutant, tmp_path):
     mu = catalogue.mutant("wire-relay", mutant)
