@@ -859,11 +859,13 @@ def simulate(runs: int, seed: int, poll: float, control_poll: float, median_run:
         pictures += plots.save(plots.pickup_cdf(pickup_t.samples, f.poll, seed),
                                out / "pickup-wait-cdf")
     doc = report.simulate_json(json.loads(to_json(tables)), seed, runs, secs)
+    doc["setup"] = f.setup()
     if out is not None:
         _html(doc, out, pictures)
     if as_json:
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
+    click.echo(f.setup_text() + "\n")
     for t in tables:
         click.echo(t.text())
     click.echo(f"{secs:.1f} s, seed {seed}" + (f"; written to {out}" if out else ""))

@@ -12,8 +12,8 @@ from osf_check.cli import main
 from osf_check.models.errors import BadValue
 import numpy as np
 
-from osf_check.simulate.experiments import STRATEGIES, Facts, Relay, _polls, idempotency, lost_post, \
-    pickup_wait, result_limits, run_all
+from osf_check.simulate.experiments import STRATEGIES, Facts, Relay, _polls, cancellation, idempotency, \
+    lost_post, pickup_wait, result_limits, run_all
 
 N = 2_000
 
@@ -174,3 +174,26 @@ def test_the_intervals_hold_the_true_pickup_wait_about_as_often_as_they_say():
     # and the interval narrows with the runs, as one over their square root
     w = pickup_wait(1_200, 0, Facts()).samples
     assert 0.4 < mean_hw(w) / mean_hw(w[:300]) < 0.6
+
+
+def test_a_running_cancel_ends_after_its_poll_its_stop_and_its_post():
+    """000: a running run is terminal a mean 2.0 s, at most 3.5 s after its cancel: the
+    3 s control poll, then the stop and the POST (we had neither: mean 1.5, max 3.0)."""
+    def running(f):
+        return next(r for r in cancellation(400, 0, f).rows if r[0] == "already running")
+    bare, timed = running(Facts(stop=0.0, post=0.0)), running(Facts())
+    assert bare[4] <= 3.0 and timed[4] > 3.0
+    assert timed[4] <= 3.0 + Facts().stop + Facts().post + 1e-9
+    assert abs(timed[2] - bare[2] - (Facts().stop + Facts().post)) < 0.05
+
+
+def test_the_setup_says_which_figures_are_000s_and_which_the_projects():
+    src = {r["fact"]: r["source"] for r in Facts().setup()}
+    assert src["relay round"] == src["control poll"] == src["run time median"] == "000"
+    assert src["run time spread (log-normal sigma)"] == "the project's choice"
+    assert src["stop after fleet_cancel_run"] == src["a completion's POST"] == \
+        "the project's choice"
+    moved = {r["fact"]: r["source"] for r in Facts(poll=10.0).setup()}
+    assert moved["relay round"] == "this run's option"
+    assert "0.8*" in Facts().setup_text() and "relay round 10 s (option)" in \
+        Facts(poll=10.0).setup_text()
