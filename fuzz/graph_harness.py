@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+import weakref
 from typing import Any, Callable
 
 from osf_check.models.dsl import ActionInstance, Model
@@ -19,7 +20,7 @@ from osf_check.relay.graph.desktop import DesktopRelay
 from osf_check.relay.graph.payload import whole
 from osf_check.relay.graph.server import GraphServer, ToolError
 
-from . import mutants
+from . import graph_inputs, mutants
 from .deadlines import CONTROL_POLL, RELAY_ROUND, GraphBook, Late
 from .harness import Divergence, HarnessBase
 from .oracles import bounded, handed_over
@@ -47,6 +48,10 @@ FINISH = {"tokens": 123, "cost": 0.01}
 AGENTS = (1, 0, 2)
 
 
+#: the key probes' outcome per model object and server class (see probe_data)
+_PROBED: dict[tuple, tuple[Any, Any]] = {}
+
+
 def arguments(i: int) -> dict[str, Any]:
     """What intent ``i``'s agent passes to its Graph (its own, nested, not ASCII)."""
     return {"intent": i, "brief": {"lang": "日本語", "items": [i, "😀"]}}
@@ -54,6 +59,9 @@ def arguments(i: int) -> dict[str, Any]:
 
 class GraphHarness(HarnessBase):
     STORE = "outbox"
+    #: whether the key probes (fuzz.graph_inputs) run at the first start call; a walk
+    #: that records a deployment's log turns them off (no deployment logs them)
+    probes = True
     #: the model actions that are the desktop's own decisions (checked against offers())
     DECIDES = ("start_graph", "refuse", "tick")
 
@@ -94,6 +102,8 @@ class GraphHarness(HarnessBase):
         #: skipping one) is the change's (000: "e subito dopo una modifica alla
         #: condivisione"), not the timer's
         self.shared_just_now = False
+        #: the key classes the probes tried on the implementation (coverage)
+        self.classes: set[str] = set()
 
     # helpers -------------------------------------------------------------------
     def cid(self, r: int) -> str | None:
@@ -103,8 +113,12 @@ class GraphHarness(HarnessBase):
     def key(self, i: int) -> str:
         return self.agent.key(i, self.attempts[i])
 
-    def _key_index(self, key: str) -> int:
-        return self.agent.key_index(key, self.c.retries)
+    def _key_index(self, r: int, key: str) -> int:
+        k = self.agent.key_index(key, self.c.retries)
+        if k is None:
+            raise Divergence(f"run {r} holds the key {key[:40]!r} ({graph_inputs.measure(key)}),"
+                             f" which the agent never sent: the server changed the key")
+        return k
 
     def _post(self, payload: dict[str, Any] | None, full: dict[str, Any] | None = None) -> None:
         if payload is None:
@@ -202,10 +216,29 @@ class GraphHarness(HarnessBase):
     def _command(self, r: int):
         return self.desktop.commands[self.cid(r)]  # type: ignore[index]
 
+    def probe_data(self) -> None:
+        """The key probes, once per run and server class: they build fresh servers and
+        depend on nothing else, so every later walk or restored snapshot of the run gets
+        the first outcome again, failure and all (as the wire harness's data probes)."""
+        who = (id(self.model), type(self.server), self.mutant)
+        hit = _PROBED.get(who)
+        if hit is None or hit[0]() is not self.model:
+            try:
+                outcome: Any = graph_inputs.start_keys(lambda: type(self.server)())
+            except Divergence as e:
+                outcome = e
+            _PROBED[who] = (weakref.ref(self.model), outcome)
+        done = _PROBED[who][1]
+        if isinstance(done, Divergence):
+            raise Divergence(str(done))
+        self.classes = set(done)
+
     # one model action on the implementation -------------------------------------------
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
         """Perform ``inst``; returns its outputs (answers), as the model names them.  Then
         every timer the desktop now has is checked against 000's 20 s and 3 s."""
+        if inst.name == "run_graph_session" and self.probes and not self.classes:
+            self.probe_data()
         out = self._apply(inst)
         self.shared_just_now = inst.name == "toggle_share"
         try:
@@ -230,7 +263,12 @@ class GraphHarness(HarnessBase):
             self.attempts[i] += 1
             call = {"graph_session_id": session_of(i % self.c.projects),
                     "idempotency_key": key, "arguments": arguments(i)}
-            ticket = self.server.run_graph_session(AGENTS[0], dict(call))
+            try:
+                ticket = self.server.run_graph_session(AGENTS[0], dict(call))
+            except ToolError as e:
+                raise Divergence(f"{inst.label}: the server refused the idempotency key "
+                                 f"{key[:40]!r} ({graph_inputs.measure(key)}): {e} (000: 8 "
+                                 f"to 128 characters)") from None
             self._same_key_elsewhere(call)
             self.ticket[i] = [r.command_id for r in self.server.runs].index(ticket["command_id"])
             self.passed.setdefault(ticket["command_id"], arguments(i))
@@ -425,7 +463,7 @@ class GraphHarness(HarnessBase):
         for r in range(c.runs):
             run = runs[r] if r < len(runs) else None
             st["status"].append(STATUS.names.index(run.status) if run else STATUS.none)
-            k = self._key_index(run.key) if run else 0
+            k = self._key_index(r, run.key) if run else 0
             if k >= c.keys:
                 raise Divergence(f"run {r} was started with key {run.key!r}, which the model's "
                                  f"client never sends: a fresh key on a retry (A1)")

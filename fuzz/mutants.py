@@ -30,19 +30,22 @@ from osf_check.relay.wire.idempotency import Decision, DurableClaims, MemoryClai
 from osf_check.relay.wire.phone import Phone
 from osf_check.relay.wire.relay_router import RelayRouter
 
+from .graph_inputs import AGENT_KEYS
+
 __all__ = ["ImplMutant", "lookup", "names", "MUTANTS", "GraphAgent"]
 
 
 class GraphAgent:
     """The agent the graph harness plays: one idempotency key per intent, kept across
-    retries (graph-relay.md: the agent mints a key and reuses it)."""
+    retries (graph-relay.md: the agent mints a key and reuses it), drawn from 000's
+    domain (:data:`~.graph_inputs.AGENT_KEYS`)."""
 
     def key(self, intent: int, attempt: int) -> str:
-        return f"intent-{intent}-key"
+        return AGENT_KEYS[intent]
 
-    def key_index(self, key: str, retries: int) -> int:
-        """Which of the model's keys a key the server saw is."""
-        return int(key.split("-")[1])
+    def key_index(self, key: str, retries: int) -> int | None:
+        """Which of the model's keys a key the server saw is (None: none the agent sent)."""
+        return AGENT_KEYS.index(key) if key in AGENT_KEYS else None
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,48 @@ def posted_bounded(sent: list[Any], result: Any, tokens: int, cost: float,
     return out
 
 
+# 000, the start call's idempotency key ------------------------------------------------------
+#: "idempotency_key è obbligatoria, 8–128 caratteri", and the tool's schema ("minLength": 8,
+#: "maxLength": 128).  JSON Schema counts characters (code points): neither UTF-8 bytes
+#: nor UTF-16 units
+GRAPH_KEY_MIN, GRAPH_KEY_MAX = 8, 128
+
+
+def graph_key_ok(key: str) -> bool | None:
+    """Whether 000 admits ``key`` as an idempotency key: True, False, or None where it
+    does not say.  A key holding half a surrogate pair is no Unicode text (JSON carries
+    one only as an escape): a server may take it or refuse it with a tool error, but
+    only that (000 says nothing either way, and the wire protocol's Rust readers refuse
+    such text).
+
+    >>> graph_key_ok("日" * 48), graph_key_ok("日" * 4), graph_key_ok("k" * 9 + "\\udc00")
+    (True, False, None)
+    """
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in key):
+        return None
+    return GRAPH_KEY_MIN <= len(key) <= GRAPH_KEY_MAX
+
+
+def graph_key_classes() -> dict[str, str]:
+    """Idempotency keys from 000's domain by data class, at and around both limits in
+    ASCII, Japanese (3 UTF-8 bytes a character) and emoji (4 bytes, 2 UTF-16 units), so
+    that a key measured in bytes or in units is judged wrong on one side or the other;
+    blanks (000 names no trimming); and half a surrogate pair."""
+    ja, emoji = "日", "😀"
+    out = {}
+    for script, ch in (("ASCII", "k"), ("Japanese", ja), ("emoji", emoji)):
+        for n in (GRAPH_KEY_MIN - 1, GRAPH_KEY_MIN, GRAPH_KEY_MAX, GRAPH_KEY_MAX + 1):
+            out[f"{script}, {n} characters"] = ch * n
+    out |= {"Japanese, 4 characters in 12 bytes": ja * 4,
+            "Japanese, 48 characters in 144 bytes": ja * 48,
+            "emoji, 4 characters in 8 UTF-16 units": emoji * 4,
+            "emoji, 65 characters in 130 UTF-16 units": emoji * 65,
+            "mixed case with accents": "Schlüssel-ÄÖÜ-Σίγμα",
+            "blanks only": " " * GRAPH_KEY_MIN,
+            "half a surrogate pair": "key-half-\udc00"}
+    return out
+
+
 # wire-relay.md, "Relay decisions and codes" and the desktop stages -----------------------
 RELAY_CODES = {-32010: "offline", -32011: "reconnecting", -32012: "relay_timeout",
                -32020: "limit", -32021: "duplicate", -32022: "id_conflict",

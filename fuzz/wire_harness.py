@@ -507,6 +507,7 @@ class WireHarness(HarnessBase):
                                                        self.client(0))
         self.classes |= wire_inputs.desktop_inputs(self._fresh_desktop)
         self.classes |= wire_inputs.timeout_shapes(self._fresh_desktop)
+        self.classes |= wire_inputs.dispatch_deadlines(self._fresh_desktop)
 
     def _probe_replay(self) -> None:
         """A completed claim is replayed to a retry with its key; of the four replay-safe

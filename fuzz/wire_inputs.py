@@ -7,7 +7,7 @@ valid values and the boundary and invalid ones 004 names: every method it names,
 its class (mutation or read, heavy or light); params that are no object; ids reused
 with other params; versions whose text order is not their numeric order; answers whose
 UTF-8 size and character count fall on either side of the stored-answer limit; a flood
-after idling.  Each function raises :class:`~.harness.Divergence` saying what the
+after idling; handlers of each method class that outlast 45 and 95 s of dispatch.  Each function raises :class:`~.harness.Divergence` saying what the
 implementation did and what 004 says, and returns the data classes it tried.
 """
 
@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from osf_check.relay.wire.envelope import TRACE
 
+from .deadlines import DEADLINES, dispatch_limit
 from .harness import Divergence
 from .oracles import HEAVY_004, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, MUTATIONS_004, \
     NAMED_004, READS_004, STORED_ANSWER_LIMIT, shape_problem, wire_answer
@@ -284,6 +285,48 @@ def stored_sizes(new_desktop: Callable[[], Any]) -> set[str]:
                              f"{wire_answer(again.answer)}")
         tried.add(f"stored answer, {name}")
     return tried
+
+
+#: how long the probes' handlers run: within 45 s, between 45 and 95 s, past 95 s
+HANDLER_RUNS = (DEADLINES["dispatch"] / 2, (DEADLINES["dispatch"] + DEADLINES["dispatch_load"]) / 2,
+                DEADLINES["dispatch_load"] + 5)
+
+
+def dispatch_deadlines(new_desktop: Callable[[], Any]) -> set[str]:
+    """"Jede Station hat ihre eigene Frist": 45 s of dispatch, "oder 95 für run.chatLoad
+    und run.chatLoadThread".  Every heavy method 004 names (the loads and the others)
+    and a light one, its handler running each of :data:`HANDLER_RUNS`: the answer comes
+    when the handler ends, or at its class's limit as -32603 "Desktop request timed
+    out.", whichever is first (the desktop's timers fire when it says they are due)."""
+    tried = set()
+    for method in (*HEAVY_004, LIGHT_SAMPLE):
+        limit = dispatch_limit(method)
+        for runs in HANDLER_RUNS:
+            at, got = _handled(new_desktop(), method, runs)
+            want = ("success", runs) if runs < limit else ("timed_out", limit)
+            if (got, at) != want:
+                raise Divergence(f"{method} whose handler runs {runs:g} s was answered "
+                                 f"{got} at {at:g} s (004: dispatch is cut after "
+                                 f"{limit:g} s for {method}, so {want[0]} at {want[1]:g} s)")
+        tried.add(f"dispatch limit of {method}")
+    return tried
+
+
+def _handled(d: Any, method: str, runs: float) -> tuple[float | None, str]:
+    """(when, what) the desktop answered a call started at 0 whose handler returns
+    after ``runs`` seconds; its own timers fire in between, each when due."""
+    call = d.receive(forwarded(frame("d", method, {}, "key-d")), 0.0)
+    if d.start(call, 0.0) != "run":
+        raise Divergence(f"{method}, a fresh call with a free slot, was not run: {call.answer}")
+    for t, kind, ref in d.timers():
+        if t > runs or call.answer is not None:
+            break
+        if ref == call.cid and d.fire(kind, ref, t) and call.answer is not None:
+            return t, wire_answer(call.answer)
+    if call.answer is None and call.stage == "dispatch":
+        d.finish(call, {"result": {"ok": True}}, runs)
+        return runs, wire_answer(call.answer)
+    return None, wire_answer(call.answer)
 
 
 def timeout_shapes(new_desktop: Callable[[], Any]) -> set[str]:

@@ -1,11 +1,13 @@
 """The graph-relay fuzzer finds bugs nobody planted in it: every configuration the model
 declares is fuzzed, the actor of a request varies, the harness observes the server's
 session list instead of writing it, a timer the document requires must be armed, and a
-late control-poll answer is delivered.  Each bug is planted here by a patch of the
+late control-poll answer is delivered, and idempotency keys come from 000's domain.  Each bug is planted here by a patch of the
 reference implementation from the test (tests/bugs/set1 has them as patches)."""
 
 from __future__ import annotations
 
+import builtins
+import hashlib
 import itertools
 import json
 from pathlib import Path
@@ -14,13 +16,17 @@ import pytest
 from click.testing import CliRunner
 
 from osf_check.cli import main
+from osf_check.fuzz import graph_inputs
 from osf_check.fuzz import sweep as configs
 from osf_check.fuzz.driver import Checker, _fails, model_for, tour
 from osf_check.fuzz.goals import Goal, Reached
+from osf_check.fuzz.graph_harness import GraphHarness
+from osf_check.fuzz.harness import Divergence
 from osf_check.models.dsl import Param
 from osf_check.properties import catalogue
 from osf_check.relay.graph.desktop import DesktopRelay
-from osf_check.relay.graph.server import GraphServer
+from osf_check.relay.graph import server as server_module
+from osf_check.relay.graph.server import GraphServer, ToolError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -214,3 +220,53 @@ def test_set1_graph_bugs_are_caught_with_exit_12(bug):
 def test_a_tour_of_the_correct_implementation_still_finds_nothing():
     rep = tour("graph-relay", depth=4, params={"projects": 2, "agents": 3})
     assert rep.failure is None and rep.states_covered == rep.states_total
+
+
+# 7. idempotency keys from 000's domain ----------------------------------------------------
+def _bytes_len(x):
+    """set2/01's measure of a string: its UTF-8 bytes (which fail on half a pair)."""
+    return builtins.len(x.encode("utf-8")) if isinstance(x, str) else builtins.len(x)
+
+
+def test_a_key_measured_in_bytes_is_caught_by_the_probes_and_by_the_agents_keys(monkeypatch):
+    # set2/01: the 8–128 check of run_graph_session measures bytes, not characters
+    assert fails(["run_graph_session(i=0)"]) is None
+    monkeypatch.setattr(server_module, "len", _bytes_len, raising=False)
+    why = fails(["run_graph_session(i=0)"])
+    assert why and "accepted a key of class 'Japanese, 7 characters'" in why, why
+    # the agent's own first key alone shows it too: 48 characters in 136 bytes
+    monkeypatch.setattr(GraphHarness, "probes", False)
+    why = fails(["run_graph_session(i=0)"])
+    assert why and "refused the idempotency key" in why and "136 UTF-8 bytes" in why, why
+
+
+def test_a_key_holding_half_a_pair_may_be_refused_but_never_crash_the_server():
+    class Digests(GraphServer):  # files runs under the key's UTF-8 digest
+        def _existing(self, agent, key):
+            hashlib.sha256(key.encode("utf-8"))
+            return super()._existing(agent, key)
+
+    class RefusesHalves(GraphServer):
+        def run_graph_session(self, agent, args):
+            if any(0xD800 <= ord(c) <= 0xDFFF for c in args.get("idempotency_key", "")):
+                raise ToolError("idempotency_key is not Unicode text")
+            return super().run_graph_session(agent, args)
+
+    assert "key half a surrogate pair" in graph_inputs.start_keys(GraphServer)
+    assert "key half a surrogate pair" in graph_inputs.start_keys(RefusesHalves)
+    with pytest.raises(Divergence, match="raised UnicodeEncodeError .*half a surrogate pair"):
+        graph_inputs.start_keys(Digests)
+
+
+def test_keys_that_differ_only_in_case_are_two_runs(monkeypatch):
+    def caseless(self, agent, key):
+        return next((self._find(cid) for (a, k), cid in self.by_key.items()
+                     if a == agent and k.casefold() == key.casefold()), None)
+    path = ["run_graph_session(i=0)", "run_graph_session(i=1)"]
+    assert fails(path) is None
+    monkeypatch.setattr(GraphServer, "_existing", caseless)
+    why = fails(path)
+    assert why and "differ only in case" in why, why
+    monkeypatch.setattr(GraphHarness, "probes", False)  # the agent's two keys alone
+    why = fails(path)
+    assert why and "diverged from the model on run_graph_session(i=1)" in why, why

@@ -6,11 +6,13 @@ snapshots.  Each planted bug below is one of tests/bugs/set1's (written outside
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 
-from osf_check.fuzz import oracles
+from osf_check.fuzz import oracles, wire_inputs
 from osf_check.fuzz.driver import tour
+from osf_check.fuzz.harness import Divergence
 from osf_check.relay.wire import desktop_router as dr
 from osf_check.relay.wire import idempotency as idem
 from osf_check.relay.wire.errors import RELAY, TIMEOUT_MESSAGE, relay_error, timed_out
@@ -140,6 +142,26 @@ def test_a_timeout_answer_marked_retryable_is_caught():
 
     why = _finds(_desktop_with(Flagged))
     assert why is not None and "retryable=True" in why and "-32603" in why, why
+
+
+@pytest.mark.parametrize("name,value,method", [
+    ("LOADS", dr.HEAVY, "run.chatLoadPageBefore"),  # set2/08: every heavy call gets 95 s
+    ("DISPATCH_LOADS", dr.DISPATCH, "run.chatLoad"),  # the two loads cut at 45 s
+])
+def test_each_method_class_is_cut_at_its_own_dispatch_limit(monkeypatch, name, value, method):
+    """004: 45 s of dispatch, 95 for run.chatLoad and run.chatLoadThread only; the
+    model's phones send neither a load nor another heavy call."""
+    def fresh():
+        return dr.DesktopRouter(":memory:", "user-1")
+    tried = wire_inputs.dispatch_deadlines(fresh)
+    assert {"dispatch limit of run.chatLoadThread", "dispatch limit of files.readBinary",
+            "dispatch limit of system.ping"} <= tried and len(tried) == len(oracles.HEAVY_004) + 1
+    assert _finds(None) is None
+    monkeypatch.setattr(dr, name, value)
+    with pytest.raises(Divergence, match=f"^{re.escape(method)} whose handler runs 70 s"):
+        wire_inputs.dispatch_deadlines(fresh)
+    why = _finds(None)
+    assert why is not None and "dispatch is cut after" in why and method in why, why
 
 
 def test_the_shape_oracle_takes_each_relay_answer_and_refuses_a_flipped_flag():
