@@ -11,6 +11,7 @@ an oracle that shares the code it judges shares its bugs.
 
 from __future__ import annotations
 
+import decimal
 import functools
 import json
 import re
@@ -30,11 +31,42 @@ def utf16_length(text: str) -> int:
 
 
 def stringify(value: Any) -> str:
-    """``JSON.stringify(value)`` for the JSON values a completion holds: no spaces, and a
-    lone surrogate (half a pair a cut left) escaped as JavaScript escapes it."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """``JSON.stringify(value)`` for the JSON values a completion holds: no spaces, a lone
+    surrogate (half a pair a cut left) escaped as JavaScript escapes it, and numbers as
+    JavaScript writes them (:func:`js_number`).  Keys stay in Python's order: only the
+    length is judged, which no order changes."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{stringify(str(k))}:{stringify(v)}"
+                              for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(stringify(v) for v in value) + "]"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return js_number(value)
+    text = json.dumps(value, ensure_ascii=False)
     text = _units(text).decode("utf-16-le", "surrogatepass")  # halves that pair: one character
     return _LONE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def js_number(x: float) -> str:
+    """ECMA-262 Number::toString of the double ``x`` stands for: positional from 1e-6 up
+    to below 1e21, else ``1.5e+21``; NaN and the infinities are ``null`` in JSON.
+
+    >>> [js_number(v) for v in (0.0, -0.0, 1e21, 1e-7, 1.5e-6, 2.0**60, 2.0**70, float("nan"))]
+    ['0', '0', '1e+21', '1e-7', '0.0000015', '1152921504606847000', '1.1805916207174113e+21', 'null']
+    """
+    try:
+        d = decimal.Decimal(repr(float(x))).normalize()  # repr: the shortest digits
+    except (OverflowError, decimal.InvalidOperation):
+        return "null"  # an int past the largest double, NaN
+    if not d.is_finite():
+        return "null"
+    if d.is_zero():
+        return "0"
+    return format(d, "f" if _POSITIONAL[0] <= abs(d) < _POSITIONAL[1] else "e")
+
+
+#: the magnitudes JavaScript writes without an exponent
+_POSITIONAL = (decimal.Decimal("1e-6"), decimal.Decimal("1e21"))
 
 
 _LONE = re.compile("[\ud800-\udfff]")

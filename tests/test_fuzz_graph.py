@@ -323,6 +323,7 @@ def test_the_graph_runs_with_the_arguments_its_agent_passed(monkeypatch, where):
 
 
 def _json_as_python_writes_it(value, **dumps):
+    dumps.setdefault("separators", (",", ":"))  # compact, as stringify is
     return json.dumps(value, ensure_ascii=False, **dumps)  # a lone half stays a character
 
 

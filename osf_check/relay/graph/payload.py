@@ -9,8 +9,8 @@ astral character such as an emoji counts 2, a Japanese character 1).
 ['execution_id', 'reported_cost', 'result', 'status', 'total_tokens']
 >>> completion_payload("e1", "completed", "x" * 100_000, 1, 0)["result_truncated"]
 True
->>> stringify_length({"a": "😀"}), stringify_length({"a": "日本"})
-(10, 10)
+>>> stringify_length({"a": "😀"}), stringify_length({"a": "日本"}), stringify_length([0.0])
+(10, 10, 3)
 >>> len(cut_units("😀" * 1_001, ERROR_LIMIT)), len(cut_units("x" + "😀" * 1_000, ERROR_LIMIT))
 (1000, 1000)
 """
@@ -26,9 +26,9 @@ ERROR_LIMIT = 2_000
 
 
 def stringify_length(value: Any) -> int:
-    """``JSON.stringify(value).length``: compact separators, UTF-16 code units (a lone
-    half of a pair is written as its 6-character escape)."""
-    return units(stringify(value, separators=(",", ":")))
+    """``JSON.stringify(value).length``: compact JSON, UTF-16 code units (a lone half of a
+    pair is written as its 6-character escape, a cost of ``0.0`` as ``0``)."""
+    return units(stringify(value))
 
 
 def cut_units(text: str, units: int) -> str:
