@@ -74,10 +74,10 @@ class DesktopApp:
     def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run a handler whole: its answer."""
         h = self.start(method, params)
-        while not h.done:
+        while h.answer is None:  # never dropped: it runs to its answer
             self.tick()
             h.advance()
-        return h.answer  # type: ignore[return-value]  (done and never dropped)
+        return h.answer
 
     def start(self, method: str, params: dict[str, Any]) -> Task:
         """Start a handler: it runs to its first await point."""
@@ -103,9 +103,9 @@ class DesktopApp:
         if method == "run.chatOutboxStopAndSendNow" and params.get("sessionId") in self.sessions:
             # 004: its work must finish, so it is spawned, and the handler only awaits it
             task = self.spawn(self._stop_and_send(params))
-            while not task.done:
+            while task.answer is None:  # a spawned task is never dropped
                 yield
-            return task.answer  # type: ignore[return-value]  (a spawned task is never dropped)
+            return task.answer
         return self._answer(method, params)
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
