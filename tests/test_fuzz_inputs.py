@@ -134,7 +134,6 @@ def frames(draw) -> tuple[dict, str]:
     malformed = (set(p) - {"id", "method", "params", "idempotencyKey", "traceparent",
                            "tracestate"}
                  or not isinstance(rid, str) or not rid.strip()
-                 or len(rid.strip().encode("utf-8")) > 128
                  or not isinstance(p.get("method"), str)
                  or not isinstance(p.get("params", {}), dict)
                  or not _w3c_traceparent(p.get("traceparent"))

@@ -5,6 +5,7 @@ test_fuzz_graph.py."""
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 
@@ -16,6 +17,7 @@ from osf_check.relay.graph.payload import (ERROR_LIMIT, RESULT_LIMIT, completion
 from osf_check.relay.graph.server import NOT_FOUND, GraphServer, ToolError
 
 SID = "gs_" + "ab" * 16
+CID = "6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"  # a command id as the server mints them
 
 
 def _sized(units: int, unit: str) -> str:
@@ -142,10 +144,31 @@ def test_the_desktop_syncs_each_enabled_project_with_its_own_sessions(tmp_path):
     assert [r["project_id"] for r in d.sync_requests()] == ["p2"]
 
 
-def test_the_project_binding_refuses_an_id_that_is_not_a_uuid():
-    with pytest.raises(ValueError, match="not a UUID"):
-        GraphServer._bind("cmd-1")
-    assert GraphServer._bind("00000000-0000-4000-8000-000000000000")
+@pytest.mark.parametrize("bad", ["cmd-1", "", "0" * 32, "{%s}" % CID, CID + "0",
+                                 "urn:uuid:" + CID, CID.replace("-", "_")])
+def test_the_desktops_project_binding_refuses_a_command_id_that_is_not_a_uuid(tmp_path, bad):
+    # 000: ConnectedGraphProjectBinding refuses any other id before it writes the
+    # channel-project row: nothing runs, nothing is filed, nothing is posted
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.tick()
+    d.sync_reply([{"command_id": bad, "graph_session_id": SID, "slug": d.slug},
+                  {"command_id": CID.upper(), "graph_session_id": SID, "slug": d.slug}])
+    c = d.next_command()
+    assert d.start_or_refuse(c) is None
+    assert (c.state, c.outcome) == ("done", "refused") and d.executing() == []
+    assert d.bindings == {} and d.outbox.entries() == [] and bad not in d.history
+    d.sync_reply([{"command_id": bad, "graph_session_id": SID, "slug": d.slug}])
+    assert d.commands[bad] is c  # sent again by the server: still refused, never run
+    up = d.next_command()  # a UUID in capitals is a UUID
+    assert d.start_or_refuse(up) is None and up.state == "running"
+    assert d.bindings == {"graph:external:" + CID.upper(): "proj_1"}
+
+
+def test_the_server_mints_uuids_and_files_the_run_under_its_sessions_project():
+    s = GraphServer(seed=3)
+    s.sync("p2", [{"graph_session_id": SID, "slug": "s0"}])
+    t = s.run_graph_session(1, {"graph_session_id": SID, "idempotency_key": "key-12345"})
+    assert str(uuid.UUID(t["command_id"])) == t["command_id"] and s.runs[0].project_id == "p2"
 
 
 def test_a_sharing_change_starts_a_round_at_once_unless_busy(tmp_path):
@@ -169,14 +192,14 @@ def test_a_command_keeps_the_arguments_its_sync_reply_carried(tmp_path):
 def test_reopening_the_database_loses_no_completion(tmp_path):
     path = str(tmp_path / "outbox.sqlite")
     d = DesktopRelay(path, session_id=SID)
-    d.sync_reply([{"command_id": "c1", "graph_session_id": SID, "slug": d.slug}])
+    d.sync_reply([{"command_id": CID, "graph_session_id": SID, "slug": d.slug}])
     c = d.next_command()
     assert d.start_or_refuse(c) is None
     d.finish(c, "completed", "日本語の結果")
     d.outbox.close()  # the process dies before the POST is acknowledged
     d2 = DesktopRelay(path, session_id=SID)
     resent = d2.tick()
-    assert [p["execution_id"] for p in resent] == ["c1"]
+    assert [p["execution_id"] for p in resent] == [CID]
     assert resent[0]["result"] == "日本語の結果"
 
 
@@ -184,18 +207,18 @@ CHILD = r"""
 import sys, os
 from osf_check.relay.graph.desktop import DesktopRelay
 d = DesktopRelay(sys.argv[1], session_id="gs_" + "ab" * 16)
-d.sync_reply([{"command_id": "c1", "graph_session_id": d.session_id, "slug": d.slug}])
+d.sync_reply([{"command_id": "%s", "graph_session_id": d.session_id, "slug": d.slug}])
 c = d.next_command(); d.start_or_refuse(c); d.finish(c, "failed", "x", error="boom")
 print("written", flush=True)
 import time; time.sleep(60)
-"""
+""" % CID
 
 
 def test_a_killed_process_loses_no_completion(tmp_path):
     path = str(tmp_path / "outbox.sqlite")
     run_then_kill(CHILD, path)
     d = DesktopRelay(path, session_id=SID)
-    assert [(e, x["status"]) for e, x in d.outbox.entries()] == [("c1", "failed")]
+    assert [(e, x["status"]) for e, x in d.outbox.entries()] == [(CID, "failed")]
 
 
 def test_the_full_record_stays_in_the_desktops_history(tmp_path):
@@ -230,11 +253,11 @@ def test_the_desktops_round_from_tick_to_round_end(tmp_path):
     assert d.tick() == [] and d.phase == "idle"  # offline: no round
     d.online = True
     d.tick()
-    d.sync_reply([{"command_id": "c1", "graph_session_id": SID, "slug": "s0"},
+    d.sync_reply([{"command_id": CID, "graph_session_id": SID, "slug": "s0"},
                   {"command_id": "c2", "graph_session_id": SID, "slug": "old"}])
-    assert d.phase == "work" and d.commands["c1"] == Command("c1", SID, "s0")
+    assert d.phase == "work" and d.commands[CID] == Command(CID, SID, "s0")
     c1 = d.next_command()
-    assert c1.command_id == "c1" and d.start_or_refuse(c1) is None
+    assert c1.command_id == CID and d.start_or_refuse(c1) is None
     assert (c1.state, c1.outcome) == ("running", None) and d.executing() == [c1]
     assert d.next_command() is None and d.round_end() is False  # one Graph at a time
     assert d.control_poll(c1, False) is False and c1.state == "running"
@@ -242,19 +265,19 @@ def test_the_desktops_round_from_tick_to_round_end(tmp_path):
     assert (c1.state, c1.outcome, c1.stop_sent) == ("stopping", "cancelled", 1)
     assert d.control_poll(c1, True) is False and c1.stop_sent == 1  # the stop is sent once
     p = d.finish(c1, "completed", "late")  # the Graph ended after the stop
-    assert p == {"execution_id": "c1", "status": "cancelled", "result": "late",
+    assert p == {"execution_id": CID, "status": "cancelled", "result": "late",
                  "total_tokens": 0, "reported_cost": 0.0}
-    assert (c1.state, c1.outcome) == ("done", "cancelled") and d.history["c1"] == p
+    assert (c1.state, c1.outcome) == ("done", "cancelled") and d.history[CID] == p
     c2 = d.next_command()
     assert c2.command_id == "c2"
     refused = d.start_or_refuse(c2)  # the slug changed: closed as cancelled, never run
     assert refused == {"execution_id": "c2", "status": "cancelled", "result": None,
                        "total_tokens": 0, "reported_cost": 0.0, "error": NOT_SHARED}
     assert (c2.state, c2.outcome) == ("done", "cancelled") and d.history["c2"] == refused
-    assert [e for e, _ in d.outbox.entries()] == ["c1", "c2"]
+    assert [e for e, _ in d.outbox.entries()] == [CID, "c2"]
     assert d.round_end() is True and d.phase == "idle"
-    assert [p["execution_id"] for p in d.tick()] == ["c1", "c2"]  # re-sent first
-    d.acked("c1")
+    assert [p["execution_id"] for p in d.tick()] == [CID, "c2"]  # re-sent first
+    d.acked(CID)
     assert [e for e, _ in d.outbox.entries()] == ["c2"]
 
 

@@ -22,6 +22,7 @@ from osf_check.relay.wire.registration import (Device, RegistrationError, Versio
 
 DESK = "6f1c2a7e-0000-4000-8000-000000000001"
 PHONE = "6f1c2a7e-0000-4000-8000-000000000002"
+CMD = "6f1c2a7e-0000-4000-8000-0000000000c1"  # a Graph command id: a UUID, as the server mints
 DEVICES = {DESK: Device(DESK, "desktop"), PHONE: Device(PHONE, "mobile"),
            "6f1c2a7e-0000-4000-8000-000000000003": Device("6f1c2a7e-0000-4000-8000-000000000003",
                                                           "mobile", forgotten=True),
@@ -209,17 +210,17 @@ def test_the_graph_desktop_reports_its_timers():
     assert d.timers() == [(POLL_INTERVAL, "round", None)]
     d.clock.advance(7.0)
     d.tick()
-    c = Command("c-1", d.session_id, d.slug)
-    d.commands["c-1"] = c
+    c = Command(CMD, d.session_id, d.slug)
+    d.commands[CMD] = c
     d.phase = "work"
     d.start_or_refuse(c)
-    assert d.timers() == [(7.0 + CONTROL_POLL, "control_poll", "c-1"),
+    assert d.timers() == [(7.0 + CONTROL_POLL, "control_poll", CMD),
                           (7.0 + POLL_INTERVAL, "round", None)]
     d.clock.advance(3.0)
     assert d.control_poll(c, False) is False
-    assert d.timers()[0] == (13.0, "control_poll", "c-1")
+    assert d.timers()[0] == (13.0, "control_poll", CMD)
     p = d.finish(c, "completed", "out", tokens=5, cost=0.5)
-    assert p["status"] == "completed" and d.history["c-1"]["result"] == "out"
+    assert p["status"] == "completed" and d.history[CMD]["result"] == "out"
     assert d.timers() == [(27.0, "round", None)]
 
 
@@ -417,7 +418,7 @@ def test_the_outbox_file_is_written_ahead(tmp_path):
     ({"type": "rpc.request", "payload": {"id": "r", "b": 1, "a": 1}},
      "unknown field in rpc.request: a"),
     ({"type": "rpc.request", "payload": {"id": " "}},
-     "request id missing, empty or over 128 bytes"),
+     "request id missing or empty"),
     ({"type": "rpc.request", "payload": {"id": "r"}}, "method missing"),
     ({"type": "rpc.request", "payload": {"id": "r", "method": "m", "params": []}},
      "params must be an object"),

@@ -127,15 +127,30 @@ def _relay(**kw) -> RelayRouter:
     return r
 
 
-@pytest.mark.parametrize("n", [127, 128, 129])
-def test_request_ids_of_at_most_128_bytes(n):
+def _id_of(n: int) -> str:
+    return "é" * (n // 2) + "x" * (n % 2)  # n UTF-8 bytes
+
+
+@pytest.mark.parametrize("n", [127, 128, 129, 4096])
+def test_a_request_id_of_any_length_is_admitted_under_the_rate_limit(n):
     r = _relay()
-    out = r.on_request(Client(USER, "phone", DESK), request("é" * (n // 2) + "x" * (n % 2),
-                                                            "system.ping", {}), 0.0)
-    if n <= 128:
-        assert out == [] and len(r.pending) == 1
+    assert r.on_request(Client(USER, "phone", DESK), request(_id_of(n), "system.ping", {}),
+                        0.0) == []
+    assert [k[2] for k in r.pending] == [_id_of(n)]
+
+
+@pytest.mark.parametrize("rid, answered", [(_id_of(127), True), (_id_of(128), True),
+                                           (_id_of(129), False), (" " + "x" * 128, False)])
+def test_over_the_rate_limit_only_an_id_of_at_most_128_bytes_is_answered(rid, answered):
+    # 004: "Es beantwortet nur eine rpc.request mit einer Anfrage-ID von höchstens 128
+    # Bytes"; measured as the frame carries it, since the frame is dropped unvalidated
+    r = _relay(burst=0, rate=0.0)
+    out = r.on_request(Client(USER, "phone", DESK), request(rid, "system.ping", {}), 0.0)
+    if answered:
+        assert [m.frame["payload"]["error"]["code"] for m in out] == [-32028]
     else:
-        assert out[0].frame["payload"]["error"]["code"] == -32600 and not r.pending
+        assert out == []
+    assert not r.pending
 
 
 @pytest.mark.slow

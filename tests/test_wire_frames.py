@@ -50,7 +50,7 @@ def online(**kw) -> RelayRouter:
 @pytest.mark.parametrize("frame, why", [
     ("not a frame", "not an rpc.request frame"),
     ({"type": "rpc.request", "payload": [1]}, "rpc.request without a payload object"),
-    ({"type": "rpc.request", "payload": {"id": 7}}, "request id missing, empty or over 128 bytes"),
+    ({"type": "rpc.request", "payload": {"id": 7}}, "request id missing or empty"),
 ])
 def test_a_frame_that_is_not_one_is_refused_without_an_id(frame, why):
     assert online().on_request(PHONE, frame, 0.0) == refusal(None, -32600, reason=why)
@@ -343,20 +343,48 @@ def test_a_result_the_desktop_may_not_send_becomes_a_validation_error_whole():
         "validation", "run.chatCommandOutputRead: page over 256 KiB"), "r-2")
 
 
+MIB32 = 32 * 1024 * 1024  # 004: "Relay-Frame 32 MiB, jeder Frame"
+
+
 def test_a_frame_at_32_mib_leaves_and_one_byte_more_is_refused():
+    # the whole frame counts, its envelope too: that is what goes on the socket
     d = DesktopRouter(":memory:", USER)
     c = d.receive(fwd(method="system.ping", params={}, key=None), 0.0)
     d.start(c, 0.0)
-    empty = limits.size(frame_of({"result": {"blob": ""}})["payload"])
-    d.finish(c, {"result": {"blob": "x" * (limits.MAX_FRAME - empty)}}, 0.0)
+    empty = len(json.dumps(frame_of({"result": {"blob": ""}}), separators=(",", ":")))
+    d.finish(c, {"result": {"blob": "x" * (MIB32 - empty)}}, 0.0)
     out = d.take_answer(c)
-    assert limits.size(out["payload"]) == limits.MAX_FRAME and "result" in out["payload"]
+    assert len(json.dumps(out, separators=(",", ":"))) == MIB32 and "result" in out["payload"]
     c = d.receive(fwd("r-2", method="system.ping", params={}, key=None), 0.0)
     d.start(c, 0.0)
-    d.finish(c, {"result": {"blob": "x" * (limits.MAX_FRAME - empty + 1)}}, 0.0)
+    d.finish(c, {"result": {"blob": "x" * (MIB32 - empty + 1)}}, 0.0)
     assert d.take_answer(c) == {"type": "rpc.response", "payload": {
         "clientId": PHONE.client_id, "id": "r-2", "isFinal": True,
         **desktop_error("validation", "response frame over 32 MiB")}}
+
+
+def _request_of(size: int, rid: str, method: str, key: str | None) -> dict:
+    """A forwarded request whose whole frame is ``size`` bytes of compact UTF-8 JSON."""
+    f = fwd(rid, method, {"blob": ""}, key)
+    f["payload"]["params"]["blob"] = "é" * ((size - len(json.dumps(f, separators=(",", ":")))) // 2)
+    assert len(json.dumps(f, ensure_ascii=False, separators=(",", ":")).encode()) == size
+    return f
+
+
+@pytest.mark.parametrize("method, key", [("system.ping", None),
+                                         ("system.activateCodexAuthProfile", "key-0001")])
+def test_a_request_frame_over_32_mib_is_refused_whole_before_any_claim(method, key):
+    # 004 limits every frame, the ones the desktop reads too; it names no answer: the
+    # refusal is a final validation error, and a mutation takes no claim
+    d = DesktopRouter(":memory:", USER)
+    at = d.receive(_request_of(MIB32, "r-1", method, key), 0.0)
+    assert at.refusal is None
+    over = d.receive(_request_of(MIB32 + 2, "r-2", method, key and "key-0002"), 0.0)
+    assert over.refusal == desktop_error("validation", "request frame over 32 MiB")
+    assert over.scope is None and over.stage == "slot_wait"  # it waits for a slot too
+    assert d.start(over, 0.0) == "answer"
+    assert d.take_answer(over) == frame_of(over.refusal, "r-2")
+    assert d.claims.db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
 
 
 def test_the_claims_answers_whole():

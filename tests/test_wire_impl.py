@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from osf_check.relay.wire import envelope as env
-from osf_check.relay.wire.app import DesktopApp
+from osf_check.relay.wire.app import DesktopApp, Task
 from osf_check.relay.wire.desktop_router import (DISPATCH, DISPATCH_LOADS, ENQUEUE, SLOT_WAIT,
                                        DesktopRouter)
 from osf_check.relay.wire.errors import BUSY_MESSAGE, TIMEOUT_MESSAGE, kind_of
@@ -32,7 +32,7 @@ def code(out: list) -> int:
 @pytest.mark.parametrize("bad, why", [
     ({"userId": "u"}, "unknown field"), ({"target_desktop": "d"}, "unknown field"),
     ({"traceparent": None}, "traceparent"), ({"traceparent": "00-xyz"}, "traceparent"),
-    ({"id": "x" * 129}, "128 bytes"), ({"id": "é" * 65}, "128 bytes"), ({"id": ""}, "id"),
+    ({"id": ""}, "id"), ({"id": " \t"}, "id"),
     ({"params": [1]}, "params"),
 ])
 def test_a_malformed_request_fails_as_a_whole(bad, why):
@@ -42,8 +42,10 @@ def test_a_malformed_request_fails_as_a_whole(bad, why):
         env.validate_request(frame)
 
 
-def test_valid_requests_and_the_id_limit_in_bytes():
-    assert env.validate_request(req("x" * 128))["id"] == "x" * 128
+def test_valid_requests_whatever_the_length_of_their_id():
+    # 004 sets 128 bytes only on the ids its -32028 answers carry, not on every request
+    for rid in ("x" * 128, "x" * 129, "é" * 65, "r" * 10_000):
+        assert env.validate_request(req(rid))["id"] == rid
     assert env.validate_request(req("  r-1 "))["id"] == "r-1"  # trimmed
     assert env.snake_keys({"entries": [{"queueId": 1, "queue_id": 2}]}) == ["entries[0].queue_id"]
 
@@ -142,7 +144,7 @@ def test_the_answers_bucket_defaults_to_burst_300_and_150_per_second():
 
 @pytest.mark.parametrize("mangle, reason", [
     (lambda p: p.update(traceparent="00-bad"), "traceparent"),
-    (lambda p: p.update(id="x" * 129), "128 bytes"),
+    (lambda p: p.update(id=" "), "request id"),
     (lambda p: p.update(userId="u"), "unknown field"),
 ])
 def test_a_malformed_frame_is_answered_at_once_not_dropped(mangle, reason):
@@ -532,6 +534,41 @@ def test_stop_and_send_now_never_stops_another_run():
     assert r["result"] == {"stopped": True, "sent": True,
                            "receipt": {"queueId": queue, "operationId": "op-1"}}
     assert app.stopped == [("run-2", "th-1", "turn-9")]
+
+
+def test_stop_and_send_now_finishes_as_its_own_task_when_its_handler_is_dropped():
+    # 004: "startet sie als eigenen Task und wartet nur auf das Ergebnis ... auch wenn das
+    # Relay nicht mehr wartet": the dispatch limit drops the handler while the run stops
+    app = DesktopApp(sessions={"s": ("run-1", "th-1", "turn-1")})
+    app.handle("run.chatOutboxSubmit", env.outbox_params("s", "op-1"))
+    stop = {"sessionId": "s", "queueId": "q-1", "operationId": "op-1",
+            "expectedRunId": "run-1", "expectedThreadId": "th-1", "expectedTurnId": "turn-1"}
+    handler = app.start("run.chatOutboxStopAndSendNow", stop)
+    assert not handler.done and app.stopped == [("run-1", "th-1", "turn-1")]
+    assert not app.outbox["s"][0].get("sent")  # awaiting the run's end
+    handler.drop()
+    assert handler.done and handler.answer is None  # the relay gets no answer from it
+    app.tick()
+    assert app.outbox["s"][0]["sent"] is True and app.tasks == []
+
+
+def test_a_dropped_handler_ends_at_its_await_point():
+    ran = []
+
+    def steps():
+        try:
+            ran.append("before")
+            yield
+            ran.append("after")
+            return {"result": {}}
+        finally:
+            ran.append("ended")  # a Rust future dropped at an await point runs its drops
+    t = Task(steps())
+    t.advance()
+    t.drop()
+    assert ran == ["before", "ended"] and t.done and t.dropped and t.answer is None
+    t.advance()
+    assert ran == ["before", "ended"]
 
 
 def test_004s_size_limits_are_enforced_by_the_desktop():

@@ -7,6 +7,7 @@ fuzzer, a real shell) carries requests and answers, and may lose them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,10 @@ from .payload import completion_payload, whole
 POLL_INTERVAL = float(constants.RELAY_ROUND)
 CONTROL_POLL = float(constants.CONTROL_POLL)
 NOT_SHARED = "Graph session is no longer shared with this project"
+#: a UUID's text form, 8-4-4-4-12 hex digits (either case: RFC 9562 reads them so)
+UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+#: the channel a connected command runs on (000: run_graph_now "sul canale graph:external:")
+CHANNEL = "graph:external:"
 
 
 @dataclass
@@ -26,6 +31,7 @@ class Command:
     session_id: str
     slug: str
     state: str = "fetched"  # fetched, running, stopping, done
+    #: completed, failed, cancelled, or refused (the project binding would not file it)
     outcome: str | None = None
     stop_sent: int = 0
     polled_at: float | None = None  # when the server was last asked about a stop
@@ -53,6 +59,8 @@ class DesktopRelay:
     history: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: when the relay timer last fired (a round ran or was skipped)
     ticked_at: float = 0.0
+    #: the channel-project rows the project binding wrote: a run's channel -> its project
+    bindings: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.outbox_path)
@@ -122,12 +130,28 @@ class DesktopRelay:
             c.slug == self.slug
 
     def start_or_refuse(self, c: Command) -> dict[str, Any] | None:
-        """Run the command, or close it as cancelled (returned: that completion's POST)."""
-        if self.consent(c):
-            c.state, c.polled_at = "running", self.clock.now()
+        """Run the command, or close it as cancelled (returned: that completion's POST).
+        A command whose id the project binding refuses never runs and posts nothing:
+        000 names no completion for it."""
+        if not self.consent(c):
+            c.state, c.outcome = "done", "cancelled"
+            return self._complete(c, "cancelled", None, error=NOT_SHARED)
+        if not self.bind(c):
+            c.state, c.outcome = "done", "refused"
             return None
-        c.state, c.outcome = "done", "cancelled"
-        return self._complete(c, "cancelled", None, error=NOT_SHARED)
+        c.state, c.polled_at = "running", self.clock.now()
+        return None
+
+    def bind(self, c: Command) -> bool:
+        """ConnectedGraphProjectBinding: file the run under its connected project, only
+        for a UUID command id (000: "rifiuta qualsiasi altra cosa prima di scrivere la
+        riga canale-progetto").  The server mints the ids, so this guards against a
+        server that sends something else."""
+        if not isinstance(c.command_id, str) or not UUID_TEXT.fullmatch(c.command_id):
+            return False
+        project = next(p for p, sid in self.projects.items() if sid == c.session_id)
+        self.bindings[CHANNEL + c.command_id] = project
+        return True
 
     def control_poll(self, c: Command, cancelled: bool) -> bool:
         """The server said whether the run was cancelled: the stop is sent once."""

@@ -109,22 +109,11 @@ class GraphServer:
         if existing is not None:  # a retry: the same run, whatever its status now
             return self._ticket(existing)
         meta = self.sessions.get(sid, {})
-        run = Run(self._bind(self._new_id()), agent, key, sid, meta.get("slug", ""), arguments,
+        run = Run(self._new_id(), agent, key, sid, meta.get("slug", ""), arguments,
                   project_id=meta.get("project_id", ""))
         self.runs.append(run)
         self.by_key[(agent, key)] = run.command_id
         return self._ticket(run)
-
-    @staticmethod
-    def _bind(command_id: str) -> str:
-        """The project binding files a run under its project only for a UUID command id
-        (000: ConnectedGraphProjectBinding rejects any other id before writing the row)."""
-        try:
-            if str(uuid.UUID(command_id)) == command_id:
-                return command_id
-        except (ValueError, TypeError, AttributeError):
-            pass
-        raise ValueError(f"the project binding refuses command id {command_id!r}: not a UUID")
 
     def _existing(self, agent: int, key: str) -> Run | None:
         """The run this agent already started with this idempotency key."""

@@ -131,6 +131,10 @@ class DesktopRouter:
         self.calls[call.cid] = call
         if not readable:
             call.refusal = desktop_error("parse_error", "text holding half a surrogate pair")
+        elif limits.frame_over(frame):
+            # 004 limits every frame and names no answer: refused whole before any claim,
+            # and answered, so that the relay's pending entry ends now, not at its expiry
+            call.refusal = desktop_error("validation", "request frame over 32 MiB")
         elif p.get("userId") != self.user:
             call.refusal = desktop_error("forbidden", "signed in as another user")
         elif method not in MANIFEST:
@@ -274,10 +278,11 @@ class DesktopRouter:
         payload = {"clientId": call.client_id, "id": call.rid, **answer, "isFinal": True}
         if call.traceparent:
             payload["traceparent"] = call.traceparent
-        if limits.size(payload) > limits.MAX_FRAME:  # no frame over 32 MiB leaves the desktop
-            payload = {"clientId": call.client_id, "id": call.rid, "isFinal": True,
-                       **desktop_error("validation", "response frame over 32 MiB")}
-        return {"type": "rpc.response", "payload": payload}
+        frame = {"type": "rpc.response", "payload": payload}
+        if limits.frame_over(frame):  # no frame over 32 MiB leaves the desktop
+            frame["payload"] = {"clientId": call.client_id, "id": call.rid, "isFinal": True,
+                                **desktop_error("validation", "response frame over 32 MiB")}
+        return frame
 
     # time ------------------------------------------------------------------------------------
     def timers(self) -> list[tuple[float, str, Any]]:

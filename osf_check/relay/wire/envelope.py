@@ -24,7 +24,7 @@ from .text import byte_len, trim, unreadable
 
 REQUEST_FIELDS = frozenset({"id", "method", "params", "idempotencyKey", "traceparent",
                             "tracestate"})
-MAX_ID_BYTES = 128
+MAX_ID_BYTES = 128  # only for the -32028 answers (004)
 MAX_KEY_BYTES = 256
 TRACEPARENT = re.compile(r"^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$")
 SNAKE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
@@ -112,11 +112,20 @@ def request(rid: str, method: str, params: dict[str, Any], key: str | None = Non
     return {"type": "rpc.request", "payload": p}
 
 
-def id_ok(payload: Any) -> bool:
-    """Whether the frame has an id the relay may answer (a string of at most 128 bytes)."""
+def has_id(payload: Any) -> bool:
+    """Whether the request names itself: a readable string, not empty once trimmed.  004
+    sets no length on a request id: the pending key holds it trimmed, whatever its size."""
     rid = payload.get("id") if isinstance(payload, dict) else None
-    return isinstance(rid, str) and not unreadable(rid) and \
-        0 < byte_len(trim(rid)) <= MAX_ID_BYTES
+    return isinstance(rid, str) and not unreadable(rid) and trim(rid) != ""
+
+
+def id_ok(payload: Any) -> bool:
+    """Whether a request over the rate limit has an id its -32028 answer may carry: 004
+    answers only "eine rpc.request mit einer Anfrage-ID von höchstens 128 Bytes".  The
+    frame is discarded before validation, so the id is measured as the frame carries
+    it, untrimmed."""
+    rid = payload.get("id") if isinstance(payload, dict) else None
+    return has_id(payload) and byte_len(rid) <= MAX_ID_BYTES  # type: ignore[arg-type]
 
 
 def trace_ok(payload: Any) -> bool:
@@ -138,8 +147,8 @@ def validate_request(frame: Any) -> dict[str, Any]:
     extra = sorted(set(p) - REQUEST_FIELDS)
     if extra:
         raise FrameError(f"unknown field in rpc.request: {extra[0]}")
-    if not id_ok(p):
-        raise FrameError("request id missing, empty or over 128 bytes")
+    if not has_id(p):
+        raise FrameError("request id missing or empty")
     if not isinstance(p.get("method"), str):
         raise FrameError("method missing")
     if "params" in p and not isinstance(p["params"], dict):

@@ -16,7 +16,7 @@ from typing import Any
 from .text import byte_len, compact
 
 MiB, KiB = 1 << 20, 1 << 10
-MAX_FRAME = 32 * MiB  # every relay frame
+MAX_FRAME = 32 * MiB  # every relay frame, in and out ("32 MiB, jeder Frame")
 RECONCILE_SESSIONS = 16  # sessions per run.chatReconcileSessions call
 RECONCILE_RESULT = 8 * MiB  # its result
 RECONCILE_OUTBOX = 256  # outbox entries per session in its result
@@ -30,6 +30,11 @@ TEXT_LIMITS = {"run.chatCommandOutputRead": ("output", COMMAND_OUTPUT_PAGE, "pag
 def size(value: Any) -> int:
     """Bytes of ``value`` as compact UTF-8 JSON (what goes on the socket)."""
     return len(compact(value, separators=(",", ":")).encode("utf-8"))
+
+
+def frame_over(frame: Any) -> bool:
+    """Whether a whole frame, envelope and all, is over 32 MiB on the socket."""
+    return size(frame) > MAX_FRAME
 
 
 def params_problem(method: str, params: dict[str, Any]) -> str | None:
