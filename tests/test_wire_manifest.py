@@ -6,6 +6,9 @@ several sections is listed once, where it first appears.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from osf_check.relay import constants
@@ -117,3 +120,16 @@ def test_each_station_takes_its_deadline_from_the_manifest_class():
     assert keep_pending("run.chatLoadPageBefore") == constants.RELAY_OLDER_PAGE
     assert Phone("p-1", "ios").waits("run.chatOutboxSubmit") == constants.PHONE_OUTBOX_IOS
     assert Phone("p-1", "ios").waits("run.chatLoad") == constants.PHONE_FIRST_LOAD
+
+
+def test_the_user_docs_take_the_method_counts_from_the_generated_list():
+    """A count of 004's methods written by hand goes stale when the manifest changes: the
+    docs link the generated list instead (the freshness of which test_describe checks)."""
+    root = Path(__file__).resolve().parents[1]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    counted = re.compile(r"\b\d+ (?:named )?(?:methods|mutations)\b|\b\d+ of its \d+\b")
+    found = {p.name: counted.findall(p.read_text(encoding="utf-8")) for p in pages}
+    assert {k: v for k, v in found.items() if v} == {}
+    listed = (root / "docs" / "reference" / "methods.md").read_text(encoding="utf-8")
+    assert f"It names {len(MANIFEST)} of them" in listed
+    assert all(f"| `{m}` |" in listed for m in MANIFEST)
