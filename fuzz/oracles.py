@@ -17,6 +17,8 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from osf_check.relay.wire.manifest import MANIFEST
+
 #: the properties judged only here, on concrete data (the models abstract it away)
 CONCRETE = {"A8": "bounded-result"}
 
@@ -396,28 +398,13 @@ def shape_problem(answer: Any) -> str | None:
     return None
 
 
-#: 004's "Schwere Gruppe": the methods that take one of the two heavy slots
-HEAVY_004 = ("run.chatLoad", "run.chatLoadPageBefore", "run.chatLoadThread",
-             "run.chatLoadThreadPageBefore", "run.chatReconcileSessions",
-             "run.chatPreviewExistingSession", "files.getPreviewMetadata", "files.readBinary",
-             "files.readMediaRendition", "files.prepareMediaStream", "files.readMediaRange",
-             "files.saveChatAttachment", "files.beginChatAttachmentUpload",
-             "files.appendChatAttachmentUploadChunk", "files.finishChatAttachmentUpload",
-             "files.cancelChatAttachmentUpload", "files.getGitDiffDetail",
-             "files.getGitFileDiffPatch", "run.chatFetchWebPageMarkdownPreview")
-#: methods 004 calls mutations in so many words (they need a key), and its replay-safe four
-MUTATIONS_004 = ("system.activateCodexAuthProfile", "system.activateClaudeAccount",
-                 "system.updateReplyStyle", "run.chatOutboxSubmit",
-                 "run.chatOutboxStopAndSendNow", *REPLAY_SAFE[1:])
-#: methods 004 shows as reads (no key needed): the ping, the lists, the loads, the reads
-READS_004 = ("system.ping", "system.codexAuthProfiles", "system.claudeAccounts",
-             "system.agentUsageHistory", "system.getVoiceVocabulary", "system.getReplyStyle",
-             "session.listProjects", "session.getHistoryState", "run.chatLoad",
-             "run.chatLoadPageBefore", "run.chatContextUsage", "files.readContent",
-             "files.readBinary", "files.getGitFileDiffPatch", "files.getPreviewMetadata")
-#: every method 004 names (its manifest, the named part)
-NAMED_004 = tuple(dict.fromkeys((*MUTATIONS_004, *READS_004, *HEAVY_004, "system.codexUsageLimits",
-                                 "session.create", "run.cancel", "run.chatResolveApproval",
-                                 "run.improveText", "system.updateReplyStyle")))
+#: 004's method list, read from the one manifest the reference relay and desktop use
+#: (``osf_check.relay.wire.manifest``, where each entry cites 004): every method it names,
+#: its heavy group (the two heavy slots), its mutations (they need a key) and the rest,
+#: which need none
+NAMED_004 = tuple(MANIFEST)
+HEAVY_004 = tuple(m for m, d in MANIFEST.items() if d.slot == "heavy")
+MUTATIONS_004 = tuple(m for m, d in MANIFEST.items() if d.mutation)
+READS_004 = tuple(m for m, d in MANIFEST.items() if not d.mutation)
 #: "Eine gespeicherte Antwort über 256 KiB wird als mehrdeutig festgehalten" (UTF-8 bytes)
 STORED_ANSWER_LIMIT = 256 * 1024

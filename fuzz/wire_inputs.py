@@ -24,6 +24,14 @@ from .oracles import HEAVY_004, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, MUTATION
 
 USER, DESK = "user-1", "desk-1"
 PHONE = f"phone-0::{DESK}"
+#: 004: the relay type-checks the params of this one method; any other payload is opaque
+#: to it, so empty params pass it
+RELAY_CHECKED = {"session.syncHistoryState": {"sessionId": "s-1"}}
+
+
+def _params(method: str) -> dict[str, Any]:
+    """Params the relay forwards for this method."""
+    return dict(RELAY_CHECKED.get(method, {}))
 
 
 def frame(rid: str, method: Any, params: Any, key: str | None = None,
@@ -62,7 +70,7 @@ def relay_admission(new_relay: Callable[..., Any], client: Any) -> set[str]:
     tried: set[str] = set()
     for i, method in enumerate(NAMED_004):
         r = new_relay()
-        got = _one(r.on_request(client, frame(f"m-{i}", method, {}, "key-1"), 0.0))
+        got = _one(r.on_request(client, frame(f"m-{i}", method, _params(method), "key-1"), 0.0))
         if got is not None:
             raise Divergence(f"{method} (named in 004's manifest) with a key was refused: {got}")
         if not r.route((USER, DESK, f"m-{i}")):
@@ -75,7 +83,7 @@ def relay_admission(new_relay: Callable[..., Any], client: Any) -> set[str]:
             raise Divergence(f"the mutation {method} without idempotencyKey was answered "
                              f"{got} (004: -32026, reason protocolUpdateRequired)")
     for method in READS_004:
-        got = _one(new_relay().on_request(client, frame("m", method, {}), 0.0))
+        got = _one(new_relay().on_request(client, frame("m", method, _params(method)), 0.0))
         if got is not None:
             raise Divergence(f"the read {method} without a key was refused: {got} (004 asks "
                              f"a key of mutations only)")

@@ -24,7 +24,30 @@ MODELS = ("graph-relay", "wire-relay")
 def pages() -> dict[Path, str]:
     """Each reference page's path and the text it should hold."""
     from osf_check.describe import reference_text
-    return {OUT / f"{m}.md": reference_text(m) for m in MODELS}
+    out = {OUT / f"{m}.md": reference_text(m) for m in MODELS}
+    out[OUT / "methods.md"] = methods_page()
+    return out
+
+
+def methods_page() -> str:
+    """004's method manifest as the reference implementation and the fuzzer read it."""
+    from osf_check.relay.wire import manifest as m
+    named = {ns: sum(m.namespace(x) == ns for x in m.MANIFEST) for ns in m.STATED_BY_NAMESPACE}
+    per = ", ".join(f"`{ns}` {named[ns]} of {n}" for ns, n in m.STATED_BY_NAMESPACE.items())
+    rows = [f"| `{name}` | {'yes' if d.mutation else 'no'} | {d.slot} | "
+            f"{d.deadline.replace('_', ' ')} | {d.behaviour} |" for name, d in m.MANIFEST.items()]
+    return "\n".join([
+        "# The wire protocol's methods", "",
+        "Generated from the method manifest (`osf_check/relay/wire/manifest.py`) by "
+        "`python scripts/gen_reference.py --write`.", "",
+        f"The protocol document counts {m.STATED_METHODS} methods and {m.STATED_MUTATIONS} "
+        f"mutations (one of its diagrams says {m.DIAGRAM_METHODS} and {m.DIAGRAM_MUTATIONS}; "
+        f"its text is followed). It names {len(m.MANIFEST)} of them ({per}), "
+        f"{len(m.MUTATIONS)} of those as mutations. The relay answers -32601 for any other "
+        "method; a named method whose handler the document does not describe answers "
+        "the final \"not implemented\" error.", "",
+        "| method | mutation | slot | deadline | what the document says |",
+        "|---|---|---|---|---|", *rows, ""])
 
 
 def stale(want: dict[Path, str]) -> list[str]:

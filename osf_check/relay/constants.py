@@ -11,6 +11,8 @@ reads each back from the documents instead.
 
 from __future__ import annotations
 
+from .wire import manifest as _manifest
+
 __all__ = ["RELAY_ROUND", "CONTROL_POLL", "RUN_MEDIAN", "RUN_FLOOR", "SLOT", "DISPATCH",
            "DISPATCH_LOAD", "ENQUEUE", "PHONE_OLDER_PAGE", "PHONE_FIRST_LOAD",
            "PHONE_OUTBOX_IOS", "PHONE_OUTBOX_ANDROID", "PHONE_OTHER", "RELAY_OLDER_PAGE",
@@ -47,5 +49,6 @@ RETENTION = 48 * 3600
 RULES_TTL = 60
 PRECHECK_TIMEOUT = 5
 
-#: 004: the two first timeline loads, which have the longer dispatch and relay limits
-LOADS = frozenset({"run.chatLoad", "run.chatLoadThread"})
+#: 004: the two first timeline loads, which have the longer dispatch and relay limits (the
+#: method manifest gives each method's deadline class)
+LOADS = _manifest.LOADS

@@ -32,10 +32,11 @@ from typing import Any
 
 from .. import constants
 from . import limits
-from .envelope import HEAVY, MANIFEST, params_problem, snake_keys
+from .envelope import params_problem, snake_keys
 from .errors import answer_class, busy, desktop_error, timed_out
 from .idempotency import MAX_COMPLETED, MAX_ROWS, MAX_RUNNING, MAX_WAITERS, DurableClaims, \
     MemoryClaims, Scope
+from .manifest import HEAVY, LOADS, MANIFEST
 from .text import unreadable
 
 LIGHT_SLOTS = 8
@@ -44,7 +45,6 @@ SLOT_WAIT = float(constants.SLOT)
 DISPATCH = float(constants.DISPATCH)
 DISPATCH_LOADS = float(constants.DISPATCH_LOAD)
 ENQUEUE = float(constants.ENQUEUE)
-LOADS = constants.LOADS
 #: the stages in which a call holds its slot
 HOLDING = frozenset({"dispatch", "joined"})
 #: mutations whose completed claim is let go at once (their own ledger makes reruns harmless)
@@ -143,7 +143,7 @@ class DesktopRouter:
             why = params_problem(method, params, key) or limits.params_problem(method, params)
             if why:
                 call.refusal = desktop_error("invalid_params", why)
-            elif MANIFEST[method][0]:
+            elif MANIFEST[method].mutation:
                 call.scope = self._scope(call)
         return call
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .manifest import MANIFEST
 from .text import byte_len, trim, unreadable
 
 REQUEST_FIELDS = frozenset({"id", "method", "params", "idempotencyKey", "traceparent",
@@ -29,62 +30,6 @@ MAX_KEY_BYTES = 256
 TRACEPARENT = re.compile(r"^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$")
 SNAKE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
 TRACE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-
-#: the methods 004 names, with (mutation: needs an idempotency key, heavy: takes one of the
-#: 2 heavy slots).  004's manifest has 74 methods, 25 of them mutations (its text; its
-#: diagram says 69 and 24: we follow the text); it names these 46, so this list is the
-#: named part of it.  Mutations: the ones 004 calls mutations (the two activate
-#: methods, updateReplyStyle, the two outbox methods), the replay-safe upload methods,
-#: and the methods whose effect makes them one (create, cancel, approve, save).
-MANIFEST: dict[str, tuple[bool, bool]] = {
-    # system, 13 in 004 (10 named)
-    "system.ping": (False, False),
-    "system.codexAuthProfiles": (False, False),
-    "system.claudeAccounts": (False, False),
-    "system.activateCodexAuthProfile": (True, False),
-    "system.activateClaudeAccount": (True, False),
-    "system.agentUsageHistory": (False, False),
-    "system.getVoiceVocabulary": (False, False),
-    "system.getReplyStyle": (False, False),
-    "system.updateReplyStyle": (True, False),
-    "system.codexUsageLimits": (False, False),
-    # session, 15 in 004 (4 named)
-    "session.listProjects": (False, False),
-    "session.create": (True, False),
-    "session.getHistoryState": (False, False),
-    "session.syncHistoryState": (False, False),
-    # run, 23 in 004 (17 named)
-    "run.chatLoad": (False, True),
-    "run.chatLoadPageBefore": (False, True),
-    "run.chatLoadThread": (False, True),
-    "run.chatLoadThreadPageBefore": (False, True),
-    "run.chatReconcileSessions": (False, True),
-    "run.chatPreviewExistingSession": (False, True),
-    "run.chatOutboxSubmit": (True, False),
-    "run.chatOutboxStopAndSendNow": (True, False),
-    "run.chatResolveApproval": (True, False),
-    "run.cancel": (True, False),
-    "run.chatContextUsage": (False, False),
-    "run.improveText": (False, False),
-    "run.chatCommandOutputRead": (False, False),
-    "run.chatFetchWebPageMarkdownPreview": (False, True),
-    # files, 23 in 004 (15 named)
-    "files.readContent": (False, False),
-    "files.readBinary": (False, True),
-    "files.getGitFileDiffPatch": (False, True),
-    "files.getGitDiffDetail": (False, True),
-    "files.getPreviewMetadata": (False, True),
-    "files.readMediaRendition": (False, True),
-    "files.prepareMediaStream": (False, True),
-    "files.readMediaRange": (False, True),
-    "files.saveChatAttachment": (True, True),
-    "files.beginChatAttachmentUpload": (True, True),
-    "files.appendChatAttachmentUploadChunk": (True, True),
-    "files.finishChatAttachmentUpload": (True, True),
-    "files.cancelChatAttachmentUpload": (True, True),
-}
-#: the methods that take one of the 2 heavy slots
-HEAVY = frozenset(m for m, (_, heavy) in MANIFEST.items() if heavy)
 
 OUTBOX_SUBMIT_FIELDS = frozenset({"queueId", "operationId", "sessionId", "userText", "promptText",
                                   "attachments", "speedMode", "createdAt", "updatedAt", "intent",
@@ -179,7 +124,7 @@ def snake_keys(value: Any, where: str = "") -> list[str]:
 
 def params_problem(method: str, params: dict[str, Any], key: str | None) -> str | None:
     """Why the desktop refuses these params (-32602), or None."""
-    mutation = MANIFEST.get(method, (False, False))[0]
+    mutation = method in MANIFEST and MANIFEST[method].mutation
     if mutation and (not key or byte_len(key) > MAX_KEY_BYTES):
         return "a mutation needs a non-empty idempotency key of at most 256 bytes"
     bad = snake_keys(params)

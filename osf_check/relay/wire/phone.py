@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import constants as c
-from .envelope import MANIFEST, request
+from .envelope import request
 from .errors import kind_of
+from .manifest import LOADS, MANIFEST
 
 #: answers after which the phone sends the same request again (same key, same operation)
 RETRY_KINDS = frozenset({"retryable_error", "busy", "timed_out", "offline", "reconnecting",
                          "relay_timeout", "limit", "duplicate", "gen_changed", "switching",
                          "rate_limited", "unavailable"})
-LOADS = c.LOADS
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Phone:
 
     def waits(self, method: str) -> float:
         """How long the phone waits for an answer (wire-relay.md, deadlines)."""
-        if method == "run.chatOutboxSubmit":
+        if method in MANIFEST and MANIFEST[method].deadline == "outbox":
             return float(c.PHONE_OUTBOX_IOS if self.platform == "ios" else c.PHONE_OUTBOX_ANDROID)
         return float(c.PHONE_FIRST_LOAD if method in LOADS else c.PHONE_OTHER)
 
@@ -51,7 +51,7 @@ class Phone:
         method outside its list, nor a mutation without its key (``ValueError``)."""
         if method not in MANIFEST:
             raise ValueError(f"{method!r} is not in the phone's method list")
-        if MANIFEST[method][0] and not operation_key:
+        if MANIFEST[method].mutation and not operation_key:
             raise ValueError(f"{method} is a mutation: it needs its idempotency key")
         key = self.key(operation_key) if operation_key is not None else None
         if operation_key is not None:

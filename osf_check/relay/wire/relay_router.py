@@ -27,10 +27,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from .envelope import MANIFEST, FrameError, Unreadable, id_ok, request, trace_ok, \
+from .envelope import FrameError, Unreadable, id_ok, request, trace_ok, \
     validate_request
 from .. import constants
 from .errors import relay_error
+from .manifest import LOADS, MANIFEST
 from .ratelimit import BURST, CONN_BURST, CONN_RATE, RATE, TokenBucket
 from .registration import Device, VersionGate, register
 from .text import trim, unreadable
@@ -41,11 +42,10 @@ LIMITS = {"process": 4_096, "user": 512, "desktop": 128, "client": 64}
 KEEP_PENDING = float(constants.RELAY_OTHER)  # an older page's is the same
 KEEP_LOADS = float(constants.RELAY_FIRST_LOAD)
 KEEP_OUTBOX = float(constants.RELAY_OUTBOX)
-LOADS = constants.LOADS
 
 def keep_pending(method: str) -> float:
     """How long the relay keeps a request pending (wire-relay.md, deadlines)."""
-    if method == "run.chatOutboxSubmit":
+    if method in MANIFEST and MANIFEST[method].deadline == "outbox":
         return KEEP_OUTBOX
     return KEEP_LOADS if method in LOADS else KEEP_PENDING
 
