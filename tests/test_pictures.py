@@ -182,3 +182,43 @@ def test_a_lasso_chart_says_which_goal_never_holds():
         assert goal.replace("{", "").replace("}", "") in \
             " ".join(re.sub(r"<[^>]+>", " ", _svg(tr, view)).split()).replace("{", "") \
             .replace("}", ""), view
+
+
+A10_GOAL = ("the goal: status[0] = completed or status[0] = failed or (status[0] = cancelled "
+            "and not (qcancel[0]))")
+
+
+def _words(svg: str) -> str:
+    """The picture's text, its wrapped lines joined."""
+    import html
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", svg)).split())
+
+
+def test_a_reach_counterexample_says_which_goal_it_never_reaches():
+    """A lasso named its goal; a reach counterexample said "run 0" and "the goal", never
+    what the goal is, in its text, its JSON and its pictures alike."""
+    import json
+
+    from click.testing import CliRunner
+
+    from osf_check.cli import main
+    text = CliRunner().invoke(main, ["explore", "--mutant", "queue-on-desktop"]).stdout
+    assert "A10 offline-work-survives [reach]" in text and A10_GOAL in text
+    r = CliRunner().invoke(main, ["explore", "--mutant", "queue-on-desktop", "--json"])
+    [v] = json.loads(r.stdout)["violations"]
+    assert v["property"] == "A10" and v["kind"] == "reach"
+    assert v["message"].startswith("run 0: ") and A10_GOAL in v["message"]
+    tr = _trace("queue-on-desktop")
+    for view in ("sequence", "graph"):
+        title = _words(_svg(tr, view))
+        assert "A10 offline-work-survives [reach]" in title and A10_GOAL in title, view
+
+
+def test_the_state_graph_wraps_a_long_message_in_its_title():
+    """The goal's text made the title one line wider than the picture itself."""
+    tr = _trace("queue-on-desktop")
+    label = render.dot_graph(tr).get_label().strip('"')
+    title, *message = label.split("\n")
+    assert title == story.title(tr) and len(message) > 1
+    assert all(len(line) <= render.TITLE_WIDTH for line in message), message
+    assert " ".join(message) == tr["message"]
