@@ -35,7 +35,7 @@ from osf_check.models.dsl import ModelError
 from osf_check.models.errors import InputError, did_you_mean
 from osf_check.api import MAX_SEED, Checker, ExploreResult
 from osf_check.driver.protocol import AdapterError
-from osf_check.progress import Display
+from osf_check.progress import Display, duration, time_left, time_note
 from osf_check.relay import constants
 from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
@@ -480,19 +480,46 @@ def _impl_only(model: str) -> list[dict[str, str]]:
             for n in impl.names(model) if n not in in_model]
 
 
-def _progress(name: str, disp: Any, task: Any):
+def _progress(name: str, disp: Any, task: Any,
+              clock: Callable[[], float] = time.perf_counter
+              ) -> Callable[[int, int, int, float], None]:
     """After each BFS level: the live display's line, or (no terminal) a line on stderr
-    once the run has taken a second."""
-    t0 = time.perf_counter()
+    once the run has taken a second, with the time elapsed (the live display has its
+    own column).  No time left: nobody knows how many levels are still to come."""
+    t0 = clock()
 
     def cb(depth: int, distinct: int, generated: int, secs: float) -> None:
         _DONE.update(model=name, depth=depth, distinct=distinct)
         what = (f"{name}: depth {depth}, {distinct:,} distinct, {generated:,} generated, "
                 f"{distinct / secs if secs else 0:,.0f} states/s")
+        elapsed = clock() - t0
         if disp.live:
             disp.update(task, description=what)
-        elif time.perf_counter() - t0 >= 1.0:
-            click.echo(f"  {what}", err=True)
+        elif elapsed >= 1.0:
+            click.echo(f"  {what}, {time_note(elapsed, 0, None)}", err=True)
+    return cb
+
+
+def _running(name: str, disp: Any, task: Any,
+             clock: Callable[[], float] = time.perf_counter
+             ) -> Callable[[str, int, int], None]:
+    """As each reach or fair check starts: its name, and the time the checks still to
+    run will take at the mean of those done (:func:`~osf_check.progress.time_left`); with
+    no terminal, a line on stderr once the checks have taken a second."""
+    start: list[float] = []
+
+    def cb(what: str, done: int, total: int) -> None:
+        now = clock()
+        start[:] = start or [now]
+        left = time_left(now - start[0], done, total)
+        if disp.live:  # (its own column has the time elapsed)
+            eta = "" if left is None else f", about {duration(left)} left"
+            disp.update(task, description=f"{name}: checking {what}{eta}",
+                        completed=done, total=total)
+        elif now - start[0] >= 1.0:
+            when = time_note(now - start[0], done, total)
+            click.echo(f"  {name}: {done} of {total} checks done, {when}; checking {what}",
+                       err=True)
     return cb
 
 
@@ -598,8 +625,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             explored.append(checker.explore(
                 progress=_progress(n, disp, task), log=disp.line,
                 tick=lambda done, total, t=task: disp.update(t, completed=done, total=total),
-                running=lambda what, done, total, t=task, n=n: disp.update(
-                    t, description=f"{n}: checking {what}", completed=done, total=total),
+                running=_running(n, disp, task),
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume))
             disp.finish(task)
     results: list[ModelResult] = [e.raw for e in explored]
