@@ -8,7 +8,8 @@ error in a model file); 152 no verdict: a resource bound stopped the run, or a
 verdict stayed unknown (prove, check-log);
 153 an internal error (a bug in osf-check: one line, the traceback in a file);
 154 the implementation's adapter (``--impl``) crashed, hung or broke the driver
-protocol; 130 interrupted; 141 the reader of stdout went away.
+protocol; 130 interrupted; 141 the reader of stdout went away before a checking command
+said all it had to (a listing's, ``list | head -1``, ends 0: it has no verdict to lose).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from . import report
 # the other entry points (``python -m osf_check.tracelog.record``)
 from .exits import BAD_INPUT, INTERNAL, READER_GONE  # noqa: F401  (INTERNAL: the docs' table)
 from .exits import internal as _internal, os_error as _os_error, version as _version
-from .exits import stdout_gone as _stdout_gone  # noqa: F401  (tests ask it of the CLI)
+from .exits import reader_gone, stdout_gone as _stdout_gone  # noqa: F401  (tests ask it of the CLI)
 
 
 class BadInput(InputError):
@@ -206,8 +207,22 @@ def _end(args: Sequence[str]) -> int:
     return args.index("--") if "--" in args else len(args)
 
 
+#: the commands that only list or describe: a reader that stops early (``| head -1``)
+#: took what it wanted, and nothing is left unsaid, so they end 0; a command that checks
+#: ends 141 there, its verdict unread
+DESCRIBING = frozenset({"list", "describe"})
+
+
 class _Command(click.Command):
     """A command that refuses a single-valued option given twice (:func:`given_twice`)."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:  # --help writes while the arguments are read: it describes
+            return super().make_context(*args, **kwargs)
+        except OSError as e:
+            if reader_gone(e):
+                _os_error(e, describing=True)
+            raise
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         asks_help = any(a in ctx.help_option_names for a in args[:_end(args)])
@@ -225,10 +240,10 @@ class _Group(click.Group):
     command_class = _Command
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
-        try:  # --help and --version write while the arguments are read
+        try:  # --help and --version write while the arguments are read: they describe
             return super().make_context(*args, **kwargs)
         except OSError as e:
-            _os_error(e)
+            _os_error(e, describing=True)
 
     def invoke(self, ctx: click.Context) -> Any:
         output.forget()  # a command's own files are the ones it writes (CliRunner: many)
@@ -258,7 +273,7 @@ class _Group(click.Group):
                        "stopped before it finished and has no verdict", err=True)
             sys.exit(EXIT["incomplete"])
         except OSError as e:  # a full disk, a stdout nobody reads, or a bug
-            _os_error(e)
+            _os_error(e, describing=ctx.invoked_subcommand in DESCRIBING)
         except WorkerLost as e:  # no verdict, and not a bug: say where to go on from
             click.echo(f"osf-check: the partitioned search lost a worker: {e}; the run has "
                        "no verdict (resume it with --resume DIR if it wrote a --checkpoint)",
@@ -397,7 +412,8 @@ def main() -> None:
     (a resource bound stopped the run, or prove or check-log stayed unknown);
     153 internal error (a bug in osf-check); 154 the implementation's adapter
     (--impl) crashed, hung or broke the driver protocol; 130 interrupted; 141 the
-    reader of stdout went away (``| head``).
+    reader of stdout went away (``| head``) before a check's verdict (list, describe
+    and --help then end 0).
     """
     # the implementation's text (a failure, a log line) may hold a lone half of a pair
     escape_halves_on_output()
