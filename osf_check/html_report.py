@@ -284,7 +284,7 @@ def _summary(doc: Mapping[str, Any]) -> str:
 
 def _trace_section(k: int, tr: Mapping[str, Any], svg: bytes | None) -> str:
     p = tr.get("property") or {}
-    head = f"{p.get('id', '')} {p.get('name', '')}".strip() or "trace"
+    head = story.named(p) if p else "trace"
     parts = [f'<section class="violation" id="violation-{k}">',
              f"<h3>{_e(head)} <span class='hint'>({_e(tr['model'])}"
              f"{', mutant ' + _e(tr['mutant']) if tr.get('mutant') else ''}; "

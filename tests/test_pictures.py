@@ -222,3 +222,12 @@ def test_the_state_graph_wraps_a_long_message_in_its_title():
     assert title == story.title(tr) and len(message) > 1
     assert all(len(line) <= render.TITLE_WIDTH for line in message), message
     assert " ".join(message) == tr["message"]
+
+
+def test_a_deadlock_is_named_once():
+    """Its property's id and name are both "deadlock": "dl: deadlock deadlock [deadlock]"
+    and "× deadlock deadlock fails here", in the text and in every picture's title."""
+    tr = {"model": "dl", "mutant": None, "steps": [{"state": {}}, {"state": {}}],
+          "property": {"id": "deadlock", "name": "deadlock", "kind": "deadlock"}}
+    assert story.title(tr) == "dl: deadlock [deadlock]"
+    assert story.verdict_lines(tr) == ["× deadlock fails here"]

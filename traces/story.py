@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-__all__ = ["fmt", "diff", "title", "step_line", "changes", "failing_index", "verdict_lines",
+__all__ = ["fmt", "diff", "named", "title", "step_line", "changes", "failing_index", "verdict_lines",
            "reads", "lane_actors", "home_lane", "LANE_ORDER"]
 
 #: lane order of the sequence chart for traces written before models named their actors
@@ -35,13 +35,26 @@ def diff(old: Any, new: Any) -> str:
     return f"{fmt(old)} → {fmt(new)}"
 
 
+def named(p: Mapping[str, Any]) -> str:
+    """A property as a trace names it: its id and name, the id once where the name is the
+    id (a deadlock's).
+
+    >>> named({"id": "A10", "name": "offline-work-survives"})
+    'A10 offline-work-survives'
+    >>> named({"id": "deadlock", "name": "deadlock"})
+    'deadlock'
+    """
+    pid, name = p.get("id", ""), p.get("name", "")
+    return pid if name == pid else f"{pid} {name}".strip()
+
+
 def title(tr: Mapping[str, Any]) -> str:
     p = tr.get("property") or {}
     head = f"{tr['model']}"
     if tr.get("mutant"):
         head += f" (mutant {tr['mutant']})"
     if p:
-        head += f": {p['id']} {p['name']} [{p['kind']}]"
+        head += f": {named(p)} [{p['kind']}]"
     return head
 
 
@@ -94,7 +107,7 @@ def verdict_lines(tr: Mapping[str, Any]) -> list[str]:
                f"× line {p['line']} ({p['event']}) cannot follow this step: no behaviour "
                f"of the model takes it from here"]
     else:
-        out = [f"× {p['id']} {p['name']} fails here"]
+        out = [f"× {named(p)} fails here"]
     names = [n for n in reads(tr) if n in last]
     if names:
         out.append("it reads " + ", ".join(f"{n} = {fmt(last[n])}" for n in names))
