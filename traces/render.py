@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -156,8 +155,7 @@ def dot_graph(tr: Mapping[str, Any], rows: int = ROWS_PER_COLUMN) -> pydot.Dot:
     steps = tr["steps"]
     rows = column_height(len(steps), rows)
     # wrapped: a goal's text made one line of the title wider than the picture
-    msg = "".join(f"\n{line}" for line in textwrap.wrap(tr.get("message") or "", TITLE_WIDTH,
-                                                           break_on_hyphens=False))
+    msg = "".join(f"\n{line}" for line in story.message_lines(tr, TITLE_WIDTH))
     g = pydot.Dot("trace", graph_type="digraph", rankdir="TB", fontname="Helvetica",
                   label=_q(story.title(tr) + msg), labelloc="t",
                   newrank="true", nodesep="0.5", ranksep="0.35")

@@ -8,9 +8,10 @@ what the variables it reads hold.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Mapping
 
-__all__ = ["fmt", "diff", "named", "title", "step_line", "changes", "failing_index", "verdict_lines",
+__all__ = ["fmt", "diff", "named", "message_lines", "title", "step_line", "changes", "failing_index", "verdict_lines",
            "reads", "lane_actors", "home_lane", "LANE_ORDER"]
 
 #: lane order of the sequence chart for traces written before models named their actors
@@ -46,6 +47,19 @@ def named(p: Mapping[str, Any]) -> str:
     """
     pid, name = p.get("id", ""), p.get("name", "")
     return pid if name == pid else f"{pid} {name}".strip()
+
+
+def message_lines(tr: Mapping[str, Any], width: int) -> list[str]:
+    """The trace's message as a picture's title shows it: wrapped to ``width``, the goal
+    of a reach or fair counterexample starting a line of its own.
+
+    >>> message_lines({"message": "run 0: the goal never holds; the goal: x = 1"}, 30)
+    ['run 0: the goal never holds', 'the goal: x = 1']
+    """
+    head, cut, goal = (tr.get("message") or "").partition("; the goal: ")
+    parts = [head, f"the goal: {goal}"] if cut else [head]
+    return [line for part in parts for line in textwrap.wrap(part, width,
+                                                             break_on_hyphens=False)]
 
 
 def title(tr: Mapping[str, Any]) -> str:
