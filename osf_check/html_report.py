@@ -290,7 +290,7 @@ def _trace_section(k: int, tr: Mapping[str, Any], svg: bytes | None) -> str:
              f"{', mutant ' + _e(tr['mutant']) if tr.get('mutant') else ''}; "
              f"{render.n_steps(len(tr['steps']) - 1)})</span></h3>"]
     if tr.get("message"):
-        parts.append(f"<p>{_e(tr['message'])}</p>")
+        parts.append(f"<p>{'<br>'.join(_e(m) for m in story.message_parts(tr))}</p>")
     if tr.get("stutters"):
         parts.append(f"<p>The behaviour then stutters forever in state {tr['loop_start']}: "
                      "no fair action moves it.</p>")

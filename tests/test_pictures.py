@@ -194,23 +194,26 @@ def _words(svg: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", svg)).split())
 
 
-def test_a_reach_counterexample_says_which_goal_it_never_reaches():
+def test_a_reach_counterexample_says_which_goal_it_never_reaches(tmp_path):
     """A lasso named its goal; a reach counterexample said "run 0" and "the goal", never
-    what the goal is, in its text, its JSON and its pictures alike."""
+    what the goal is, in its text, its JSON, its report and its pictures alike."""
+    import html
     import json
 
     from click.testing import CliRunner
 
     from osf_check.cli import main
-    text = CliRunner().invoke(main, ["explore", "--mutant", "queue-on-desktop"]).stdout
-    assert "A10 offline-work-survives [reach]" in text and A10_GOAL in text
+    text = CliRunner().invoke(main, ["explore", "--mutant", "queue-on-desktop", "--out",
+                                     str(tmp_path)]).stdout
+    assert "A10 offline-work-survives [reach]" in text and f"\n  {A10_GOAL}\n" in text
+    assert f"<br>{html.escape(A10_GOAL)}</p>" in (tmp_path / "report.html").read_text()
     r = CliRunner().invoke(main, ["explore", "--mutant", "queue-on-desktop", "--json"])
     [v] = json.loads(r.stdout)["violations"]
     assert v["property"] == "A10" and v["kind"] == "reach"
     assert v["message"].startswith("run 0: ") and A10_GOAL in v["message"]
-    tr = _trace("queue-on-desktop")
     for view in ("sequence", "graph"):
-        title = _words(_svg(tr, view))
+        title = _words((tmp_path / f"graph-relay-queue-on-desktop-A10-reach.{view}.svg")
+                       .read_text())
         assert "A10 offline-work-survives [reach]" in title and A10_GOAL in title, view
 
 

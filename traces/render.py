@@ -52,8 +52,7 @@ def n_steps(n: int) -> str:
 def text(tr: Mapping[str, Any]) -> str:
     """The trace as text: each step, who took it, and the full state with changes marked."""
     lines = [story.title(tr)]
-    if tr.get("message"):
-        lines.append(f"  {tr['message']}")
+    lines += [f"  {part}" for part in story.message_parts(tr)]
     params = ", ".join(f"{k}={v}" for k, v in tr["params"].items())
     lines.append(f"  parameters: {params or 'none'}; seed {tr['seed']}; "
                  f"{n_steps(len(tr['steps']) - 1)}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Mapping
 
-__all__ = ["fmt", "diff", "named", "message_lines", "title", "step_line", "changes", "failing_index", "verdict_lines",
+__all__ = ["fmt", "diff", "named", "message_lines", "message_parts", "title", "step_line", "changes", "failing_index", "verdict_lines",
            "reads", "lane_actors", "home_lane", "LANE_ORDER"]
 
 #: lane order of the sequence chart for traces written before models named their actors
@@ -56,10 +56,19 @@ def message_lines(tr: Mapping[str, Any], width: int) -> list[str]:
     >>> message_lines({"message": "run 0: the goal never holds; the goal: x = 1"}, 30)
     ['run 0: the goal never holds', 'the goal: x = 1']
     """
+    return [line for part in message_parts(tr) for line in textwrap.wrap(
+        part, width, break_on_hyphens=False)]
+
+
+def message_parts(tr: Mapping[str, Any]) -> list[str]:
+    """The trace's message, the goal of a reach or fair counterexample apart (none: no
+    message).
+
+    >>> message_parts({"message": "run 0: the goal never holds; the goal: x = 1"})
+    ['run 0: the goal never holds', 'the goal: x = 1']
+    """
     head, cut, goal = (tr.get("message") or "").partition("; the goal: ")
-    parts = [head, f"the goal: {goal}"] if cut else [head]
-    return [line for part in parts for line in textwrap.wrap(part, width,
-                                                             break_on_hyphens=False)]
+    return [head, f"the goal: {goal}"] if cut else [head] if head else []
 
 
 def title(tr: Mapping[str, Any]) -> str:
