@@ -8,7 +8,8 @@ error in a model file); 152 no verdict: a resource bound stopped the run, or a
 verdict stayed unknown (prove, check-log);
 153 an internal error (a bug in osf-check: one line, the traceback in a file);
 154 the implementation's adapter (``--impl``) crashed, hung or broke the driver
-protocol; 130 interrupted; 141 the reader of stdout went away.
+protocol; 130 interrupted; 141 the reader of stdout went away before a checking command
+said all it had to (a listing's, ``list | head -1``, ends 0: it has no verdict to lose).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from osf_check.models.dsl import ModelError
 from osf_check.models.errors import InputError, did_you_mean
 from osf_check.api import MAX_SEED, Checker, ExploreResult
 from osf_check.driver.protocol import AdapterError
-from osf_check.progress import Display
+from osf_check.progress import Display, duration, time_left, time_note
 from osf_check.relay import constants
 from osf_check.scratch import ScratchFull
 from osf_check.properties import catalogue, sources
@@ -49,7 +50,7 @@ from . import report
 # the other entry points (``python -m osf_check.tracelog.record``)
 from .exits import BAD_INPUT, INTERNAL, READER_GONE  # noqa: F401  (INTERNAL: the docs' table)
 from .exits import internal as _internal, os_error as _os_error, version as _version
-from .exits import stdout_gone as _stdout_gone  # noqa: F401  (tests ask it of the CLI)
+from .exits import reader_gone, stdout_gone as _stdout_gone  # noqa: F401  (tests ask it of the CLI)
 
 
 class BadInput(InputError):
@@ -206,8 +207,22 @@ def _end(args: Sequence[str]) -> int:
     return args.index("--") if "--" in args else len(args)
 
 
+#: the commands that only list or describe: a reader that stops early (``| head -1``)
+#: took what it wanted, and nothing is left unsaid, so they end 0; a command that checks
+#: ends 141 there, its verdict unread
+DESCRIBING = frozenset({"list", "describe"})
+
+
 class _Command(click.Command):
     """A command that refuses a single-valued option given twice (:func:`given_twice`)."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:  # --help writes while the arguments are read: it describes
+            return super().make_context(*args, **kwargs)
+        except OSError as e:
+            if reader_gone(e):
+                _os_error(e, describing=True)
+            raise
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         asks_help = any(a in ctx.help_option_names for a in args[:_end(args)])
@@ -225,10 +240,10 @@ class _Group(click.Group):
     command_class = _Command
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
-        try:  # --help and --version write while the arguments are read
+        try:  # --help and --version write while the arguments are read: they describe
             return super().make_context(*args, **kwargs)
         except OSError as e:
-            _os_error(e)
+            _os_error(e, describing=True)
 
     def invoke(self, ctx: click.Context) -> Any:
         output.forget()  # a command's own files are the ones it writes (CliRunner: many)
@@ -258,7 +273,7 @@ class _Group(click.Group):
                        "stopped before it finished and has no verdict", err=True)
             sys.exit(EXIT["incomplete"])
         except OSError as e:  # a full disk, a stdout nobody reads, or a bug
-            _os_error(e)
+            _os_error(e, describing=ctx.invoked_subcommand in DESCRIBING)
         except WorkerLost as e:  # no verdict, and not a bug: say where to go on from
             click.echo(f"osf-check: the partitioned search lost a worker: {e}; the run has "
                        "no verdict (resume it with --resume DIR if it wrote a --checkpoint)",
@@ -397,7 +412,8 @@ def main() -> None:
     (a resource bound stopped the run, or prove or check-log stayed unknown);
     153 internal error (a bug in osf-check); 154 the implementation's adapter
     (--impl) crashed, hung or broke the driver protocol; 130 interrupted; 141 the
-    reader of stdout went away (``| head``).
+    reader of stdout went away (``| head``) before a check's verdict (list, describe
+    and --help then end 0).
     """
     # the implementation's text (a failure, a log line) may hold a lone half of a pair
     escape_halves_on_output()
@@ -480,19 +496,46 @@ def _impl_only(model: str) -> list[dict[str, str]]:
             for n in impl.names(model) if n not in in_model]
 
 
-def _progress(name: str, disp: Any, task: Any):
+def _progress(name: str, disp: Any, task: Any,
+              clock: Callable[[], float] = time.perf_counter
+              ) -> Callable[[int, int, int, float], None]:
     """After each BFS level: the live display's line, or (no terminal) a line on stderr
-    once the run has taken a second."""
-    t0 = time.perf_counter()
+    once the run has taken a second, with the time elapsed (the live display has its
+    own column).  No time left: nobody knows how many levels are still to come."""
+    t0 = clock()
 
     def cb(depth: int, distinct: int, generated: int, secs: float) -> None:
         _DONE.update(model=name, depth=depth, distinct=distinct)
         what = (f"{name}: depth {depth}, {distinct:,} distinct, {generated:,} generated, "
                 f"{distinct / secs if secs else 0:,.0f} states/s")
+        elapsed = clock() - t0
         if disp.live:
             disp.update(task, description=what)
-        elif time.perf_counter() - t0 >= 1.0:
-            click.echo(f"  {what}", err=True)
+        elif elapsed >= 1.0:
+            click.echo(f"  {what}, {time_note(elapsed, 0, None)}", err=True)
+    return cb
+
+
+def _running(name: str, disp: Any, task: Any,
+             clock: Callable[[], float] = time.perf_counter
+             ) -> Callable[[str, int, int], None]:
+    """As each reach or fair check starts: its name, and the time the checks still to
+    run will take at the mean of those done (:func:`~osf_check.progress.time_left`); with
+    no terminal, a line on stderr once the checks have taken a second."""
+    start: list[float] = []
+
+    def cb(what: str, done: int, total: int) -> None:
+        now = clock()
+        start[:] = start or [now]
+        left = time_left(now - start[0], done, total)
+        if disp.live:  # (its own column has the time elapsed)
+            eta = "" if left is None else f", about {duration(left)} left"
+            disp.update(task, description=f"{name}: checking {what}{eta}",
+                        completed=done, total=total)
+        elif now - start[0] >= 1.0:
+            when = time_note(now - start[0], done, total)
+            click.echo(f"  {name}: {done} of {total} checks done, {when}; checking {what}",
+                       err=True)
     return cb
 
 
@@ -598,8 +641,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             explored.append(checker.explore(
                 progress=_progress(n, disp, task), log=disp.line,
                 tick=lambda done, total, t=task: disp.update(t, completed=done, total=total),
-                running=lambda what, done, total, t=task, n=n: disp.update(
-                    t, description=f"{n}: checking {what}", completed=done, total=total),
+                running=_running(n, disp, task),
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume))
             disp.finish(task)
     results: list[ModelResult] = [e.raw for e in explored]

@@ -19,7 +19,7 @@ import click
 from osf_check.output import OutputFailed
 
 __all__ = ["EXIT", "BAD_INPUT", "INTERNAL", "READER_GONE", "internal", "os_error", "stdout_gone",
-           "drop_stdout", "version"]
+           "reader_gone", "drop_stdout", "version"]
 
 #: exit codes (TLC's scheme) by verdict, and of the runs that reach none
 EXIT = {"ok": 0, "deadlock": 11, "safety": 12, "liveness": 13, "vacuous": 14,
@@ -51,8 +51,8 @@ def internal(exc: BaseException) -> NoReturn:
     sys.exit(INTERNAL)
 
 
-#: the exit status when whoever reads stdout has gone (``| head``): as a shell
-#: reports a process ended by SIGPIPE
+#: the exit status when whoever reads stdout has gone (``| head``) before a command that
+#: checks said all it had to: as a shell reports a process ended by SIGPIPE
 READER_GONE = 141
 
 
@@ -81,13 +81,21 @@ def drop_stdout() -> None:
 _NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
-def os_error(e: OSError) -> NoReturn:
-    """An OSError that reached the command line: whoever read stdout went away (quiet,
-    as ``cat`` and ``grep`` stop: 141), no room for an output (one line, 152), an
-    output path that turned out unusable (150), or a bug in osf-check (153)."""
-    if isinstance(e, BrokenPipeError) and stdout_gone():
+def reader_gone(e: BaseException) -> bool:
+    """Whether ``e`` says that whoever read stdout went away (a broken pipe elsewhere, an
+    adapter's or a worker's, is not that)."""
+    return isinstance(e, BrokenPipeError) and stdout_gone()
+
+
+def os_error(e: OSError, describing: bool = False) -> NoReturn:
+    """An OSError that reached the command line: whoever read stdout went away (quiet:
+    0 after a command that only ``describing`` lists or describes, whose reader took
+    what it wanted; else 141, as a shell reports SIGPIPE, since a check cut short has no
+    verdict to report as a success), no room for an output (one line, 152), an output
+    path that turned out unusable (150), or a bug in osf-check (153)."""
+    if reader_gone(e):
         drop_stdout()
-        sys.exit(READER_GONE)
+        sys.exit(0 if describing else READER_GONE)
     if isinstance(e, OutputFailed) or e.errno in _NO_ROOM:
         what = e.strerror if isinstance(e, OutputFailed) else \
             f"cannot write {e.filename or 'the output'}: {e.strerror}"

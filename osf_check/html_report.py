@@ -284,13 +284,13 @@ def _summary(doc: Mapping[str, Any]) -> str:
 
 def _trace_section(k: int, tr: Mapping[str, Any], svg: bytes | None) -> str:
     p = tr.get("property") or {}
-    head = f"{p.get('id', '')} {p.get('name', '')}".strip() or "trace"
+    head = story.named(p) if p else "trace"
     parts = [f'<section class="violation" id="violation-{k}">',
              f"<h3>{_e(head)} <span class='hint'>({_e(tr['model'])}"
              f"{', mutant ' + _e(tr['mutant']) if tr.get('mutant') else ''}; "
              f"{render.n_steps(len(tr['steps']) - 1)})</span></h3>"]
     if tr.get("message"):
-        parts.append(f"<p>{_e(tr['message'])}</p>")
+        parts.append(f"<p>{'<br>'.join(_e(m) for m in story.message_parts(tr))}</p>")
     if tr.get("stutters"):
         parts.append(f"<p>The behaviour then stutters forever in state {tr['loop_start']}: "
                      "no fair action moves it.</p>")

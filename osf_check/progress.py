@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-__all__ = ["Display", "counts"]
+__all__ = ["Display", "counts", "duration", "time_left", "time_note"]
 
 
 def counts(completed: float, total: float | None) -> str:
@@ -23,6 +23,44 @@ def counts(completed: float, total: float | None) -> str:
     """
     done = f"{int(completed):,}"
     return done if total is None else f"{done}/{int(total):,}"
+
+
+def duration(secs: float) -> str:
+    """Seconds as the progress line says them: whole seconds, minutes, hours.
+
+    >>> duration(4.4), duration(75), duration(3725)
+    ('4 s', '1 min 15 s', '1 h 02 min')
+    """
+    s = round(secs)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def time_left(elapsed: float, done: int, total: int | None) -> float | None:
+    """The seconds the ``total - done`` jobs still to run will take at the mean of the
+    ``done`` that took ``elapsed``; None where nothing honest can be said: no total (a
+    BFS does not know its last level), or none finished yet.
+
+    >>> time_left(30.0, 3, 8), time_left(30.0, 0, 8), time_left(30.0, 3, None)
+    (50.0, None, None)
+    """
+    if total is None or done <= 0:
+        return None
+    return elapsed / done * max(total - done, 0)
+
+
+def time_note(elapsed: float, done: int, total: int | None) -> str:
+    """What the progress line says of time: the time left where it can be estimated,
+    else the time elapsed alone (never a guess).
+
+    >>> time_note(30.0, 3, 8), time_note(30.0, 0, 8), time_note(12.0, 5, None)
+    ('about 50 s left', '30 s elapsed', '12 s elapsed')
+    """
+    left = time_left(elapsed, done, total)
+    return f"{duration(elapsed)} elapsed" if left is None else f"about {duration(left)} left"
 
 
 def _counts_column() -> Any:

@@ -374,32 +374,43 @@ def test_an_unknown_name_gets_the_closest_known_one(args, needle):
     one_line_error(run(*args), needle=needle)
 
 
-def test_a_reader_that_goes_away_ends_the_command_quietly():
-    """``osf-check list | head -1``: once the reader has gone, the command stops with
-    141, as a shell reports a process SIGPIPE ended, and says nothing (no internal
-    error: nothing went wrong in osf-check)."""
-    r, w = os.pipe()
-    os.close(r)  # the reader gone before a byte is written
-    try:
-        p = subprocess.run([sys.executable, "-m", "osf_check.cli", "list"], stdout=w,
-                           stderr=subprocess.PIPE, text=True, timeout=120)
-    finally:
-        os.close(w)
-    assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr)
-
-
-@pytest.mark.parametrize("args", [["--version"], ["--help"], ["explore", "--help"]])
-def test_a_reader_gone_before_the_arguments_are_read_is_141_too(args):
-    """``--help`` and ``--version`` write while click reads the arguments, outside any
-    command: click's own exit 1 (a broken pipe) and a traceback (a full disk) before."""
+def _to_a_closed_pipe(*args: str) -> subprocess.CompletedProcess:
+    """``osf-check ARGS | head -1``, the reader gone before a byte is written (so that the
+    command cannot have written all it had before the reader left)."""
     r, w = os.pipe()
     os.close(r)
     try:
-        p = subprocess.run([sys.executable, "-m", "osf_check.cli", *args], stdout=w,
-                           stderr=subprocess.PIPE, text=True, timeout=120)
+        return subprocess.run([sys.executable, "-m", "osf_check.cli", *args], stdout=w,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
     finally:
         os.close(w)
-    assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr)
+
+
+@pytest.mark.parametrize("args", [["list"], ["list", "--json"],
+                                  ["describe", "--model", "two-phase"]])
+def test_a_reader_that_goes_away_ends_a_listing_quietly_and_well(args):
+    """``osf-check list | head -1``: a listing has no verdict to lose, its reader took
+    what it wanted; it exited 141, which a script under ``set -o pipefail`` took for a
+    failure."""
+    p = _to_a_closed_pipe(*args)
+    assert p.returncode == 0 and p.stderr == "", (p.returncode, p.stderr)
+
+
+def test_a_reader_that_goes_away_leaves_a_check_without_success():
+    """``osf-check explore | head -1``: the verdict went unread, so the run is no
+    success: 141, as a shell reports SIGPIPE, and no traceback (nothing went wrong in
+    osf-check)."""
+    p = _to_a_closed_pipe("explore", "--model", "two-phase", "--depth", "3")
+    assert p.returncode == 141, (p.returncode, p.stderr)
+    assert p.stderr == "osf-check: exploring two-phase to depth 3\n", p.stderr
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["explore", "--help"]])
+def test_a_reader_gone_while_help_is_written_is_no_failure(args):
+    """``--help`` and ``--version`` only describe: as a listing, they end 0 (click's own
+    exit 1 and a traceback, before)."""
+    p = _to_a_closed_pipe(*args)
+    assert p.returncode == 0 and p.stderr == "", (p.returncode, p.stderr)
 
 
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full here")

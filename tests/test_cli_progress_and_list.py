@@ -174,3 +174,61 @@ def test_the_progress_depth_is_the_one_the_result_gives():
     r = check("two-phase", params={"rms": 3}, depth=None,
               progress=lambda d, *_: depths.append(d))
     assert r.exploration.complete and depths[-1] == r.exploration.depth_reached, depths
+
+
+class _Screen:
+    """A display that records what the live line is told (``live``: a terminal)."""
+
+    def __init__(self, live: bool) -> None:
+        self.live = live
+        self.told: list[dict] = []
+
+    def update(self, task, **kw) -> None:
+        self.told.append(kw)
+
+
+def test_the_checks_line_estimates_the_time_left_from_the_finished_ones():
+    """k of n checks done in t seconds: the n - k left take t / k each (a fake clock)."""
+    from osf_check.cli import _running
+    now = [100.0]
+    screen = _Screen(live=True)
+    cb = _running("graph-relay", screen, None, clock=lambda: now[0])
+    cb("reach A2 run 0", 0, 5)  # none finished: nothing to estimate from
+    now[0] = 120.0
+    cb("fair A2 run 0", 2, 5)  # 2 in 20 s: 3 more at 10 s
+    now[0] = 200.0
+    cb("reach A10 run 0", 4, 5)  # 4 in 100 s: 1 more at 25 s
+    assert [t["description"] for t in screen.told] == [
+        "graph-relay: checking reach A2 run 0",
+        "graph-relay: checking fair A2 run 0, about 30 s left",
+        "graph-relay: checking reach A10 run 0, about 25 s left"]
+    assert [(t["completed"], t["total"]) for t in screen.told] == [(0, 5), (2, 5), (4, 5)]
+
+
+def test_without_a_terminal_the_checks_line_comes_once_they_took_a_second(capsys):
+    from osf_check.cli import _running
+    now = [0.0]
+    cb = _running("wire-relay", _Screen(live=False), None, clock=lambda: now[0])
+    cb("fair B5 p0", 0, 3)
+    now[0] = 0.5
+    cb("fair B5 p1", 1, 3)
+    now[0] = 90.0
+    cb("reach B5 p2", 2, 3)
+    assert capsys.readouterr().err == ("  wire-relay: 2 of 3 checks done, about 45 s left; "
+                                       "checking reach B5 p2\n")
+
+
+def test_the_bfs_line_says_the_time_elapsed_and_never_a_time_left(capsys):
+    """A BFS does not know how many levels are left: no estimate, the time elapsed."""
+    from osf_check.cli import _progress
+    now = [0.0]
+    quiet, screen = _Screen(live=False), _Screen(live=True)
+    bfs, live = (_progress("two-phase", s, None, clock=lambda: now[0]) for s in (quiet, screen))
+    bfs(3, 100, 300, 0.5)  # before a second has passed: no line
+    now[0] = 75.0
+    bfs(4, 200, 600, 1.0)
+    live(4, 200, 600, 1.0)
+    assert capsys.readouterr().err == ("  two-phase: depth 4, 200 distinct, 600 generated, "
+                                       "200 states/s, 1 min 15 s elapsed\n")
+    assert screen.told == [{"description": "two-phase: depth 4, 200 distinct, 600 generated, "
+                                           "200 states/s"}]  # the display's column has the time

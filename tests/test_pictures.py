@@ -183,3 +183,57 @@ def test_a_lasso_chart_says_which_goal_never_holds():
         assert goal.replace("{", "").replace("}", "") in \
             " ".join(re.sub(r"<[^>]+>", " ", _svg(tr, view)).split()).replace("{", "") \
             .replace("}", ""), view
+
+
+A10_GOAL = ("the goal: status[0] = completed or status[0] = failed or (status[0] = cancelled "
+            "and not (qcancel[0]))")
+
+
+def _words(svg: str) -> str:
+    """The picture's text, its wrapped lines joined."""
+    import html
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", svg)).split())
+
+
+def test_a_reach_counterexample_says_which_goal_it_never_reaches(tmp_path):
+    """A lasso named its goal; a reach counterexample said "run 0" and "the goal", never
+    what the goal is, in its text, its JSON, its report and its pictures alike."""
+    import html
+    import json
+
+    from click.testing import CliRunner
+
+    from osf_check.cli import main
+    text = CliRunner().invoke(main, ["explore", "--mutant", "queue-on-desktop", "--out",
+                                     str(tmp_path)]).stdout
+    assert "A10 offline-work-survives [reach]" in text and f"\n  {A10_GOAL}\n" in text
+    assert f"<br>{html.escape(A10_GOAL)}</p>" in (tmp_path / "report.html").read_text()
+    r = CliRunner().invoke(main, ["explore", "--mutant", "queue-on-desktop", "--json"])
+    [v] = json.loads(r.stdout)["violations"]
+    assert v["property"] == "A10" and v["kind"] == "reach"
+    assert v["message"].startswith("run 0: ") and A10_GOAL in v["message"]
+    for view in ("sequence", "graph"):
+        title = _words((tmp_path / f"graph-relay-queue-on-desktop-A10-reach.{view}.svg")
+                       .read_text())
+        assert "A10 offline-work-survives [reach]" in title and A10_GOAL in title, view
+
+
+def test_the_state_graph_wraps_a_long_message_in_its_title():
+    """The goal's text made the title one line wider than the picture itself."""
+    tr = _trace("queue-on-desktop")
+    label = render.dot_graph(tr).get_label().strip('"')
+    title, *message = label.split("\n")
+    assert title == story.title(tr) and len(message) > 1
+    assert all(len(line) <= render.TITLE_WIDTH for line in message), message
+    goal = next(k for k, line in enumerate(message) if line.startswith("the goal: "))
+    assert " ".join(message[goal:]) == A10_GOAL  # the goal on lines of its own
+    assert " ".join(message[:goal]) == tr["message"].split("; the goal: ")[0]
+
+
+def test_a_deadlock_is_named_once():
+    """Its property's id and name are both "deadlock": "dl: deadlock deadlock [deadlock]"
+    and "× deadlock deadlock fails here", in the text and in every picture's title."""
+    tr = {"model": "dl", "mutant": None, "steps": [{"state": {}}, {"state": {}}],
+          "property": {"id": "deadlock", "name": "deadlock", "kind": "deadlock"}}
+    assert story.title(tr) == "dl: deadlock [deadlock]"
+    assert story.verdict_lines(tr) == ["× deadlock fails here"]

@@ -52,8 +52,7 @@ def n_steps(n: int) -> str:
 def text(tr: Mapping[str, Any]) -> str:
     """The trace as text: each step, who took it, and the full state with changes marked."""
     lines = [story.title(tr)]
-    if tr.get("message"):
-        lines.append(f"  {tr['message']}")
+    lines += [f"  {part}" for part in story.message_parts(tr)]
     params = ", ".join(f"{k}={v}" for k, v in tr["params"].items())
     lines.append(f"  parameters: {params or 'none'}; seed {tr['seed']}; "
                  f"{n_steps(len(tr['steps']) - 1)}")
@@ -125,6 +124,9 @@ def _dl(lines: list[str]) -> str:
     return '"' + "".join(sequence._esc(x) + "\\l" for x in lines) + '"'
 
 
+#: the characters of a line of the state-graph view's title
+TITLE_WIDTH = 100
+
 #: most states in a column of the state-graph view: a longer trace wraps into columns
 ROWS_PER_COLUMN = 12
 
@@ -151,9 +153,10 @@ def dot_graph(tr: Mapping[str, Any], rows: int = ROWS_PER_COLUMN) -> pydot.Dot:
     legend saying what each variable is."""
     steps = tr["steps"]
     rows = column_height(len(steps), rows)
-    msg = tr.get("message") or ""
+    # wrapped: a goal's text made one line of the title wider than the picture
+    msg = "".join(f"\n{line}" for line in story.message_lines(tr, TITLE_WIDTH))
     g = pydot.Dot("trace", graph_type="digraph", rankdir="TB", fontname="Helvetica",
-                  label=_q(story.title(tr) + (f"\n{msg}" if msg else "")), labelloc="t",
+                  label=_q(story.title(tr) + msg), labelloc="t",
                   newrank="true", nodesep="0.5", ranksep="0.35")
     g.set_node_defaults(shape="box", style="rounded", fontname="Helvetica", fontsize="10")
     g.set_edge_defaults(fontname="Helvetica", fontsize="9")

@@ -101,12 +101,10 @@ def dot_sequence(tr: Mapping[str, Any]) -> pydot.Dot:
     rows = _rows(tr, lanes, dx)
     x = {a: i * dx for i, a in enumerate(lanes)}
     bottom = (rows[-1].bottom if rows else -1.0) - 0.45
-    msg = tr.get("message") or ""
     # wrapped to the chart's width (about 11 characters an inch at 12 points): a check-log
     # message runs to a few hundred characters, and one line of it overflowed the picture
     cols = max(60, int(((len(lanes) - 1) * dx + 2.2) * 11))
-    label = story.title(tr) + "".join(f"\n{line}" for line in textwrap.wrap(
-        msg, cols, break_on_hyphens=False))
+    label = story.title(tr) + "".join(f"\n{line}" for line in story.message_lines(tr, cols))
     g = pydot.Dot("sequence", graph_type="digraph", layout="neato", splines="line",
                   fontname="Helvetica", fontsize="12", label=_q(label), labelloc="t",
                   outputorder="edgesfirst", pad="0.3")

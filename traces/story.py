@@ -8,9 +8,10 @@ what the variables it reads hold.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Mapping
 
-__all__ = ["fmt", "diff", "title", "step_line", "changes", "failing_index", "verdict_lines",
+__all__ = ["fmt", "diff", "named", "message_lines", "message_parts", "title", "step_line", "changes", "failing_index", "verdict_lines",
            "reads", "lane_actors", "home_lane", "LANE_ORDER"]
 
 #: lane order of the sequence chart for traces written before models named their actors
@@ -35,13 +36,48 @@ def diff(old: Any, new: Any) -> str:
     return f"{fmt(old)} → {fmt(new)}"
 
 
+def named(p: Mapping[str, Any]) -> str:
+    """A property as a trace names it: its id and name, the id once where the name is the
+    id (a deadlock's).
+
+    >>> named({"id": "A10", "name": "offline-work-survives"})
+    'A10 offline-work-survives'
+    >>> named({"id": "deadlock", "name": "deadlock"})
+    'deadlock'
+    """
+    pid, name = p.get("id", ""), p.get("name", "")
+    return pid if name == pid else f"{pid} {name}".strip()
+
+
+def message_lines(tr: Mapping[str, Any], width: int) -> list[str]:
+    """The trace's message as a picture's title shows it: wrapped to ``width``, the goal
+    of a reach or fair counterexample starting a line of its own.
+
+    >>> message_lines({"message": "run 0: the goal never holds; the goal: x = 1"}, 30)
+    ['run 0: the goal never holds', 'the goal: x = 1']
+    """
+    return [line for part in message_parts(tr) for line in textwrap.wrap(
+        part, width, break_on_hyphens=False)]
+
+
+def message_parts(tr: Mapping[str, Any]) -> list[str]:
+    """The trace's message, the goal of a reach or fair counterexample apart (none: no
+    message).
+
+    >>> message_parts({"message": "run 0: the goal never holds; the goal: x = 1"})
+    ['run 0: the goal never holds', 'the goal: x = 1']
+    """
+    head, cut, goal = (tr.get("message") or "").partition("; the goal: ")
+    return [head, f"the goal: {goal}"] if cut else [head] if head else []
+
+
 def title(tr: Mapping[str, Any]) -> str:
     p = tr.get("property") or {}
     head = f"{tr['model']}"
     if tr.get("mutant"):
         head += f" (mutant {tr['mutant']})"
     if p:
-        head += f": {p['id']} {p['name']} [{p['kind']}]"
+        head += f": {named(p)} [{p['kind']}]"
     return head
 
 
@@ -94,7 +130,7 @@ def verdict_lines(tr: Mapping[str, Any]) -> list[str]:
                f"× line {p['line']} ({p['event']}) cannot follow this step: no behaviour "
                f"of the model takes it from here"]
     else:
-        out = [f"× {p['id']} {p['name']} fails here"]
+        out = [f"× {named(p)} fails here"]
     names = [n for n in reads(tr) if n in last]
     if names:
         out.append("it reads " + ", ".join(f"{n} = {fmt(last[n])}" for n in names))

@@ -415,7 +415,8 @@ def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal,
         ex.violations.append(Violation(
             p.id, "reach", f"{goal.label}: from this state no state where the goal holds is "
             f"reachable (its whole future was explored)"
-            + (", then stutters forever (an end state)" if end else ""), path, acts,
+            + (", then stutters forever (an end state)" if end else "")
+            + f"; {_goal_text(ex.model, goal)}", path, acts,
             loop_start=len(path) - 1 if end else None, stutters=end))
         return "violated"
     if unresolved:
@@ -451,8 +452,8 @@ _MESSAGES = {
 
 
 def _goal_text(model: Any, goal: Goal) -> str:
-    """Which goal a lasso never meets, in the model's names (the label alone, "run 0",
-    did not say)."""
+    """Which goal a counterexample never meets, in the model's names (the label alone,
+    "run 0", does not say)."""
     from osf_check.models.expr import show
     return f"the goal: {show(goal.goal, model.slot_names, model.slot_domains)}"
 
