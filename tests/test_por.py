@@ -193,7 +193,7 @@ def _both(checker: osf_check.Checker) -> tuple:
 #: parameters small enough for a complete search of every mutant in seconds; a mutant's
 #: own parameters (the ones its bug needs) win over these
 SMALL = {"graph-relay": {"intents": 1, "slugs": 1},
-         "wire-relay": {},
+         "wire-relay": {"ops": 1},
          "two-phase": {"rms": 3}}
 
 
