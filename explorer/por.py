@@ -199,8 +199,10 @@ def on_step(e: Expr, writes: frozenset[int]) -> Expr:
     what it still reads is what the check depends on.
 
     >>> from osf_check.models.expr import Implies, Slot
-    >>> on_step(Implies(Slot(0) == 2, Slot(0, 1) == Slot(0)), frozenset({1}))
-    true
+    >>> on_step(Implies(Slot(0) == 2, Slot(0, 1) == Slot(0)), frozenset({1})).op
+    'true'
+    >>> on_step(Slot(1, 1) == Slot(1), frozenset({1}))
+    eq(s′[1], s[1])
     """
     memo: dict[int, Expr] = {}
     keys: dict[int, tuple] = {}
