@@ -85,20 +85,16 @@ def test_the_cycle_proviso_keeps_a_step_from_being_put_off_for_ever():
     assert red.por.proviso >= 1
 
 
-def _two_flags(check: Check):
-    """Two steps on two variables; ``late`` is defined first, so a reduction that may
-    pick either fires it alone from the first state."""
+def _two_flags(check: Check, first: str = "late"):
+    """Two steps on two variables, ``first`` defined first: a reduction that may pick
+    either (they are independent) fires that one alone from the first state."""
     b = ModelBuilder("flags", actors=("p",))
     b.var("x", Bool(), actor="p")
     b.var("y", Bool(), actor="p")
-
-    @b.action("p")
-    def late(s):
-        return Not(s.y), {s.y: True}
-
-    @b.action("p")
-    def early(s):
-        return Not(s.x), {s.x: True}
+    steps = {"late": lambda s: (Not(s.y), {s.y: True}),
+             "early": lambda s: (Not(s.x), {s.x: True})}
+    for name in sorted(steps, key=lambda n: n != first):
+        b.action("p", name=name)(steps[name])
     b.init(x=False, y=False)
     b.quiescent(lambda s: And(s.x, s.y))
     return b.build(), Property("F1", "order", "flags", "", (check,), ())
@@ -114,13 +110,42 @@ def test_a_step_that_changes_what_an_invariant_reads_is_visible():
 
 
 def test_a_transition_check_reading_another_step_makes_both_visible():
-    """early's check reads y, which only late writes: early after late breaks it."""
+    """early's check reads y, which only late writes: early after late breaks it, and a
+    reduction that fired early alone first would never take that order."""
     m, prop = _two_flags(Check("trans", lambda s, t, inst, m:
-                               Not(s.y) if inst.name == "early" else None))
+                               Not(s.y) if inst.name == "early" else None), first="early")
     po = PartialOrder(m, CheckList.of(m, [prop]))
     assert po.visible == 0b11
     red = bfs(m, [prop], depth=None, por=True)
     assert [v.prop for v in red.violations] == ["F1"]
+
+
+def test_a_step_that_changes_nothing_is_checked_where_it_is_enabled():
+    """peek writes nothing: the search checks its step where it is enabled and never
+    takes it.  Its check fails only where early has fired and late has not, a state a
+    reduction firing late alone would skip: what it reads makes late and early visible."""
+    b = ModelBuilder("peek", actors=("p",))
+    b.var("x", Bool(), actor="p")
+    b.var("y", Bool(), actor="p")
+
+    @b.action("p")
+    def late(s):
+        return Not(s.y), {s.y: True}
+
+    @b.action("p")
+    def early(s):
+        return Not(s.x), {s.x: True}
+
+    @b.action("p")
+    def peek(s):
+        return True, {}
+    b.init(x=False, y=False)
+    prop = Property("P1", "peek", "peek", "", (Check("trans", lambda s, t, inst, m: Not(
+        And(s.x, Not(s.y))) if inst.name == "peek" else None),), ())
+    m = b.build()
+    po = PartialOrder(m, CheckList.of(m, [prop]))
+    assert (po.stutter, po.visible) == (0b100, 0b011)
+    assert [v.prop for v in bfs(m, [prop], depth=None, por=True).violations] == ["P1"]
 
 
 def test_a_check_on_a_steps_own_variables_leaves_the_reduction_alone():
