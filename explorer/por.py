@@ -84,7 +84,7 @@ class PorStats:
 
     reduced: int = 0  # a stubborn set smaller than the enabled instances
     full: int = 0  # every enabled instance: no smaller set qualified
-    proviso: int = 0  # of ``full``: a smaller set's successor was visited already (C3)
+    proviso: int = 0  # of ``full``: each smaller set had a successor visited already (C3)
 
     def as_dict(self) -> dict[str, int]:
         return {"reduced": self.reduced, "full": self.full, "proviso": self.proviso}
@@ -157,20 +157,18 @@ class PartialOrder:
             parts.append(chain)
         return "def gates(s):\n    return (" + ", ".join(parts) + ",)\n"
 
-    def stubborn(self, gates: Sequence[int]) -> int:
-        """The smallest enabled part of a stubborn set that qualifies (C0-C2), over every
-        enabled instance as a seed; every enabled instance when none is smaller."""
+    def stubborn(self, gates: Sequence[int]) -> list[int]:
+        """The enabled parts of the stubborn sets that qualify (C0-C2), one grown from
+        each enabled instance, smallest first; empty when none is smaller than every
+        enabled instance."""
         en = 0
         for k, g in enumerate(gates):
             if g < 0:
                 en |= 1 << k
         en &= ~self.stutter
-        best = en
-        for seed in _bits(en & ~self.visible):
-            got = self._closure(seed, gates, en, best)
-            if got is not None and got.bit_count() < best.bit_count():
-                best = got
-        return best
+        found = {self._closure(seed, gates, en, en) for seed in _bits(en & ~self.visible)}
+        found -= {None, en}
+        return sorted(found, key=lambda m: (m.bit_count(), m))  # type: ignore[arg-type]
 
     def _closure(self, seed: int, gates: Sequence[int], en: int, bound: int) -> int | None:
         """The enabled members of the stubborn set grown from ``seed``; None as soon as
@@ -266,7 +264,7 @@ def expander(po: PartialOrder, stats: PorStats, cache_limit: int = 1 << 20
     steps = compile_steps(model)
     pack = compile_pack(model)
     trans_insts = {k for k, row in enumerate(po.checks.trans) if row}
-    chosen: dict[tuple, int] = {}
+    chosen: dict[tuple, list[int]] = {}
     stutter = po.stutter
 
     def expand_level(current: list, ids: dict, add_new: Callable, fired: list,
@@ -277,11 +275,11 @@ def expander(po: PartialOrder, stats: PorStats, cache_limit: int = 1 << 20
         deeper = current[-1][0] + 1 if current else 0
         for sid, s, _ in current:
             gs = gates(s)
-            mask = chosen.get(gs)
-            if mask is None:
+            sets = chosen.get(gs)
+            if sets is None:
                 if len(chosen) >= cache_limit:
                     chosen.clear()
-                mask = chosen[gs] = po.stubborn(gs)
+                sets = chosen[gs] = po.stubborn(gs)
             en = [k for k, g in enumerate(gs) if g < 0]
             for k in en:
                 fired[k] += 1
@@ -292,7 +290,7 @@ def expander(po: PartialOrder, stats: PorStats, cache_limit: int = 1 << 20
                 if stutter >> k & 1 and k in trans_insts:
                     on_trans(k, sid, s, s)
             if moving:
-                gen += _fire(s, sid, moving, mask, steps, pack, ids, add_new, on_trans,
+                gen += _fire(s, sid, moving, sets, steps, pack, ids, add_new, on_trans,
                              trans_insts, stats, deeper)
             if len(packed) >= limit:
                 return gen, sid
@@ -303,33 +301,39 @@ def expander(po: PartialOrder, stats: PorStats, cache_limit: int = 1 << 20
     return expand_level
 
 
-def _fire(s: tuple, sid: int, en: list[int], mask: int, steps: list, pack: Callable,
+def _fire(s: tuple, sid: int, en: list[int], sets: list[int], steps: list, pack: Callable,
           ids: dict, add_new: Callable, on_trans: Callable, trans_insts: set[int],
           stats: PorStats, deeper: int) -> int:
-    """Fire the stubborn set ``mask`` from ``s``; the number of successors generated.
+    """Fire the first of the stubborn sets ``sets`` whose successors are all new; the
+    number of successors generated.
 
-    Every instance fires instead if a successor through the set was found at this depth
-    or before (ids below ``deeper``): a cycle of the reduced graph cannot only go one
-    depth deeper at each step, so each has a state expanded in full (C3)."""
-    some = [k for k in en if mask >> k & 1]
-    succ = [(k, steps[k](s)) for k in some]
+    A set with a successor found at this depth or before (an id below ``deeper``) is
+    passed over, and every instance fires when each set has one: a cycle of the reduced
+    graph cannot only go one depth deeper at each step, so each has a state expanded in
+    full (C3)."""
+    succ: dict[int, tuple] = {}
+    some = en
+    for mask in sets:
+        members = _bits(mask)
+        for k in members:
+            if k not in succ:
+                succ[k] = steps[k](s)
+        if all(ids.get(pack(succ[k]), deeper) >= deeper for k in members):
+            some = members
+            break
     if len(some) < len(en):
-        keys = [pack(t) for _, t in succ]
-        if any(ids.get(key, deeper) < deeper for key in keys):
-            stats.proviso += 1
-            some = en
-            succ = [(k, steps[k](s)) for k in en]
-        else:
-            stats.reduced += 1
-    if len(some) == len(en):
+        stats.reduced += 1
+    else:
         stats.full += 1
-    for k, t in succ:
+        stats.proviso += bool(sets)
+    for k in some:
+        t = succ[k] if k in succ else steps[k](s)
         key = pack(t)
         if key not in ids:
             add_new(t, key, sid, k)
         if k in trans_insts:
             on_trans(k, sid, s, t)
-    return len(succ)
+    return len(some)
 
 
 def replay(model: Model, checks: CheckList, states: Sequence[tuple],
