@@ -25,7 +25,7 @@ from .graph.checks import JUDGES as GRAPH_JUDGES
 from .graph.checks import GraphReport, check_graph
 from .result import Exploration, Progress, Violation
 
-__all__ = ["ModelResult", "check", "prepare", "EXIT", "verdict_exit"]
+__all__ = ["ModelResult", "check", "prepare", "EXIT", "verdict_exit", "por_allowed"]
 
 
 
@@ -46,6 +46,9 @@ class ModelResult:
     symmetry: dict[str, object] = field(default_factory=dict)
     #: workers asked for, partitions the search ran in, why fewer, bytes moved between them
     workers: dict[str, object] = field(default_factory=dict)
+    #: a partial-order reduced search's counts (states expanded by a stubborn set, in
+    #: full, in full by the cycle proviso); empty when not asked for
+    por: dict[str, int] = field(default_factory=dict)
 
     @property
     def violations(self) -> list[Violation]:
@@ -61,13 +64,16 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
           resume: str | None = None, workers: int = 1,
           tick: Callable[[int, int], None] | None = None, symmetry: bool = False,
           cluster: str | None = None,
-          running: Callable[[str, int, int], None] | None = None) -> ModelResult:
+          running: Callable[[str, int, int], None] | None = None,
+          por: bool = False) -> ModelResult:
     """Explore ``model`` and check its properties; raises ``LookupError``/``ValueError`` on
     bad names or parameters (the CLI turns those into exit code 150)."""
     t0 = time.perf_counter()
     m, chosen, from_mutant = prepare(model, params=params, mutant=mutant, props=props, drop=drop)
-    eng = engines.get(engine)
-    _offered(eng, checkpoint=checkpoint or resume, cluster=cluster)
+    eng = engines.get(engine if not (por and engine == "auto") else _por_engine())
+    _offered(eng, checkpoint=checkpoint or resume, cluster=cluster, por=por)
+    if por:
+        por_allowed(chosen, symmetry)
     want_graph = any(kinds.on_graph(c.kind) for p in chosen for c in p.checks)
     reduce, sym = _symmetry(m, chosen, symmetry, log)
     if reduce is not None:
@@ -76,7 +82,9 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         depth=depth, max_states=max_states, keep_graph=want_graph,
         check_deadlock=check_deadlock, stop_on_violation=stop_on_violation, progress=progress,
         reduce=reduce, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-        resume=resume, workers=workers, tick=tick, cluster=cluster))
+        resume=resume, workers=workers, tick=tick, cluster=cluster, por=por))
+    if por:
+        _replay_all(m, chosen, ex)
     if reduce is not None:
         from .symmetry import expand
         for v in ex.violations:
@@ -107,7 +115,8 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     return ModelResult(m, chosen, ex, graph, status, warnings,
                        _verdict(ex, status, warnings, strict), from_mutant,
                        time.perf_counter() - t0, assumptions_in_force(model, drop), sym,
-                       _workers(ex, workers, eng, cluster))
+                       _workers(ex, workers, eng, cluster),
+                       ex.por.as_dict() if ex.por is not None else {})
 
 
 def _graph_not_run(props: Sequence[Property], status: dict[str, str], *, reduced: bool,
@@ -125,10 +134,43 @@ def _graph_not_run(props: Sequence[Property], status: dict[str, str], *, reduced
 
 def _offered(eng: engines.Engine, **asked: object) -> None:
     """Refuse an option the engine does not offer, naming the engines that do."""
-    flags = {"checkpoint": "--checkpoint and --resume need", "cluster": "--cluster needs"}
+    flags = {"checkpoint": "--checkpoint and --resume need", "cluster": "--cluster needs",
+             "por": "--por needs"}
     for feature, value in asked.items():
         if value and feature not in eng.features:
             raise BadValue(f"{flags[feature]} {engines.needing(feature)}")
+
+
+def _por_engine() -> str:
+    """What ``auto`` runs with ``--por``: the first engine that offers it."""
+    return next((e.name for e in engines.ENGINES.values() if "por" in e.features), "auto")
+
+
+def por_allowed(props: Sequence[Property], symmetry: bool) -> None:
+    """Refuse a reduced run of what the reduction does not preserve: reach and fair
+    checks read the whole graph, and a symmetry reduction on top is not proved sound."""
+    if symmetry:
+        raise BadValue("--por and --symmetry do not combine: choose one")
+    graph = [f"{p.id} ({p.kinds})" for p in props
+             if any(kinds.on_graph(c.kind) for c in p.checks)]
+    if graph:
+        safe = [p.id for p in props if not any(kinds.on_graph(c.kind) for c in p.checks)]
+        raise BadValue(f"--por checks safety properties only, and {', '.join(graph)} "
+                       "read the whole graph: leave out --por, or choose others with "
+                       f"--property ({', '.join(safe) or 'none is left'})")
+
+
+def _replay_all(m: Model, props: Sequence[Property], ex: Exploration) -> None:
+    """Every counterexample of a reduced search, replayed on the model before it is
+    reported: one that does not replay is the reduction's fault, never the model's."""
+    from osf_check.properties.base import CheckList
+    from .por import replay
+    checks = CheckList.of(m, props)
+    for v in ex.violations:
+        why = replay(m, checks, ex.trace_states(v), v.actions, v.prop, v.kind)
+        if why is not None:
+            raise RuntimeError(f"partial-order reduction: the {v.prop} counterexample does "
+                               f"not replay on the model ({why})")
 
 
 def _unjudged(eng: engines.Engine, props: Sequence[Property], status: dict[str, str]
@@ -232,6 +274,9 @@ def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:
     # a bounded run did not expand the states at its bound: "never" is of the others
     where = "" if ex.complete else f" in the {ex.expanded:,} states expanded (not those " \
         "at the bound)"
+    if ex.por is not None:
+        where += " of the partial-order reduced search (it skips states: --por left out " \
+            "may find it enabled)"
     for name, n in fired.items():
         if n == 0:
             out.append(f"action {name} was never enabled{where}")

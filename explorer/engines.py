@@ -45,6 +45,7 @@ class Search:
     workers: int = 1
     tick: Callable[[int, int], None] | None = None
     cluster: str | None = None
+    por: bool = False  # partial-order reduction (safety checks only)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ class Engine:
         property with a kind nobody judges is reported inconclusive, never as holding.
     features : frozenset of str
         What it offers besides: ``checkpoint`` (``--checkpoint``/``--resume``),
-        ``cluster`` (``--cluster``), ``workers`` (more than one process).
+        ``cluster`` (``--cluster``), ``workers`` (more than one process), ``por``
+        (``--por``, partial-order reduction).
     """
 
     name: str
@@ -118,7 +120,7 @@ def needing(feature: str) -> str:
 def _explicit(m: Model, props: Sequence[Property], s: Search) -> Exploration:
     return bfs(m, props, depth=s.depth, max_states=s.max_states, keep_graph=s.keep_graph,
                check_deadlock=s.check_deadlock, stop_on_violation=s.stop_on_violation,
-               progress=s.progress, reduce=s.reduce)
+               progress=s.progress, reduce=s.reduce, por=s.por)
 
 
 def _vector(m: Model, props: Sequence[Property], s: Search) -> Exploration:
@@ -132,6 +134,7 @@ def _vector(m: Model, props: Sequence[Property], s: Search) -> Exploration:
                       cluster=s.cluster)
 
 
-register(Engine("explicit", "compiled Python, one state at a time, one process", _explicit))
+register(Engine("explicit", "compiled Python, one state at a time, one process", _explicit,
+                features=frozenset({"por"})))
 register(Engine("vector", "numpy, a level of packed states at once; checkpoints, workers, "
                 "a cluster", _vector, features=frozenset({"checkpoint", "cluster", "workers"})))

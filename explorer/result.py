@@ -61,6 +61,8 @@ class Exploration:
     ids: dict[int, int] = field(default_factory=dict)  # packed state -> id
     witness_seen: dict[str, bool] = field(default_factory=dict)
     trans_applied: dict[str, int] = field(default_factory=dict)
+    #: how a partial-order reduced search expanded its states (a PorStats), else None
+    por: Any = None
 
     @property
     def distinct(self) -> int:

@@ -162,6 +162,7 @@ class Checker:
     _strict: bool = False
     _symmetry: bool = False
     _cluster: str | None = None
+    _por: bool = False
 
     def __post_init__(self) -> None:
         name = load(self.model)
@@ -243,6 +244,12 @@ class Checker:
         :mod:`osf_check.explorer.symmetry`)."""
         return self._with(_symmetry=bool(on))
 
+    def por(self, on: bool = True) -> "Checker":
+        """Partial-order reduction: fire a stubborn set of the enabled actions at each
+        state (safety properties only; counterexamples are replayed on the model and
+        may be longer than the shortest, see :mod:`osf_check.explorer.por`)."""
+        return self._with(_por=bool(on))
+
     # run -------------------------------------------------------------------------------------
     def explore(self, *, progress: Callable[[int, int, int, float], None] | None = None,
                 log: Callable[[str], None] | None = None, checkpoint: str | None = None,
@@ -264,7 +271,7 @@ class Checker:
                   progress=progress, log=log, engine=self._engine, checkpoint=checkpoint,
                   checkpoint_every=checkpoint_every, resume=resume, workers=self._workers,
                   tick=tick, symmetry=self._symmetry, cluster=self._cluster,
-                  running=running)
+                  running=running, por=self._por)
         return ExploreResult(r, self._depth, self._seed)
 
     def prove(self, *, k: int = 4, timeout: float = 120.0, mine: bool = True,

@@ -29,7 +29,7 @@ import click
 from osf_check.explorer.store.allocator import keep_freed_memory
 from osf_check.tracelog import HIDDEN_DEPTH
 from osf_check.explorer import engines
-from osf_check.explorer.check import EXIT, ModelResult, prepare, verdict_exit
+from osf_check.explorer.check import EXIT, ModelResult, por_allowed, prepare, verdict_exit
 from osf_check.explorer.result import WorkerLost
 from osf_check.explorer.store.levels import IdsExhausted
 from osf_check.models.dsl import ModelError
@@ -585,13 +585,17 @@ def _running(name: str, disp: Any, task: Any,
               help="Store one state per class of states equal up to permuting the model's "
                    "symmetric sets, once z3 has proved the model symmetric (safety only: "
                    "reach and fair properties stay unknown).")
+@click.option("--por", is_flag=True,
+              help="Partial-order reduction: fire a stubborn set of the enabled actions at "
+                   "each state (explicit engine; safety properties and deadlocks only; "
+                   "counterexamples may be longer than the shortest).")
 def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             props: tuple[str, ...], mutant: str | None,
             params: tuple[str, ...], max_states: int | None, seed: int, as_json: bool,
             out: Path | None, strict: bool, go_on: bool, no_deadlock: bool,
             drop: tuple[str, ...], engine: str, checkpoint: str | None,
             checkpoint_every: float, resume: str | None, workers: int,
-            cluster: str | None, symmetry: bool) -> None:
+            cluster: str | None, symmetry: bool, por: bool) -> None:
     """Breadth-first exploration to a depth, with shortest counterexamples.
 
     \b
@@ -626,7 +630,9 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
         raise BadInput(f"--checkpoint {checkpoint} holds a checkpoint already: continue it "
                        f"with --resume {checkpoint}, or choose an empty directory")
     for n in names:  # every name and value checked before any work starts
-        prepare(n, params=overrides, mutant=mutant, props=props, drop=drop)
+        _, chosen, _ = prepare(n, params=overrides, mutant=mutant, props=props, drop=drop)
+        if por:
+            por_allowed(chosen, symmetry)
     _DONE.update(checkpoint=checkpoint)
     explored: list[ExploreResult] = []
     with Display(live=False if as_json else None) as disp:
@@ -637,7 +643,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
                 .drop(*drop).depth(bound).engine(engine).workers(workers) \
                 .max_states(max_states).seed(seed).keep_going(go_on) \
                 .deadlocks(not no_deadlock).strict(strict).symmetry(symmetry) \
-                .cluster(cluster)
+                .cluster(cluster).por(por)
             explored.append(checker.explore(
                 progress=_progress(n, disp, task), log=disp.line,
                 tick=lambda done, total, t=task: disp.update(t, completed=done, total=total),

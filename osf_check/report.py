@@ -111,6 +111,7 @@ def result_json(command: str, seed: int, bound: int | None, results: Sequence[Mo
             "stored_bytes": int(ex.stored_bytes()),
             "symmetry": r.symmetry,
             "workers": r.workers,
+            **({"por": r.por} if r.por else {}),
             "states_per_depth": ex.histogram(),
             "actions": fired,
             "properties": [_property_json(r, p) for p in r.properties],
@@ -141,6 +142,22 @@ def result_schema() -> dict[str, Any]:
 
 def human(n: float) -> str:
     return f"{n:,.0f}"
+
+
+def _por_lines(r: ModelResult, depth: int | None) -> list[str]:
+    """What a partial-order reduced run counted, and what its verdicts cover."""
+    if not r.por:
+        return []
+    p = r.por
+    lines = [f"  partial-order reduction: {human(p['reduced'])} states expanded by a stubborn "
+             f"set, {human(p['full'])} in full ({human(p['proviso'])} of them by the cycle "
+             "proviso); safety checks and deadlocks answer as on every state, counterexamples "
+             "are replayed on the model and may be longer than the shortest"]
+    if depth is not None:
+        lines.append(f"  partial-order reduction with a depth bound: 'up to depth {depth}' "
+                     "covers the reduced search's paths, not every path of that length "
+                     "(--depth unbounded for a verdict on every state)")
+    return lines
 
 
 def explore_text(r: ModelResult, depth: int | None, seed: int) -> str:
@@ -179,6 +196,7 @@ def explore_text(r: ModelResult, depth: int | None, seed: int) -> str:
                      "of classes, counterexamples are the model's own steps")
     elif sym.get("why"):
         lines.append(f"  symmetry: not used ({sym['why']})")
+    lines += _por_lines(r, depth)
     wk = r.workers
     if wk.get("partitions", 1) > 1:
         lines.append(f"  search partitioned over {wk['partitions']} workers, "

@@ -31,21 +31,27 @@ __all__ = ["Violation", "Exploration", "bfs", "Progress"]
 def bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
         max_states: int | None = None, keep_graph: bool = False,
         check_deadlock: bool = True, stop_on_violation: bool = True,
-        progress: Progress | None = None, reduce: "Reduction | None" = None) -> Exploration:
+        progress: Progress | None = None, reduce: "Reduction | None" = None,
+        por: bool = False) -> Exploration:
     """Explore ``model`` breadth-first to ``depth`` steps (``None``: no bound).
 
     With ``stop_on_violation`` the search finishes the level on which the first
     violation was found (so every shortest violation of that length is reported)
     and stops.  ``keep_graph`` records every edge for the reach and fair checks.
     ``reduce`` (a :class:`~osf_check.explorer.symmetry.Reduction` whose claim was tested)
-    stores one representative per class of symmetric states.
+    stores one representative per class of symmetric states.  ``por`` fires a stubborn
+    set at each state (:mod:`osf_check.explorer.por`): safety checks and deadlocks only,
+    counterexamples not always shortest, no graph.
     """
+    if por and (keep_graph or reduce is not None):
+        raise ValueError("partial-order reduction keeps no graph and takes no symmetry")
     t0 = time.perf_counter()
     pack = compile_pack(model)
     ex = Exploration(model, depth)
     ex.fired = [0] * len(model.instances)
 
-    checks = CheckList.of(model, props).compiled(compile_pred, compile_trans)
+    plain = CheckList.of(model, props)
+    checks = plain.compiled(compile_pred, compile_trans)
     invs, witnesses, trans = checks.invs, checks.witnesses, checks.trans
     ex.witness_seen.update((k, False) for k, _ in witnesses)
     ex.trans_applied.update((k, 0) for k in checks.trans_props)
@@ -101,8 +107,13 @@ def bfs(model: Model, props: Sequence[Property], *, depth: int | None = 12,
             add_new(s, p, -1, -1)
     ex.generated = len(model.initial_states)
     src_e, dst_e, act_e = array("q"), array("q"), array("q")
-    expand_level = compile_level(model, {i for i, t in enumerate(trans) if t}, keep_graph,
-                                 reduce.canon if reduce is not None else None)
+    if por:
+        from osf_check.explorer.por import PartialOrder, PorStats, expander
+        stats = ex.por = PorStats()
+        expand_level = expander(PartialOrder(model, plain), stats)
+    else:
+        expand_level = compile_level(model, {i for i, t in enumerate(trans) if t},
+                                     keep_graph, reduce.canon if reduce is not None else None)
     limit = max_states if max_states is not None else 1 << 62
     level = 0
     clock = [t0]
