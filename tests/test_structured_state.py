@@ -241,3 +241,20 @@ def test_the_report_page_writes_records_maps_and_tuples_as_the_text_trace_does(t
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == [fmt(v) for v in values]
     assert json.loads(out)[0] == "[pc |-> busy, holds |-> {r2}]"
+
+
+def test_a_wrong_record_in_a_model_file_or_a_trace_is_one_line_and_exit_150(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(PROCS.read_text().replace('"procs"', '"procs-bad"').replace(
+        'b.init(proc={"pc": "idle", "runs": 0,', 'b.init(proc={"pc": "gone", "runs": 0,'))
+    r = CliRunner().invoke(main, ["explore", "--model-file", str(bad)])
+    assert r.exit_code == 150
+    assert "initial value of proc: expected one of idle, busy, done, got 'gone'" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    _cli("explore", "--model-file", PROCS, "--depth", "unbounded", "--out", tmp_path)
+    itf = json.loads((tmp_path / "procs-PR1-inv.itf.json").read_text())
+    itf["states"][1]["proc"][0] = {"pc": "busy", "#runs": 1}  # not a record ITF writes
+    (tmp_path / "x.itf.json").write_text(json.dumps(itf))
+    r = CliRunner().invoke(main, ["render", str(tmp_path / "x.itf.json")])
+    assert r.exit_code == 150 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "proc holds" in r.stderr
