@@ -386,6 +386,15 @@ class View:
         self._same_type(other)
         return dict(zip(self.leaves(), other.leaves()))
 
+    def __eq__(self, other: object) -> Any:
+        # Python's == on two views would compare the objects and answer False at
+        # build time: a guard that silently never holds
+        raise ModelError(f"{self._name} is a {self._t!r}: compare it with .equals(other), "
+                         "or compare its fields")
+
+    __ne__ = __eq__
+    __hash__ = object.__hash__
+
     def _same_type(self, other: Any) -> None:
         if not isinstance(other, View) or repr(other._t) != repr(self._t):
             raise ModelError(f"{self._name} is a {self._t!r}: it compares with and takes "

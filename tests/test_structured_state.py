@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import osf_check
-from osf_check import And, Bool, Enum, Int, ModelBuilder, ModelError
+from osf_check import And, Bool, Enum, Int, ModelBuilder, ModelError, Not
 from osf_check.cli import main
 from osf_check.models.errors import BadValue
 from osf_check.models.expr import evaluate
@@ -258,3 +258,21 @@ def test_a_wrong_record_in_a_model_file_or_a_trace_is_one_line_and_exit_150(tmp_
     r = CliRunner().invoke(main, ["render", str(tmp_path / "x.itf.json")])
     assert r.exit_code == 150 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "proc holds" in r.stderr
+
+
+def test_comparing_whole_records_with_equals_is_not_python_identity():
+    b = ModelBuilder("eq")
+    b.array("p", Record(pc=PC, n=Int(0, 1)), 2, actor="x")
+
+    @b.action("x")
+    def copy(s):
+        return Not(s.p[0].equals(s.p[1])), s.p[0].assign(s.p[1])
+
+    b.init(p=[{"pc": "idle", "n": 0}, {"pc": "busy", "n": 1}])
+    m = b.build()
+    s, st = m.view(), m.initial_states[0]
+    with pytest.raises(ModelError, match=r"compare it with \.equals\(other\)"):
+        s.p[0] == s.p[1]
+    assert evaluate(s.p[0].equals(s.p[0]), st) == 1
+    st = _step(m, st, "copy")
+    assert m.show_state(st)["p"] == [{"pc": "busy", "n": 1}] * 2
