@@ -26,6 +26,7 @@ pc[w] = "idle" ∧ n < 3 | pc'[w] = "busy"
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -78,6 +79,8 @@ _PREC = {"implies": 1, "or": 2, "and": 3, "not": 4, "cmp": 5, "add": 6, "mul": 7
 _CMP = {"eq": " = ", "ne": " ≠ ", "lt": " < ", "le": " ≤ ", "gt": " > ", "ge": " ≥ "}
 _ARITH = {"add": (" + ", "add"), "sub": (" - ", "add"), "mul": (" * ", "mul"),
           "div": (" ÷ ", "mul"), "mod": (" % ", "mul")}
+#: an index in a slot's path, ``[0]`` or ``[red]`` (kept by split)
+_INDEX = re.compile(r"(\[[^\]]*\])")
 _FLIP = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
 
 
@@ -215,10 +218,34 @@ class Renderer:
                 and len({o.value[1] for o in opts}) == 1 and owners[0][0].elements is None):
             prime = "'" if opts[0].value[1] else ""
             return [f"{owners[0][0].name}{prime}["] + self.render(index)[1] + ["]"]
+        around = self._one_index_apart(opts)
+        if around is not None:  # proc[i].pc: one field of each element, in index order
+            prime = "'" if opts[0].value[1] else ""
+            return [around[0] + "["] + self.render(index)[1] + ["]" + around[1] + prime]
         out: Tokens = ["⟨"]
         for k, o in enumerate(opts):
             out += ([", "] if k else []) + self.render(o, dom)[1]
         return out + ["⟩["] + self.render(index)[1] + ["]"]
+
+    def _one_index_apart(self, opts: Sequence[Expr]) -> tuple[str, str] | None:
+        """What surrounds the index when ``opts`` are the slots of one structured
+        variable whose paths differ in one index only, running through the index's
+        values in order (``proc[0].pc``, ``proc[1].pc``): ``("proc", ".pc")``."""
+        if not all(o.op == "slot" and o.value[1] == opts[0].value[1] for o in opts):
+            return None
+        paths = [_INDEX.split(self.slot_names[o.value[0]]) for o in opts]
+        if len({len(p) for p in paths}) != 1 or self.slot[opts[0].value[0]][0].shape is None:
+            return None
+        apart = [k for k in range(len(paths[0])) if len({p[k] for p in paths}) > 1]
+        if len(apart) != 1 or not paths[0][apart[0]].startswith("["):
+            return None
+        keys = [p[apart[0]][1:-1] for p in paths]
+        numbered = keys == [str(j) for j in range(len(keys))]
+        if not (numbered or (len(set(keys)) == len(keys) and
+                             not any(k.lstrip("-").isdigit() for k in keys))):
+            return None  # (an index from 1 or an Int range: its numbers are not 0..)
+        k = apart[0]
+        return "".join(paths[0][:k]), "".join(paths[0][k + 1:])
 
     def _compare(self, e: Expr) -> tuple[int, Tokens]:
         a, b = e.args

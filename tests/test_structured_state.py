@@ -220,7 +220,7 @@ def test_traces_show_records_maps_and_names(tmp_path):
 def test_describe_names_fields_and_reads_each_fields_domain():
     code, out = _cli("describe", "--model-file", PROCS)
     assert code == 0, out
-    assert "`⟨proc[0].runs, proc[1].runs⟩[turn] < 2`" in out  # runs' domain, not pc's
+    assert "`proc[turn].runs < 2`" in out  # runs' domain, not pc's, and the path
     assert "`proc[1].holds[r2]' = true if turn = 1 (else unchanged)`" in out
     assert '| `load` | {"#map": [[key, value], ...]} from "r1" \\| "r2" to integer 0..2 |' \
         in out
