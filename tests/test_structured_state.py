@@ -276,3 +276,12 @@ def test_comparing_whole_records_with_equals_is_not_python_identity():
     assert evaluate(s.p[0].equals(s.p[0]), st) == 1
     st = _step(m, st, "copy")
     assert m.show_state(st)["p"] == [{"pc": "busy", "n": 1}] * 2
+
+
+def test_a_check_log_mapping_refuses_a_structured_variable():
+    """A mapping names an array's element by its slot; a record's slots are its fields,
+    so ``proc[1]`` would name proc[0].runs: refused, not misread."""
+    from osf_check.tracelog.mapping import MappingError, _rule
+    m = osf_check.Checker(PROCS).depth(0).explore().model
+    with pytest.raises(MappingError, match="proc is a record, tuple or array of them"):
+        _rule(m, {"name": "x", "action": "Finish", "state": {"proc[1]": "c"}}, 0)
