@@ -36,9 +36,6 @@ __all__ = ["Record", "Tuple", "SetOf", "Array", "Type", "as_type"]
 #: value picked by a computed index (nested once per computed index on the way)
 Loc = Union[int, tuple]
 
-#: (each slot's allowed values): what :meth:`Type.values` gives per slot
-Choices = list[range]
-
 
 class Type:
     """The type of a structured value: how many slots it takes and how it shows."""

@@ -285,3 +285,24 @@ def test_a_check_log_mapping_refuses_a_structured_variable():
     m = osf_check.Checker(PROCS).depth(0).explore().model
     with pytest.raises(MappingError, match="proc is a record, tuple or array of them"):
         _rule(m, {"name": "x", "action": "Finish", "state": {"proc[1]": "c"}}, 0)
+
+
+def test_an_int_range_indexes_from_its_least_value():
+    """TLA+'s [1..2 -> BOOLEAN]: x[1] is the first element, at a constant or a computed
+    index alike."""
+    b = ModelBuilder("from1")
+    b.array("x", Bool(), Int(1, 2), actor="a")
+    b.var("i", Int(1, 2), actor="a")
+
+    @b.action("a")
+    def mark(s):
+        return Not(s.x[s.i]), {s.x[s.i]: True, s.i: 3 - s.i}
+
+    b.init(x=False, i=2)
+    m = b.build()
+    assert m.slot_names == ["x[1]", "x[2]", "i"]
+    st = _step(m, m.initial_states[0], "mark")
+    assert m.show_state(st) == {"x": {"#map": [[1, False], [2, True]]}, "i": 1}
+    assert evaluate(m.view().x[2], st) == 1
+    with pytest.raises(ModelError, match=r"x\[0\] is outside Int\(1, 2\)"):
+        m.view().x[0]
