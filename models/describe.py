@@ -26,6 +26,7 @@ pc[w] = "idle" ∧ n < 3 | pc'[w] = "busy"
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -78,6 +79,8 @@ _PREC = {"implies": 1, "or": 2, "and": 3, "not": 4, "cmp": 5, "add": 6, "mul": 7
 _CMP = {"eq": " = ", "ne": " ≠ ", "lt": " < ", "le": " ≤ ", "gt": " > ", "ge": " ≥ "}
 _ARITH = {"add": (" + ", "add"), "sub": (" - ", "add"), "mul": (" * ", "mul"),
           "div": (" ÷ ", "mul"), "mod": (" % ", "mul")}
+#: an index in a slot's path, ``[0]`` or ``[red]`` (kept by split)
+_INDEX = re.compile(r"(\[[^\]]*\])")
 _FLIP = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
 
 
@@ -90,6 +93,9 @@ class Renderer:
         for v in model.variables:
             for k, i in enumerate(v.slots):
                 self.slot[i] = (v, None if v.length is None else k)
+        self.slot_names = model.slot_names
+        #: each slot's domain (a record's fields differ: a variable has no one domain)
+        self.slot_domains = model.slot_domains
         #: the domain a node's value is in, learnt from where it is used (an answer
         #: computed once and both stored in a variable and compared: its constants are
         #: that variable's values), by node id (nodes are shared, never copied)
@@ -128,8 +134,7 @@ class Renderer:
         if got is not None:
             return got
         if e.op == "slot":
-            v, _ = self.slot[e.value[0]]
-            return v.domain
+            return self.slot_domains[e.value[0]]
         if e.op == "ite":
             return self.domain(e.args[1]) or self.domain(e.args[2])
         if e.op == "select":
@@ -139,7 +144,7 @@ class Renderer:
     def truthy(self, e: Expr) -> bool:
         """Whether ``e`` is a truth value (a comparison, a connective, a Bool variable)."""
         if e.op == "slot":
-            return self.slot[e.value[0]][0].domain.kind == "bool"
+            return self.slot_domains[e.value[0]].kind == "bool"
         return e.op in ("eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "implies",
                         "true", "false")
 
@@ -198,6 +203,8 @@ class Renderer:
         prime = "'" if which else ""
         if k is None:
             return [v.name + prime]
+        if v.shape is not None:  # a structured variable's slot: its path, proc[1].pc
+            return [self.slot_names[i] + prime]
         if v.elements is not None:  # a set: one bit per element
             return [_show(v.elements, v.elements.lo + k), f" ∈ {v.name}{prime}"]
         return [f"{v.name}{prime}[", Leaf(k, str(k)), "]"]
@@ -211,10 +218,34 @@ class Renderer:
                 and len({o.value[1] for o in opts}) == 1 and owners[0][0].elements is None):
             prime = "'" if opts[0].value[1] else ""
             return [f"{owners[0][0].name}{prime}["] + self.render(index)[1] + ["]"]
+        around = self._one_index_apart(opts)
+        if around is not None:  # proc[i].pc: one field of each element, in index order
+            prime = "'" if opts[0].value[1] else ""
+            return [around[0] + "["] + self.render(index)[1] + ["]" + around[1] + prime]
         out: Tokens = ["⟨"]
         for k, o in enumerate(opts):
             out += ([", "] if k else []) + self.render(o, dom)[1]
         return out + ["⟩["] + self.render(index)[1] + ["]"]
+
+    def _one_index_apart(self, opts: Sequence[Expr]) -> tuple[str, str] | None:
+        """What surrounds the index when ``opts`` are the slots of one structured
+        variable whose paths differ in one index only, running through the index's
+        values in order (``proc[0].pc``, ``proc[1].pc``): ``("proc", ".pc")``."""
+        if not all(o.op == "slot" and o.value[1] == opts[0].value[1] for o in opts):
+            return None
+        paths = [_INDEX.split(self.slot_names[o.value[0]]) for o in opts]
+        if len({len(p) for p in paths}) != 1 or self.slot[opts[0].value[0]][0].shape is None:
+            return None
+        apart = [k for k in range(len(paths[0])) if len({p[k] for p in paths}) > 1]
+        if len(apart) != 1 or not paths[0][apart[0]].startswith("["):
+            return None
+        keys = [p[apart[0]][1:-1] for p in paths]
+        numbered = keys == [str(j) for j in range(len(keys))]
+        if not (numbered or (len(set(keys)) == len(keys) and
+                             not any(k.lstrip("-").isdigit() for k in keys))):
+            return None  # (an index from 1 or an Int range: its numbers are not 0..)
+        k = apart[0]
+        return "".join(paths[0][:k]), "".join(paths[0][k + 1:])
 
     def _compare(self, e: Expr) -> tuple[int, Tokens]:
         a, b = e.args
@@ -295,7 +326,7 @@ def _learn(r: Renderer, inst: ActionInstance) -> None:
     """The domains of the instance's values, from the variables they are stored in and
     compared with (twice: what one comparison names, another may pass on)."""
     for slot, e in inst.updates.items():
-        r.learn(e, r.slot[slot][0].domain)
+        r.learn(e, r.slot_domains[slot])
     for d, e in inst.outputs.values():
         r.learn(e, d)
     for _ in range(2):
@@ -351,7 +382,7 @@ def _lines(r: Renderer, inst: ActionInstance) -> list[tuple[str, Tokens]]:
         if e.op == "slot" and e.value == (slot, 0):
             continue  # x' = x: not a change
         target = Expr("slot", value=(slot, 1))
-        dom = r.slot[slot][0].domain
+        dom = r.slot_domains[slot]
         if e.op == "ite" and e.args[2].op == "slot" and e.args[2].value == (slot, 0):
             # x' = IF c THEN v ELSE x: a change only where c holds
             toks = (r._slot(target) + [" = "] + r._child(e.args[1], 1, dom)
@@ -564,6 +595,8 @@ def _actions(model: Model, decides: Sequence[str], idle: Sequence[str]) -> list[
 
 def json_shape(v: Var) -> str:
     """What the protocol's JSON holds for ``v`` (one value, an array, a set)."""
+    if v.shape is not None:
+        return _json_type(v.shape.describe())
     if v.elements is not None:
         e = v.elements
         return ('{"#set": [...]} of ' +
@@ -573,6 +606,26 @@ def json_shape(v: Var) -> str:
     one = (" | ".join(f'"{n}"' for n in d.names) if d.kind == "enum" else
            "true | false" if d.kind == "bool" else f"integer {d.lo}..{d.hi}")
     return one if v.length is None else f"array of {v.length}: {one}"
+
+
+def _json_type(d: Mapping[str, Any]) -> str:
+    """What the JSON of a structured variable's value holds, from its type's
+    description (``Type.describe``)."""
+    kind = d["kind"]
+    if kind == "record":
+        return "{" + ", ".join(f'"{k}": {_json_type(f)}' for k, f in d["fields"].items()) + "}"
+    if kind == "tuple":
+        return '{"#tup": [' + ", ".join(_json_type(f) for f in d["of"]) + "]}"
+    if kind == "set":
+        return '{"#set": [...]} of ' + _json_type(d["of"])
+    if kind == "array":
+        ix = d["index"]
+        if ix["kind"] == "int" and ix["min"] == 0:
+            return f"array of {ix['max'] + 1}: {_json_type(d['of'])}"
+        return f'{{"#map": [[key, value], ...]}} from {_json_type(ix)} to {_json_type(d["of"])}'
+    if kind == "enum":
+        return " | ".join(f'"{n}"' for n in d["values"])
+    return "true | false" if kind == "bool" else f"integer {d['min']}..{d['max']}"
 
 
 def _variables(model: Model) -> list[dict[str, Any]]:

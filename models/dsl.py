@@ -27,110 +27,19 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .domains import Bool, Domain, Enum, Int
+from .errors import BadValue, ModelError
 from .expr import INT64, Expr, If, Not, OutOfRange, Select, Slot, as_expr, bounds, evaluate  # noqa: F401
-from .errors import BadValue
+from .structured import Array, CellRef, as_type
+from .views import ArrayView, ElemRef, SetView
 
 __all__ = [
     "Domain", "Bool", "Enum", "Int", "Var", "Param", "ActionInstance", "Fairness", "Model",
     "ModelBuilder", "ModelError", "StateView", "SymmetricSet", "SetView",
 ]
-
-
-class ModelError(Exception):
-    """The model itself is inconsistent (a bug in a model, not in user input)."""
-
-
-# ---------------------------------------------------------------------------
-# domains
-
-class Domain:
-    """A finite set of values ``lo..hi`` with an optional name per value."""
-
-    __slots__ = ("kind", "lo", "hi", "names")
-
-    def __init__(self, kind: str, lo: int, hi: int, names: tuple[str, ...] = ()):
-        if hi < lo:
-            raise ModelError(f"empty domain {lo}..{hi}")
-        self.kind, self.lo, self.hi, self.names = kind, lo, hi, names
-
-    @property
-    def size(self) -> int:
-        return self.hi - self.lo + 1
-
-    @property
-    def bits(self) -> int:
-        return max(1, math.ceil(math.log2(self.size))) if self.size > 1 else 0
-
-    def __getattr__(self, name: str) -> int:
-        names = object.__getattribute__(self, "names")
-        if name in names:
-            return names.index(name)
-        raise AttributeError(name)
-
-    def __contains__(self, v: int) -> bool:
-        return self.lo <= v <= self.hi
-
-    def show(self, v: int) -> Any:
-        """The value as a person (and JSON) reads it."""
-        if self.kind == "bool":
-            return bool(v)
-        if self.kind == "enum":
-            return self.names[v]
-        return int(v)
-
-    def parse(self, x: Any) -> int:
-        """The inverse of :meth:`show`; raises ``ValueError`` on a foreign value."""
-        if self.kind == "bool":
-            if isinstance(x, bool):
-                return int(x)
-            raise BadValue(f"expected true/false, got {x!r}")
-        if self.kind == "enum":
-            if isinstance(x, str) and x in self.names:
-                return self.names.index(x)
-            raise BadValue(f"expected one of {', '.join(self.names)}, got {x!r}")
-        if isinstance(x, int) and not isinstance(x, bool) and self.lo <= x <= self.hi:
-            return x
-        raise BadValue(f"expected an integer in {self.lo}..{self.hi}, got {x!r}")
-
-    def describe(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind}
-        if self.kind == "enum":
-            d["values"] = list(self.names)
-        elif self.kind == "int":
-            d["min"], d["max"] = self.lo, self.hi
-        return d
-
-    def __repr__(self) -> str:
-        if self.kind == "enum":
-            return f"Enum{self.names}"
-        return "Bool()" if self.kind == "bool" else f"Int({self.lo}, {self.hi})"
-
-
-def Bool() -> Domain:
-    return Domain("bool", 0, 1)
-
-
-def Enum(*names: str) -> Domain:
-    """An enumeration; ``Enum("a", "b").b == 1``."""
-    if len(set(names)) != len(names) or not names:
-        raise ModelError(f"enum values must be distinct and non-empty: {names}")
-    if not all(isinstance(n, str) and n for n in names):  # (a trace names them in JSON)
-        raise ModelError(f"enum values are names, non-empty strings: {names}")
-    return Domain("enum", 0, len(names) - 1, tuple(names))
-
-
-def Int(lo: int, hi: int) -> Domain:
-    """The integers ``lo..hi`` (``lo`` may be negative: a state stores ``v - lo``)."""
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)):
-        raise ModelError(f"Int takes two integers, got {lo!r}, {hi!r}")
-    if lo < INT64[0] or hi > INT64[1]:  # numpy's columns hold them (the vector engine's)
-        raise ModelError(f"Int({lo}, {hi}) reaches past 64-bit integers, which the engines "
-                         f"hold values in: keep a domain within {INT64[0]}..{INT64[1]}")
-    return Domain("int", lo, hi)
 
 
 # ---------------------------------------------------------------------------
@@ -149,13 +58,29 @@ class Var:
     doc: str = ""
     #: a finite set's elements (one bit slot per element, see ModelBuilder.set)
     elements: Domain | None = None
+    #: a structured variable's type (a record, tuple, set or array of them: see
+    #: models.structured); ``length`` is then how many slots it packs into
+    shape: Any = None
 
     @property
     def slots(self) -> range:
         return range(self.first_slot, self.first_slot + (self.length or 1))
 
+    def slot_domains(self) -> list[Domain]:
+        if self.shape is not None:
+            return self.shape.slot_domains()
+        return [self.domain] * (self.length or 1)
+
+    def slot_names(self) -> list[str]:
+        if self.shape is not None:
+            return self.shape.slot_names(self.name)
+        return [self.name] if self.length is None else [f"{self.name}[{i}]"
+                                                         for i in range(self.length)]
+
     def show(self, state: Sequence[int]) -> Any:
         """The value as a person reads it: a set as ``{"#set": [elements]}`` (ITF's form)."""
+        if self.shape is not None:
+            return self.shape.show([state[i] for i in self.slots])
         if self.elements is not None:
             e = self.elements
             return {"#set": [e.show(e.lo + k) for k, i in enumerate(self.slots) if state[i]]}
@@ -163,11 +88,15 @@ class Var:
         return vals if self.length is not None else vals[0]
 
     def describe(self) -> dict[str, Any]:
+        if self.shape is not None:
+            return self.shape.describe()
         if self.elements is not None:
             return {"kind": "set", "of": self.elements.describe()}
         return self.domain.describe()
 
     def parse(self, x: Any) -> list[int]:
+        if self.shape is not None:
+            return self.shape.parse(x)
         if self.elements is not None:
             if not isinstance(x, Mapping) or not isinstance(x.get("#set"), list):
                 raise BadValue('expected a set, {"#set": [...]}')
@@ -178,117 +107,6 @@ class Var:
         if not isinstance(x, list) or len(x) != self.length:
             raise BadValue(f"expected a list of {self.length} values")
         return [self.domain.parse(v) for v in x]
-
-
-class ElemRef(Expr):
-    """``array[index]`` for an index that is an expression; usable as an lvalue."""
-
-    __slots__ = ("var", "index", "which")
-
-    def __init__(self, var: Var, index: Expr, which: int):
-        opts = tuple(Slot(i, which) for i in var.slots)
-        sel = Select(index, opts)
-        super().__init__(sel.op, sel.args, sel.value)
-        self.var, self.index, self.which = var, index, which
-
-
-class ArrayView:
-    """An array variable seen from an action or property."""
-
-    def __init__(self, var: Var, which: int):
-        self._var, self._which = var, which
-
-    def __getitem__(self, i: int | Expr) -> Expr:
-        v = self._var
-        if isinstance(i, Expr):
-            if i.op == "const":
-                i = i.value
-            else:
-                return ElemRef(v, i, self._which)
-        if not isinstance(i, int) or not 0 <= i < (v.length or 0):
-            raise ModelError(f"{v.name}[{i}] is outside 0..{(v.length or 0) - 1}")
-        return Slot(v.first_slot + i, self._which)
-
-    def __len__(self) -> int:
-        return self._var.length or 0
-
-    def __iter__(self) -> Iterator[Expr]:
-        return (self[i] for i in range(len(self)))
-
-
-class SetView(ArrayView):
-    """A finite set over a small domain (TLA+'s ``SUBSET Elements``), one bit per
-    element.  Elements are values of the domain (an enum's names work too); reads give
-    truth values and numbers, writes give updates to merge into an action's.
-
-    >>> b = ModelBuilder("sets")
-    >>> S = b.set("S", Enum("a", "b", "c"), actor="x")
-    >>> b.init(S={"#set": ["b"]})
-    >>> m = b.build()
-    >>> st = m.initial_states[0]
-    >>> evaluate(S.contains("b"), st), evaluate(S.card(), st), m.show_state(st)
-    (1, 1, {'S': {'#set': ['b']}})
-    """
-
-    def _index(self, x: Any) -> Any:
-        e = self._var.elements
-        assert e is not None  # a SetView is made only for a set variable
-        if isinstance(x, str):
-            return e.parse(x) - e.lo
-        return x - e.lo if e.lo else x
-
-    def contains(self, x: Any) -> Expr:
-        """``x \\in S``."""
-        return as_expr(self[self._index(x)])
-
-    def card(self) -> Expr:
-        """``Cardinality(S)``."""
-        from .expr import Count
-        return Count(list(self))
-
-    def is_empty(self) -> Expr:
-        from .expr import And
-        return And(*(Not(b) for b in self))
-
-    def subset_of(self, other: "SetView") -> Expr:
-        """``S \\subseteq T``."""
-        from .expr import And, Implies
-        return And(*(Implies(a, b) for a, b in zip(self, other)))
-
-    def elements(self) -> list[int]:
-        e = self._var.elements
-        assert e is not None  # a SetView is made only for a set variable
-        return list(range(e.lo, e.hi + 1))
-
-    def exists(self, pred: Callable[[int], Any]) -> Expr:
-        """``\\E x \\in S : pred(x)``."""
-        from .expr import And, Or
-        return Or(*(And(b, pred(x)) for b, x in zip(self, self.elements())))
-
-    def forall(self, pred: Callable[[int], Any]) -> Expr:
-        """``\\A x \\in S : pred(x)``."""
-        from .expr import And, Implies
-        return And(*(Implies(b, pred(x)) for b, x in zip(self, self.elements())))
-
-    def add(self, x: Any) -> dict[Expr, Any]:
-        """The update ``S' = S \\cup {x}``."""
-        return {self[self._index(x)]: True}
-
-    def remove(self, x: Any) -> dict[Expr, Any]:
-        """The update ``S' = S \\ {x}``."""
-        return {self[self._index(x)]: False}
-
-    def assign(self, bits: Iterable[Any]) -> dict[Expr, Any]:
-        """The update ``S' = T`` for ``T`` another set's bits (``union``, ``intersect``)."""
-        return dict(zip(self, bits))
-
-    def union(self, other: "SetView") -> list[Expr]:
-        from .expr import Or
-        return [Or(a, b) for a, b in zip(self, other)]
-
-    def intersect(self, other: "SetView") -> list[Expr]:
-        from .expr import And
-        return [And(a, b) for a, b in zip(self, other)]
 
 
 class StateView:
@@ -302,6 +120,8 @@ class StateView:
             v = self._vars[name]
         except KeyError:
             raise AttributeError(f"the model has no variable {name!r}") from None
+        if v.shape is not None:
+            return v.shape.view(v.first_slot, self._which, v.name)
         if v.length is None:
             return Slot(v.first_slot, self._which)
         return (SetView if v.elements is not None else ArrayView)(v, self._which)
@@ -338,7 +158,7 @@ class Param:
     >>> Param("gens", 2, 1, 3, "connections", bound="often")
     Traceback (most recent call last):
     ...
-    osf_check.models.dsl.ModelError: parameter gens: bound is "count", "size" or "" (a setting), not 'often'
+    osf_check.models.errors.ModelError: parameter gens: bound is "count", "size" or "" (a setting), not 'often'
     """
 
     name: str
@@ -516,17 +336,11 @@ class Model:
 
     @property
     def slot_domains(self) -> list[Domain]:
-        out: list[Domain] = []
-        for v in self.variables:
-            out.extend([v.domain] * (v.length or 1))
-        return out
+        return [d for v in self.variables for d in v.slot_domains()]
 
     @property
     def slot_names(self) -> list[str]:
-        out: list[str] = []
-        for v in self.variables:
-            out.extend([v.name] if v.length is None else [f"{v.name}[{i}]" for i in range(v.length)])
-        return out
+        return [n for v in self.variables for n in v.slot_names()]
 
     @property
     def action_names(self) -> list[str]:
@@ -587,6 +401,8 @@ class Model:
             h.update(b"\0")
         for v in self.variables:
             put("var", v.name, v.length, str(v.domain), repr(v.domain))
+            if v.shape is not None:  # (absent: a plain variable's digest is unchanged)
+                put("type", repr(v.shape))
         for a in self.instances:
             put("action", a.label, a.guard, sorted(a.updates.items()), a.fairness,
                 sorted((k, repr(d), e) for k, (d, e) in a.outputs.items()))
@@ -649,7 +465,7 @@ class ModelBuilder:
     >>> _ = b.var("x", Int(0, 1), actor="clinet")
     Traceback (most recent call last):
     ...
-    osf_check.models.dsl.ModelError: actor 'clinet' is not one of the model's actors (client, server): declare it in ModelBuilder(actors=...) or fix the name
+    osf_check.models.errors.ModelError: actor 'clinet' is not one of the model's actors (client, server): declare it in ModelBuilder(actors=...) or fix the name
     """
 
     def __init__(self, name: str, params: Mapping[str, Any] | None = None,
@@ -674,15 +490,38 @@ class ModelBuilder:
         self._symmetries: list[SymmetricSet] = []
 
     # variables -------------------------------------------------------------
-    def var(self, name: str, domain: Domain, *, actor: str, ghost: bool = False,
-            doc: str = "") -> Expr:
+    def var(self, name: str, domain: Any, *, actor: str, ghost: bool = False,
+            doc: str = "") -> Any:
+        """A scalar variable of a domain, or a structured one of a type (``Record``,
+        ``Tuple``, ``SetOf``, ``Array``: see :mod:`osf_check.models.structured`)."""
+        if not isinstance(domain, Domain):
+            return self._structured(name, domain, actor, ghost, doc)
         return self._add(name, domain, None, actor, ghost, doc)
 
-    def array(self, name: str, domain: Domain, length: int, *, actor: str,
-              ghost: bool = False, doc: str = "") -> ArrayView:
-        if length < 1:
-            raise ModelError(f"array {name} needs at least one element")
-        return self._add(name, domain, length, actor, ghost, doc)
+    def array(self, name: str, domain: Any, length: Any, *, actor: str,
+              ghost: bool = False, doc: str = "") -> Any:
+        """An array of ``length`` elements of ``domain`` (indexed 0..length-1).  The
+        element may be a type (a ``Record``...), ``length`` a domain to index by (an
+        ``Enum``'s names, an ``Int`` range) and a pair of them, ``(rows, columns)``, makes
+        a two-dimensional array, read ``a[r, c]`` or ``a[r][c]``."""
+        if isinstance(domain, Domain) and isinstance(length, int) and not isinstance(length, bool):
+            if length < 1:
+                raise ModelError(f"array {name} needs at least one element")
+            return self._add(name, domain, length, actor, ghost, doc)
+        dims = length if isinstance(length, tuple) else (length,)
+        if not dims:
+            raise ModelError(f"array {name} needs at least one dimension")
+        t: Any = domain
+        try:
+            for n in reversed(dims):
+                t = Array(t, n)
+        except ModelError as e:
+            raise ModelError(f"array {name}: {e}") from None
+        return self._structured(name, t, actor, ghost, doc)
+
+    def _structured(self, name: str, t: Any, actor: str, ghost: bool, doc: str) -> Any:
+        t = as_type(t)
+        return self._add(name, t.slot_domains()[0], t.size, actor, ghost, doc, shape=t)
 
     def set(self, name: str, elements: Domain, *, actor: str, ghost: bool = False,
             doc: str = "") -> SetView:
@@ -691,11 +530,11 @@ class ModelBuilder:
         return self._add(name, Bool(), elements.size, actor, ghost, doc, elements)
 
     def _add(self, name: str, domain: Domain, length: int | None, actor: str,
-             ghost: bool, doc: str, elements: Domain | None = None) -> Any:
+             ghost: bool, doc: str, elements: Domain | None = None, shape: Any = None) -> Any:
         if name in self._vars:
             raise ModelError(f"variable {name} declared twice")
         self._actor(actor)
-        v = Var(name, domain, length, self._nslots, actor, ghost, doc, elements)
+        v = Var(name, domain, length, self._nslots, actor, ghost, doc, elements, shape)
         self._vars[name] = v
         self._nslots += length or 1
         return getattr(StateView(self._vars), name)
@@ -785,6 +624,10 @@ class ModelBuilder:
             length = self._vars[a].length
             if length is None:
                 raise ModelError(f"symmetric set {name}: {a} is not an array")
+            if not _one_slot_each(self._vars[a]):
+                raise ModelError(f"symmetric set {name}: {a} is an array of records, sets "
+                                 "or arrays, whose elements the symmetry cannot permute yet: "
+                                 "declare one plain array per field to use symmetry")
             sizes.add(length)
         if len(sizes) != 1:
             raise ModelError(f"symmetric set {name}: its arrays have different lengths "
@@ -828,12 +671,8 @@ class ModelBuilder:
     def build(self) -> Model:
         variables = list(self._vars.values())
         view = StateView(self._vars)
-        doms: list[Domain] = []
-        names: list[str] = []
-        for v in variables:
-            doms.extend([v.domain] * (v.length or 1))
-            names.extend([v.name] if v.length is None else
-                         [f"{v.name}[{i}]" for i in range(v.length)])
+        doms = [d for v in variables for d in v.slot_domains()]
+        names = [n for v in variables for n in v.slot_names()]
         instances: list[ActionInstance] = []
         where: list[Callable[..., Any]] = []  # each instance's function
         for actor, target, params, fn, fair, name, labels in self._actions:
@@ -906,6 +745,18 @@ class ModelBuilder:
         conds: list[Expr] = []
         for v in variables:
             x = values[v.name]
+            if v.shape is not None:
+                try:
+                    ranges = v.shape.values(x, True)
+                except ValueError as e:
+                    raise ModelError(f"initial value of {v.name}: {e}") from None
+                for i, r, d in zip(v.slots, ranges, v.slot_domains()):
+                    choices.append(list(r))
+                    if len(r) == 1:
+                        conds.append(Slot(i) == r.start)
+                    elif (r.start, r.stop - 1) != (d.lo, d.hi):
+                        conds.append(And(Slot(i) >= r.start, Slot(i) <= r.stop - 1))
+                continue
             if isinstance(x, Domain):
                 if not (v.domain.lo <= x.lo and x.hi <= v.domain.hi):
                     raise ModelError(f"initial values {x} of {v.name} outside {v.domain}")
@@ -938,7 +789,12 @@ class ModelBuilder:
         constant: set[int] = set()
         for lv, val in upd.items():
             val = as_expr(val)
-            if isinstance(lv, ElemRef):
+            if isinstance(lv, CellRef) and lv.which == 0:
+                # a structured variable's scalar at a computed place: each slot it may
+                # name keeps its value unless the place is that slot
+                for slot, cond in lv.cells:
+                    out[slot] = If(cond, val, out.get(slot, Slot(slot)))
+            elif isinstance(lv, ElemRef):
                 # a[i] := v for a computed i: each element keeps its value unless i names it
                 for k, slot in enumerate(lv.var.slots):
                     old = out.get(slot, Slot(slot))
@@ -952,6 +808,12 @@ class ModelBuilder:
             else:
                 raise ModelError(f"action {name}: left side {lv!r} is not a state variable")
         return out
+
+
+def _one_slot_each(v: Var) -> bool:
+    """Whether each element of array ``v`` is one slot (what symmetry permutes)."""
+    t = v.shape
+    return t is None or (hasattr(t, "of") and t.of.size == 1)
 
 
 def _fair_set(instances: Sequence[ActionInstance], name: str, kind: str,

@@ -1,6 +1,6 @@
 """What the user got wrong, as exception types every room can raise.
 
-Only these (and :class:`osf_check.models.dsl.ModelError`) mean *bad input*: the command line
+Only these (and :class:`ModelError`) mean *bad input*: the command line
 answers them with one line and exit code 150.  Any other exception is a bug in
 osf-check and is reported as an internal error (exit 153), never as bad input.
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 from typing import Iterable
 
-__all__ = ["InputError", "UnknownName", "BadValue", "did_you_mean"]
+__all__ = ["InputError", "UnknownName", "BadValue", "ModelError", "did_you_mean"]
 
 
 class InputError(Exception):
@@ -26,6 +26,10 @@ class UnknownName(InputError, LookupError):
 
 class BadValue(InputError, ValueError):
     """A value the user gave that cannot be used (out of range, malformed)."""
+
+
+class ModelError(Exception):
+    """The model itself is inconsistent (a bug in a model, not in user input)."""
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

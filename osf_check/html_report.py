@@ -61,6 +61,11 @@ function el(tag, text, cls) {
 function fmt(v) {
   if (Array.isArray(v)) return "[" + v.map(fmt).join(", ") + "]";
   if (v !== null && typeof v === "object" && Array.isArray(v["#set"])) return "{" + v["#set"].map(fmt).join(", ") + "}";
+  if (v !== null && typeof v === "object" && Array.isArray(v["#tup"])) return "<<" + v["#tup"].map(fmt).join(", ") + ">>";
+  if (v !== null && typeof v === "object") {
+    const pairs = Array.isArray(v["#map"]) ? v["#map"] : Object.entries(v);
+    return "[" + pairs.map(p => fmt(p[0]) + " |-> " + fmt(p[1])).join(", ") + "]";
+  }
   return String(v);
 }
 function change(a, b) {

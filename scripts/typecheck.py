@@ -1,5 +1,6 @@
 """Type-check the public API with mypy: ``osf_check`` (its ``__init__``), ``osf_check.api``
-and the DSL, ``osf_check.models.dsl`` and ``osf_check.models.expr``.
+and the DSL, ``osf_check.models.dsl``, ``osf_check.models.expr`` and
+``osf_check.models.structured``.
 
     python scripts/typecheck.py        # exit 0 when mypy finds nothing
 
@@ -18,7 +19,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("osf_check", "osf_check.api", "osf_check.models.dsl", "osf_check.models.expr")
+MODULES = ("osf_check", "osf_check.api", "osf_check.models.dsl", "osf_check.models.expr",
+           "osf_check.models.structured")
 
 
 def link_tree(dest: Path) -> Path:

@@ -131,7 +131,7 @@ def test_another_tool_s_itf_renders_too(tmp_path):
     }))
     r = CliRunner().invoke(main, ["render", str(f)])
     assert r.exit_code == 0, r.output
-    assert "* x  0 → 1" in r.stdout and "{[1, a]}" in r.stdout  # a set shows as one
+    assert "* x  0 → 1" in r.stdout and "{<<1, a>>}" in r.stdout  # a set of tuples, as such
     f.write_text(json.dumps({"vars": ["x"], "states": [{"x": 0}, 5]}))
     r = CliRunner().invoke(main, ["render", str(f)])
     assert r.exit_code == 150 and "not a usable ITF trace" in r.stderr

@@ -216,12 +216,15 @@ def test_chameneos_who_meet_take_the_complementary_colour():
             nxt[slot] = evaluate(e, state)
         return tuple(nxt)
 
-    s = model.parse_state({"colour": ["blue", "red", "yellow"], "met": [0, 0, 0],
+    def chameneoses(s):
+        return [(c["colour"], c["met"]) for c in model.show_state(s)["chameneoses"]]
+
+    s = model.parse_state({"chameneoses": [{"colour": c, "met": 0}
+                                           for c in ("blue", "red", "yellow")],
                            "meetingPlace": 0, "numMeetings": 0})
     s = step(s, "Enter(cid=0)")
     s = step(s, "Meet(cid=1, other=0)")
-    assert model.show_state(s)["colour"] == ["yellow", "yellow", "yellow"]
-    assert model.show_state(s)["met"] == [1, 1, 0]
+    assert chameneoses(s) == [("yellow", 1), ("yellow", 1), ("yellow", 0)]
     s = step(step(s, "Enter(cid=2)"), "Meet(cid=0, other=2)")
-    assert model.show_state(s)["colour"] == ["yellow"] * 3
+    assert chameneoses(s) == [("yellow", 2), ("yellow", 1), ("yellow", 1)]
     assert model.show_state(s)["numMeetings"] == 2

@@ -132,8 +132,9 @@ def test_simple_allocator2_clients_will_obtain_fails_as_tlc_says():
     states, loop, stutters, steps = _lasso(r, "SA3")
     assert (len(states), loop, stutters) == (5, 4, True)  # TLC 2.19: 5 states, Stuttering
     assert [st["label"].split("(")[0] for st in steps[1:]] == DEADLY_EMBRACE
-    assert states[-1] == {"unsat_c1": {"#set": ["r1"]}, "alloc_c1": {"#set": ["r2"]},
-                          "unsat_c2": {"#set": ["r2"]}, "alloc_c2": {"#set": ["r1"]}}
+    assert states[-1] == {  # [Clients -> SUBSET Resources], shown as ITF's map of sets
+        "unsat": {"#map": [["c1", {"#set": ["r1"]}], ["c2", {"#set": ["r2"]}]]},
+        "alloc": {"#map": [["c1", {"#set": ["r2"]}], ["c2", {"#set": ["r1"]}]]}}
 
 
 def test_simple_allocator2_inf_often_satisfied_fails_as_tlc_says():

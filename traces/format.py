@@ -173,7 +173,8 @@ def _unreadable(state: dict[str, Any], names: list[str]) -> str | None:
     bad = next((n for n, v in state.items() if not _plain(v)), None)
     if bad is not None:
         return (f"{bad} holds {json.dumps(state[bad])[:60]}, not a value of a state "
-                "(numbers, booleans, strings and arrays of them)")
+                "(numbers, booleans, strings and arrays, records, sets, tuples and maps of "
+                "them)")
     return None
 
 
@@ -181,16 +182,25 @@ def _plain(x: Any) -> bool:
     """Whether ``x`` is a value a state holds: what :func:`to_itf` and the pictures read."""
     if isinstance(x, list):
         return all(_plain(y) for y in x)
-    if isinstance(x, dict) and set(x) == {"#set"}:  # a set, as ITF writes one
-        return isinstance(x["#set"], list) and all(_plain(y) for y in x["#set"])
+    if isinstance(x, dict) and set(x) in ({"#set"}, {"#tup"}):  # as ITF writes them
+        [ys] = x.values()
+        return isinstance(ys, list) and all(_plain(y) for y in ys)
+    if isinstance(x, dict) and set(x) == {"#map"}:
+        return isinstance(x["#map"], list) and all(
+            isinstance(p, list) and len(p) == 2 and _plain(p[0]) and _plain(p[1])
+            for p in x["#map"])
+    if isinstance(x, dict):  # a record
+        return all(isinstance(k, str) and not k.startswith("#") and _plain(y)
+                   for k, y in x.items())
     return isinstance(x, (bool, int, str))
 
 
 def to_itf(trace: Mapping[str, Any]) -> dict[str, Any]:
     """The trace in ITF, the JSON trace format of Apalache and Quint.
 
-    Arrays become ITF sequences, enum values strings; the action taken into each
-    state is kept in the state's ``#meta``.
+    Arrays become ITF sequences, records objects, enum values strings; sets, tuples
+    and arrays indexed by other than 0.. are already in ITF's ``#set``, ``#tup`` and
+    ``#map`` forms.  The action taken into each state is kept in the state's ``#meta``.
     """
     def val(x: Any) -> Any:
         if isinstance(x, bool) or isinstance(x, str):
@@ -199,8 +209,12 @@ def to_itf(trace: Mapping[str, Any]) -> dict[str, Any]:
             return x if abs(x) < 2 ** 53 else {"#bigint": str(x)}
         if isinstance(x, list):
             return [val(y) for y in x]
-        if isinstance(x, dict) and "#set" in x:
-            return {"#set": [val(y) for y in x["#set"]]}
+        if isinstance(x, dict) and ("#set" in x or "#tup" in x):
+            return {k: [val(y) for y in ys] for k, ys in x.items()}
+        if isinstance(x, dict) and "#map" in x:
+            return {"#map": [[val(k), val(v)] for k, v in x["#map"]]}
+        if isinstance(x, dict):  # a record: ITF's own form is an object
+            return {k: val(v) for k, v in x.items()}
         raise TypeError(x)
 
     states = []
@@ -236,10 +250,10 @@ def _from_itf_value(x: Any) -> Any:
             return int(x["#bigint"])
         if "#set" in x:  # kept a set: this tool's traces hold sets in ITF's form
             return {"#set": [_from_itf_value(y) for y in x["#set"]]}
-        if "#tup" in x:
-            return [_from_itf_value(y) for y in x["#tup"]]
+        if "#tup" in x:  # kept too: a model's tuples and maps read them back
+            return {"#tup": [_from_itf_value(y) for y in x["#tup"]]}
         if "#map" in x:
-            return [[_from_itf_value(k), _from_itf_value(v)] for k, v in x["#map"]]
+            return {"#map": [[_from_itf_value(k), _from_itf_value(v)] for k, v in x["#map"]]}
         if "#unserializable" in x:
             return str(x["#unserializable"])
         return {k: _from_itf_value(v) for k, v in x.items()}

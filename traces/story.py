@@ -20,20 +20,48 @@ LANE_ORDER = ("agent", "another agent", "phone", "owner", "server", "relay", "de
 
 
 def fmt(v: Any) -> str:
+    """A state's value as TLA+ writes it: records and maps ``[k |-> v]``, tuples
+    ``<<a, b>>``, sets ``{a, b}``, enum values by name."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, list):
         return "[" + ", ".join(fmt(x) for x in v) + "]"
     if isinstance(v, dict) and "#set" in v:  # a set, as a set
         return "{" + ", ".join(fmt(x) for x in v["#set"]) + "}"
+    if isinstance(v, dict) and "#tup" in v:
+        return "<<" + ", ".join(fmt(x) for x in v["#tup"]) + ">>"
+    if isinstance(v, dict):
+        pairs = v["#map"] if "#map" in v else v.items()
+        return "[" + ", ".join(f"{fmt(k)} |-> {fmt(x)}" for k, x in pairs) + "]"
     return str(v)
 
 
+def _parts(v: Any) -> list[tuple[str, Any]] | None:
+    """The parts of an array, record or map, each with how a path names it (None for a
+    value a change shows whole: a number, a name, a set)."""
+    if isinstance(v, list):
+        return [(f"[{i}]", x) for i, x in enumerate(v)]
+    if isinstance(v, dict) and "#map" in v:
+        return [(f"[{fmt(k)}]", x) for k, x in v["#map"]]
+    if isinstance(v, dict) and not any(k.startswith("#") for k in v):
+        return [(f".{k}", x) for k, x in v.items()]
+    return None
+
+
+def _changes(old: Any, new: Any, path: str) -> list[str]:
+    a, b = _parts(old), _parts(new)
+    if a is None or b is None or [k for k, _ in a] != [k for k, _ in b]:
+        return [f"{path} {fmt(old)}→{fmt(new)}"]
+    return [c for (k, x), (_, y) in zip(a, b) if x != y for c in _changes(x, y, path + k)]
+
+
 def diff(old: Any, new: Any) -> str:
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return ", ".join(f"[{i}] {fmt(a)}→{fmt(b)}"
-                         for i, (a, b) in enumerate(zip(old, new)) if a != b)
-    return f"{fmt(old)} → {fmt(new)}"
+    """What changed, part by part (``[1].pc idle→busy``) where both are structured
+    alike, else the whole value."""
+    a, b = _parts(old), _parts(new)
+    if a is None or b is None or [k for k, _ in a] != [k for k, _ in b]:
+        return f"{fmt(old)} → {fmt(new)}"
+    return ", ".join(_changes(old, new, ""))
 
 
 def named(p: Mapping[str, Any]) -> str:

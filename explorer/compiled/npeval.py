@@ -44,7 +44,7 @@ def np_eval(e: Expr, cols: Sequence[np.ndarray], nxt: Sequence[np.ndarray] | Non
     >>> np_eval(Select(Slot(0), [10, 20]), x)
     Traceback (most recent call last):
     ...
-    osf_check.models.dsl.ModelError: an array read or Select at index 2, outside 0..1 (in 1 of 3 states)
+    osf_check.models.errors.ModelError: an array read or Select at index 2, outside 0..1 (in 1 of 3 states)
     """
     if n is None:
         n = len(cols[0]) if len(cols) else 0

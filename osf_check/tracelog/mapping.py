@@ -161,6 +161,10 @@ def _rule(model: Model, d: Any, k: int) -> Rule:
         if var is None:
             raise MappingError(f"{where}: state.{key}: no variable of {model.name} by that name")
         idx: str | int | Source | None = m.group(2)  # type: ignore[union-attr]
+        if var.shape is not None:  # (its slots are fields, not elements: [i] would lie)
+            raise MappingError(f"{where}: state.{key}: {var.name} is a record, tuple or "
+                               "array of them, which a mapping cannot name yet: map a "
+                               "plain variable or array")
         if (idx is None) != (var.length is None):
             raise MappingError(f"{where}: state.{key}: {var.name} "
                                f"{'is an array: give [index]' if idx is None else 'is no array'}")

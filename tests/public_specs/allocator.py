@@ -1,6 +1,7 @@
 """The simple resource allocator, from tlaplus/Examples
-``specifications/allocator/SimpleAllocator.tla`` (written from that spec).  Each
-client's ``unsat[c]`` and ``alloc[c]`` are sets (``unsat_c1``, ``alloc_c1``, ...).
+``specifications/allocator/SimpleAllocator.tla`` (written from that spec).  ``unsat`` and
+``alloc`` are, as in the spec, functions from the clients to sets of resources: arrays
+of sets indexed by the clients' names.
 
 Fairness, as the spec states it:
 
@@ -20,7 +21,8 @@ Fairness, as the spec states it:
 
 import itertools
 
-from osf_check import And, Check, Enum, Goal, ModelBuilder, ModelSpec, Not, Or, Param, Property
+from osf_check import (And, Check, Enum, Goal, ModelBuilder, ModelSpec, Not, Or, Param,
+                       Property, SetOf)
 
 
 def _names(prefix, n):
@@ -39,51 +41,43 @@ def build(params, mutant):
     subset = Enum(*("{" + ",".join(res.names[i] for i in c) + "}" for c in subsets))
     client = Enum(*_names("c", nc))
     b = ModelBuilder("allocator", params, mutant, actors=("client", "allocator"))
-    for c in client.names:
-        b.set(f"unsat_{c}", res, actor="client", doc=f"unsat[{c}]")
-        b.set(f"alloc_{c}", res, actor="allocator", doc=f"alloc[{c}]")
-
-    def unsat(s, c):
-        return getattr(s, f"unsat_{client.names[c]}")
-
-    def alloc(s, c):
-        return getattr(s, f"alloc_{client.names[c]}")
+    b.array("unsat", SetOf(res), client, actor="client")
+    b.array("alloc", SetOf(res), client, actor="allocator")
 
     def available(s, r):
-        return And(*(Not(alloc(s, c).contains(r)) for c in clients))
+        return And(*(Not(s.alloc[c].contains(r)) for c in clients))
 
     labels = {"c": client, "S": subset}
     each = {"c": clients, "S": range(len(subsets))}
 
     @b.action("client", params=each, name="Request", labels=labels)
     def request(s, c, S):
-        return (And(unsat(s, c).is_empty(), alloc(s, c).is_empty()),
-                unsat(s, c).assign([r in subsets[S] for r in range(nr)]))
+        return (And(s.unsat[c].is_empty(), s.alloc[c].is_empty()),
+                s.unsat[c].assign([r in subsets[S] for r in range(nr)]))
 
     @b.action("allocator", params=each, name="Allocate", labels=labels)
     def allocate(s, c, S):
         rs = subsets[S]
-        return (And(*(And(available(s, r), unsat(s, c).contains(r)) for r in rs)),
-                {**alloc(s, c).assign([Or(x, r in rs) for r, x in enumerate(alloc(s, c))]),
-                 **unsat(s, c).assign([And(x, r not in rs)
-                                       for r, x in enumerate(unsat(s, c))])})
+        return (And(*(And(available(s, r), s.unsat[c].contains(r)) for r in rs)),
+                {**s.alloc[c].assign([Or(x, r in rs) for r, x in enumerate(s.alloc[c])]),
+                 **s.unsat[c].assign([And(x, r not in rs) for r, x in enumerate(s.unsat[c])])})
 
     @b.action("client", params=each, name="ReturnPart", labels=labels)
     def return_part(s, c, S):
-        rs, held = subsets[S], alloc(s, c)
+        rs, held = subsets[S], s.alloc[c]
         proper = Or(*(held.contains(r) for r in range(nr) if r not in rs))
         return (And(*(held.contains(r) for r in rs), proper),
                 held.assign([And(x, r not in rs) for r, x in enumerate(held)]))
 
     @b.action("client", params={"c": clients}, name="ReturnAll", labels={"c": client})
     def return_all(s, c):
-        return (And(Not(alloc(s, c).is_empty()), unsat(s, c).is_empty()),
-                alloc(s, c).assign([False] * nr))
+        return (And(Not(s.alloc[c].is_empty()), s.unsat[c].is_empty()),
+                s.alloc[c].assign([False] * nr))
 
     @b.action("client", params={"c": clients}, name="ReturnAllEarly", labels={"c": client})
     def return_all_early(s, c):
-        return (And(Not(alloc(s, c).is_empty()), Not(unsat(s, c).is_empty())),
-                alloc(s, c).assign([False] * nr))
+        return (And(Not(s.alloc[c].is_empty()), Not(s.unsat[c].is_empty())),
+                s.alloc[c].assign([False] * nr))
 
     for c in client.names:
         returns = [f"ReturnAll(c={c})"]
@@ -93,7 +87,7 @@ def build(params, mutant):
         b.fairness("weak" if mutant == "weak-allocate" else "strong",
                    [f"Allocate(c={c}, S={x})" for x in subset.names],
                    name=f"\\E S: Allocate({c}, S)")
-    b.init(**{v: [] for c in client.names for v in (f"unsat_{c}", f"alloc_{c}")})
+    b.init(unsat={"#set": []}, alloc={"#set": []})
     return b.build()
 
 
@@ -110,9 +104,7 @@ SPEC = ModelSpec(
 
 
 def _sets(s, m):
-    names = _names("c", m.params["clients"])
-    return ([getattr(s, f"unsat_{c}") for c in names],
-            [getattr(s, f"alloc_{c}") for c in names])
+    return list(s.unsat), list(s.alloc)
 
 
 def mutex(s, m):

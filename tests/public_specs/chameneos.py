@@ -1,7 +1,7 @@
 """Chameneos, a concurrency game, from tlaplus/Examples
 ``specifications/Chameneos/Chameneos.tla`` (written from that spec).  A chameneos's
-tuple ``<<colour, meetings>>`` is two arrays, ``colour`` and ``met``; chameneos ``cid``
-(1..M in the spec) is index ``cid - 1``, and ``meetingPlace`` is ``cid`` or 0 for
+tuple ``<<colour, meetings>>`` is a record with fields ``colour`` and ``met``; chameneos
+``cid`` (1..M in the spec) is index ``cid - 1``, and ``meetingPlace`` is ``cid`` or 0 for
 ``MeetingPlaceEmpty``.  ``Meet(cid)``'s three branches (enter the empty meeting place,
 fade once N meetings happened, meet the one waiting there) are three actions with the
 same steps between them.  The cfg sets ``CHECK_DEADLOCK FALSE``.
@@ -10,7 +10,7 @@ same steps between them.  The cfg sets ``CHECK_DEADLOCK FALSE``.
 """
 
 from osf_check import (And, Check, Enum, ForAll, If, Implies, Int, ModelBuilder, ModelSpec,
-                       Param, Property, Sum)
+                       Param, Property, Record, Sum)
 
 COLOUR = Enum("blue", "red", "yellow", "faded")
 
@@ -25,13 +25,12 @@ def build(params, mutant):
     n, m = params["meetings"], params["chameneoses"]
     ids = range(m)
     b = ModelBuilder("chameneos", params, mutant, actors=("chameneos",))
-    b.array("colour", COLOUR, m, actor="chameneos", doc="chameneoses[cid][1]")
-    b.array("met", Int(0, n), m, actor="chameneos", doc="chameneoses[cid][2]")
+    b.array("chameneoses", Record(colour=COLOUR, met=Int(0, n)), m, actor="chameneos")
     b.var("meetingPlace", Int(0, m), actor="chameneos", doc="0: MeetingPlaceEmpty")
     b.var("numMeetings", Int(0, n), actor="chameneos")
 
     def active(s, cid):  # Next's \E c \in {x \in ChameneosID : chameneoses[x][1] /= Faded}
-        return s.colour[cid] != COLOUR.faded
+        return s.chameneoses[cid].colour != COLOUR.faded
 
     @b.action("chameneos", params={"cid": ids}, name="Enter")
     def enter(s, cid):
@@ -41,20 +40,21 @@ def build(params, mutant):
     @b.action("chameneos", params={"cid": ids}, name="Fade")
     def fade(s, cid):
         return (And(active(s, cid), s.meetingPlace == 0, s.numMeetings >= n),
-                {s.colour[cid]: COLOUR.faded})
+                s.chameneoses[cid].update(colour=COLOUR.faded))
 
     @b.action("chameneos", params={"cid": ids, "other": ids}, name="Meet")
     def meet(s, cid, other):
         if cid == other:
             return None  # meetingPlace /= cid
-        new = _complement(s.colour[cid], s.colour[other])
+        me, them = s.chameneoses[cid], s.chameneoses[other]
+        new = _complement(me.colour, them.colour)
         return (And(active(s, cid), s.meetingPlace == other + 1),
-                {s.meetingPlace: 0, s.colour[cid]: new, s.colour[other]: new,
-                 s.met[cid]: s.met[cid] + 1, s.met[other]: s.met[other] + 1,
-                 s.numMeetings: s.numMeetings + 1})
+                {s.meetingPlace: 0, s.numMeetings: s.numMeetings + 1,
+                 **me.update(colour=new, met=me.met + 1),
+                 **them.update(colour=new, met=them.met + 1)})
 
-    b.init_all(colour=COLOUR, met=0, meetingPlace=0, numMeetings=0,
-               where=lambda s: ForAll(ids, lambda i: s.colour[i] != COLOUR.faded))
+    b.init_all(chameneoses={"colour": COLOUR, "met": 0}, meetingPlace=0, numMeetings=0,
+               where=lambda s: ForAll(ids, lambda i: active(s, i)))
     b.quiescent(lambda s: True)  # CHECK_DEADLOCK FALSE
     return b.build()
 
@@ -69,7 +69,7 @@ def sum_met(s, m):
     """SumMet: once N meetings happened, the chameneoses count 2 * N meetings in all."""
     n = m.params["meetings"]
     return Implies(s.numMeetings == n,
-                   Sum(range(m.params["chameneoses"]), lambda i: s.met[i]) == 2 * n)
+                   Sum(s.chameneoses, lambda c: c.met) == 2 * n)
 
 
 PROPERTIES = (
