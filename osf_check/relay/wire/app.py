@@ -123,9 +123,9 @@ class DesktopApp:
     #: the ephemeral Codex turn run.improveText runs: (instructions, text) -> text
     turn: Callable[[str, str], str] = _echo_turn
     improve_prompt: str = "Improve the wording of this text; keep its meaning."
+    ste_rules: str = "Rewrite this text by the reply style's rules: short plain sentences."
     #: spawned tasks not yet finished: they run on whatever becomes of their handler
     tasks: list[Task] = field(default_factory=list)
-    ste_rules: str = "Rewrite this text by the reply style's rules: short plain sentences."
 
     def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run a handler whole: its answer."""
