@@ -86,7 +86,8 @@ def test_a_moved_graph_timer_is_caught(name, monkeypatch):
 
 BUGS = {
     "lease-extended-by-busy-retry": ({"desktop": ExtendsLease}, "lease of", {"ops": 1}, 11),
-    "dispatch-one-second-late": ({"desktop": DispatchOneSecondLate}, "dispatch deadline",
+    # the dispatch probe of each method class meets it first: "dispatch is cut after 95 s"
+    "dispatch-one-second-late": ({"desktop": DispatchOneSecondLate}, "dispatch",
                                  {"ops": 1}, 4),
     "keeps-every-entry-120s": ({"relay": KeepsEveryEntry120s}, "pending until", {"ops": 1}, 2),
 }
@@ -107,7 +108,7 @@ def test_a_moved_deadline_is_caught(bug):
     name, needle, params, depth = bug
     rep = tour("wire-relay", mutant=name, params=params, depth=depth)
     assert rep.failure is not None and needle in rep.failure, rep.failure
-    assert "document's" in rep.failure
+    assert "document's" in rep.failure or "(004:" in rep.failure  # it cites its source
 
 
 @pytest.mark.slow
