@@ -9,7 +9,8 @@ from typing import Any
 from . import oracles
 from .graph_harness import FINISH
 
-__all__ = ["HALF", "TOUR_RESULTS", "ERRORS", "tour_result", "concrete"]
+__all__ = ["HALF", "TOUR_RESULTS", "ERRORS", "tour_result", "concrete", "step_data",
+           "handed_from"]
 
 #: half a surrogate pair: valid JSON ("\\udc00") that a JavaScript string holds, and that
 #: Python's UTF-8 codec (and so SQLite's binding) refuses
@@ -48,3 +49,15 @@ def concrete(result: Any, status: str, error: str | None = None) -> Any:
     if isinstance(result, oracles.Edge):
         return result.text(status, FINISH["tokens"], FINISH["cost"], error)
     return result
+
+
+def step_data(got: Any) -> dict[str, Any]:
+    """What a step's Graph handed over (a ``result_for`` value) as the driver protocol's
+    step ``data``: its result, and a failed one's error."""
+    result, error = oracles.handed_over(got)
+    return {"result": result} if error is None else {"result": result, "error": error}
+
+
+def handed_from(data: dict[str, Any]) -> Any:
+    """:func:`step_data`'s inverse: the ``result_for`` value a recorded step hands over."""
+    return oracles.Failed(data["result"], data["error"]) if "error" in data else data["result"]
