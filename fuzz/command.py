@@ -305,6 +305,9 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
         from osf_check.fuzz.goals import summary
         lines.append("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))
     lines += _hypothesis_lines(hy)
+    if run.get("data_classes"):
+        lines.append(f"  data classes tried: {len(run['data_classes'])} "
+                     f"({'; '.join(run['data_classes'])})")
     other = run["configurations"][1:]
     if other:
         lines.append(f"  other configurations: {len(other)}, "

@@ -35,7 +35,7 @@ from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
 from .graph_harness import GraphHarness
 from .harness import Crash, Divergence, Violation, crash_site
 from .payloads import ERRORS, HALF, TOUR_RESULTS, concrete, tour_result  # noqa: F401
-from .payloads import handed_from, step_data
+from .payloads import data_classes, handed_from, step_data
 from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
 from .wire_harness import WireHarness
 from osf_check.models.errors import BadValue
@@ -51,6 +51,16 @@ Harness = GraphHarness | WireHarness
 __all__ = ["FuzzReport", "Checker", "ReplayStep", "FOLLOWED", "PARTED", "VIOLATED", "DIVERGED",
            "tour", "hypothesis_run", "make_harness", "SYSTEMS", "IMPL_MUTANTS", "TOUR_DEPTH",
            "step_data", "handed_from", "data_along"]
+
+
+def classified(result_for: Callable[[int, str], Any], seen: set[str]
+               ) -> Callable[[int, str], Any]:
+    """``result_for``, noting the data class of each value it hands over in ``seen``."""
+    def handing(r: int, status: str) -> Any:
+        got = result_for(r, status)
+        seen.update(data_classes(got, status))
+        return got
+    return handing
 
 
 def data_along(model: Model, mutant: str | None, path: list[int], *, seed: int = 0,
@@ -123,6 +133,9 @@ class FuzzReport:
     seed: int | None = None
     #: each Hypothesis seed run, in order
     seeds: list[int] = field(default_factory=list)
+    #: the classes of concrete data handed to the implementation (payloads.data_classes)
+    #: and tried on it by the harness's own probes (keys, frames, arguments)
+    data_classes: set[str] = field(default_factory=set)
 
     @property
     def state_coverage(self) -> float:
@@ -343,8 +356,8 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
     rep = FuzzReport(name, mutant, states_total=ex.distinct, edges_total=len(graph_edges))
     chk = Checker(model)
     pack = compile_pack(model)
-    result_for = result_for or tour_result
-    h = (harness or make_harness)(model, mutant, None, seed, result_for)
+    handing = classified(result_for or tour_result, rep.data_classes)
+    h = (harness or make_harness)(model, mutant, None, seed, handing)
     if h.abstract() != model.initial_states[0]:
         raise Divergence("the implementation's initial state is not the model's")
     covered_states = {0}
@@ -385,6 +398,8 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
                 observed.add((u, a, target))
                 covered_states.add(target)
             if rep.steps % 256 == 0:
+                # (a restored snapshot forgets what the harness tried after it)
+                rep.data_classes |= getattr(h, "classes", set())
                 rep.coverage.append((time.perf_counter() - t0, rep.steps, len(covered_states),
                                      n_edges))
                 if tick is not None:
@@ -399,6 +414,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
         rep.failure = str(e)
         rep.path = list(path)
     finally:
+        rep.data_classes |= getattr(h, "classes", set())
         h.close()
     rep.edges_covered = len(observed & graph_edges)
     rep.states_covered = len(covered_states)

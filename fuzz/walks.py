@@ -27,7 +27,7 @@ from osf_check.models.dsl import Model
 
 from . import oracles
 from .harness import Divergence
-from .payloads import ERRORS, HALF, concrete, step_data
+from .payloads import ERRORS, HALF, concrete, data_classes, step_data
 
 __all__ = ["Walks", "run_walks", "walk_settings"]
 
@@ -150,6 +150,7 @@ class Walk(RuleBasedStateMachine):
         error = self.errors.get(r) if status == "failed" else None
         result = concrete(self.results.get(r, "done"), status, error)
         self.handed = result if error is None else oracles.Failed(result, error)
+        self.w.rep.data_classes.update(data_classes(self.handed, status))
         return self.handed
 
     def apply(self, ai: int) -> None:
@@ -185,6 +186,7 @@ class Walk(RuleBasedStateMachine):
             self.apply(ai)
 
     def teardown(self) -> None:
+        self.w.rep.data_classes.update(getattr(self.h, "classes", ()))
         self.h.close()
         self.tmp.cleanup()
 

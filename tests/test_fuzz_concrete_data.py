@@ -89,3 +89,48 @@ def test_each_profile_names_its_seeds_from_the_run_seed():
     assert profiles.seeds("ci", 0, 300) == [0, 1, 2]
     assert len(profiles.seeds("nightly", 7, 10_000)) > len(profiles.seeds("ci", 7, 300))
     assert profiles.seeds("nightly", 7, 10_000)[0] == 7
+
+
+# the data classes ---------------------------------------------------------------------
+
+def test_keys_equal_only_once_trimmed_are_two_runs(monkeypatch):
+    from osf_check.fuzz import graph_inputs
+    from osf_check.fuzz.harness import Divergence
+    from osf_check.relay.graph.server import GraphServer
+    tried = graph_inputs.start_keys(GraphServer)
+    assert "key equal to another once trimmed, blanks around it" in tried
+    original = GraphServer._existing
+
+    def trimming(self, agent, key):
+        return original(self, agent, key.strip())
+
+    monkeypatch.setattr(GraphServer, "_existing", trimming)
+    # (the blank-only key's class fails such a server too; this class alone:)
+    with pytest.raises(Divergence, match="equal only once trimmed"):
+        graph_inputs.trim_variants(GraphServer)
+
+
+def test_a_fuzz_run_reports_its_data_classes_and_its_trace_carries_the_data(tmp_path):
+    import jsonschema
+
+    from osf_check.fuzz import command as fz
+    from osf_check.fuzz.payloads import step_data, tour_result
+    from osf_check.report import result_schema
+    got = CliRunner().invoke(main, ["fuzz", "--model", "graph-relay", "--mutant",
+                                    "truncate-by-bytes", "--examples", "0", "--json"])
+    assert got.exit_code == 12, got.output
+    doc = json.loads(got.stdout)
+    jsonschema.validate(doc, result_schema())
+    run = doc["runs"][0]
+    assert {"key equal to another once trimmed, blanks around it", "key ASCII, 129 characters",
+            "key in another case, the agent's first key", "result: non-ASCII",
+            "arguments: nested, non-ASCII, each intent its own"} <= set(run["data_classes"])
+    # the tour's failure: the completed Graph's step carries the result it was handed
+    last = run["trace"]["steps"][-1]
+    assert last["label"] == "graph_finish(r=0, o=completed)"
+    assert last["data"] == step_data(tour_result(0, "completed"))
+    assert all("data" not in s for s in run["trace"]["steps"][:-1])
+    assert run["trace"]["seed"] == 0 and run["hypothesis"]["failed_at_seed"] is None
+    s = fz.Settings(mutant="truncate-by-bytes", seed=0, steps=40, examples=0, profile="dev",
+                    db=None, params={})
+    assert f"data classes tried: {len(run['data_classes'])} (" in fz.text(doc["runs"], s)
