@@ -36,6 +36,7 @@ def _replay_cli(trace: dict, tmp_path: Path, name: str):
     return CliRunner().invoke(main, ["replay", str(path), "--impl", ADAPTER])
 
 
+@pytest.mark.slow
 def test_a_hypothesis_failure_replays_from_its_trace_alone_through_the_adapter(
         monkeypatch, tmp_path):
     monkeypatch.setattr(desktop.DesktopRelay, "payload",
@@ -67,6 +68,7 @@ def _late_bug(model, mutant, tmpdir, seed=0, result_for=None):
                         result_for)
 
 
+@pytest.mark.slow
 def test_the_ci_profile_splits_its_examples_among_seeds_and_catches_a_later_seeds_bug():
     n = 60
     alone = hypothesis_run("graph-relay", examples=n, steps=30, seed=0, harness=_late_bug)
@@ -110,6 +112,7 @@ def test_keys_equal_only_once_trimmed_are_two_runs(monkeypatch):
         graph_inputs.trim_variants(GraphServer)
 
 
+@pytest.mark.slow
 def test_a_fuzz_run_reports_its_data_classes_and_its_trace_carries_the_data(tmp_path):
     import jsonschema
 
