@@ -16,7 +16,7 @@ from typing import Any
 from osf_check.models.errors import InputError, did_you_mean
 
 __all__ = ["ExternalRun", "Settings", "impl_needs", "systems_for", "checked_params",
-           "examples_for", "run_system", "run_json", "text", "share"]
+           "examples_for", "run_system", "run_json", "text", "share", "failing_seed"]
 
 
 def impl_needs(impl: str | None, model: str | None, mutant: str | None) -> None:
@@ -158,7 +158,23 @@ def run_system(name: str, s: Settings, external: ExternalRun, disp: Any
         if rep.failure is None and len(cfgs) > 1 and s.examples:
             _others(rep, name, s, external, disp, cfgs, counts)
         rep.own_examples = counts[0] if s.examples else 0
+        if rep.failure is not None and rep.data is None:
+            _record_data(rep, name, s, external)
     return rep, t_tour, t_goals
+
+
+def _record_data(rep: Any, name: str, s: Settings, external: ExternalRun) -> None:
+    """The concrete data the failing path hands the implementation, for its trace: a
+    replay of the trace alone then hands the same."""
+    from osf_check.fuzz.driver import data_along, model_for
+    at = s.params if rep.params is None else rep.params
+    rep.data = data_along(model_for(name, s.mutant, at), s.mutant, rep.path,
+                          seed=failing_seed(rep, s), harness=external.harness)
+
+
+def failing_seed(rep: Any, s: Settings) -> int:
+    """The seed a failure was found at: a later Hypothesis seed's, else the run's."""
+    return s.seed if rep.seed is None else rep.seed
 
 
 def _configurations(rep: Any, name: str, s: Settings) -> tuple[list[dict], list[int]]:
@@ -184,6 +200,7 @@ def _others(rep: Any, name: str, s: Settings, external: ExternalRun, disp: Any,
     disp.finish(task)
     if failed is not None:
         rep.failure, rep.path, rep.params = failed.failure, failed.path, failed.params
+        rep.data, rep.seed = failed.data, failed.seed
 
 
 def _goals(rep: Any, name: str, s: Settings, external: ExternalRun, disp: Any) -> None:
@@ -204,10 +221,13 @@ def _hypothesis(rep: Any, name: str, s: Settings, external: ExternalRun, disp: A
                 examples: int) -> Any:
     """fuzz's third phase: Hypothesis's state-machine walks from the tour's states."""
     from osf_check.fuzz.driver import hypothesis_run
+    from osf_check.fuzz.profiles import seeds
+    walk_seeds = seeds(s.profile, s.seed, examples)
     task = disp.phase(f"{name}: hypothesis, {examples} examples of up to {s.steps} "
-                      f"steps, profile {s.profile}", total=examples)
+                      f"steps, profile {s.profile}, seeds "
+                      f"{', '.join(map(str, walk_seeds))}", total=examples)
     rep = hypothesis_run(name, mutant=s.mutant, examples=examples, steps=s.steps,
-                         seed=s.seed, profile=s.profile, rep=rep,
+                         seed=s.seed, seeds=walk_seeds, profile=s.profile, rep=rep,
                          start_depth=min(s.depth(name), 8), params=s.params,
                          db=str(s.db) if s.db else None,
                          hypothesis_shrink=s.profile == "nightly",
@@ -236,7 +256,7 @@ def run_json(rep: Any, name: str, s: Settings, external: ExternalRun, seconds: f
     if rep.failure:
         at = s.params if rep.params is None else rep.params
         tr = path_trace(model_for(name, s.mutant, at), rep.path, message=rep.failure,
-                        mutant=s.mutant, seed=s.seed)
+                        mutant=s.mutant, seed=failing_seed(rep, s), data=rep.data)
         run["trace"] = tr
         if out is not None:
             stem = f"{name}{'-' + s.mutant if s.mutant else ''}-fuzz"
@@ -285,6 +305,9 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
         from osf_check.fuzz.goals import summary
         lines.append("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))
     lines += _hypothesis_lines(hy)
+    if run.get("data_classes"):
+        lines.append(f"  data classes tried: {len(run['data_classes'])} "
+                     f"({'; '.join(run['data_classes'])})")
     other = run["configurations"][1:]
     if other:
         lines.append(f"  other configurations: {len(other)}, "
@@ -299,7 +322,9 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
 def _hypothesis_lines(hy: dict[str, Any]) -> list[str]:
     from osf_check.traces import render as rnd
     rate = f", {hy['examples_per_second']} examples/s" if hy["examples_per_second"] else ""
-    lines = [f"  hypothesis: {hy['examples']:,} examples, {hy['steps']:,} steps in "
+    seeds = hy.get("seeds") or []
+    at = f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))})" if seeds else ""
+    lines = [f"  hypothesis: {hy['examples']:,} examples{at}, {hy['steps']:,} steps in "
              f"{hy['seconds']:.1f} s{rate}, {hy['distinct_model_states']:,} distinct model "
              f"states"]
     if hy["map_states"]:

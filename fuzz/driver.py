@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from osf_check.explorer.explicit.bfs import bfs
 from osf_check.explorer.compiled.pycompile import compile_pack, compile_pred, compile_steps, compile_trans
@@ -35,6 +35,7 @@ from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
 from .graph_harness import GraphHarness
 from .harness import Crash, Divergence, Violation, crash_site
 from .payloads import ERRORS, HALF, TOUR_RESULTS, concrete, tour_result  # noqa: F401
+from .payloads import data_classes, handed_from, step_data
 from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
 from .wire_harness import WireHarness
 from osf_check.models.errors import BadValue
@@ -48,7 +49,49 @@ TOUR_DEPTH = {"graph-relay": 8, "wire-relay": 9}
 Harness = GraphHarness | WireHarness
 
 __all__ = ["FuzzReport", "Checker", "ReplayStep", "FOLLOWED", "PARTED", "VIOLATED", "DIVERGED",
-           "tour", "hypothesis_run", "make_harness", "SYSTEMS", "IMPL_MUTANTS", "TOUR_DEPTH"]
+           "tour", "hypothesis_run", "make_harness", "SYSTEMS", "IMPL_MUTANTS", "TOUR_DEPTH",
+           "step_data", "handed_from", "data_along"]
+
+
+def classified(result_for: Callable[[int, str], Any], seen: set[str]
+               ) -> Callable[[int, str], Any]:
+    """``result_for``, noting the data class of each value it hands over in ``seen``."""
+    def handing(r: int, status: str) -> Any:
+        got = result_for(r, status)
+        seen.update(data_classes(got, status))
+        return got
+    return handing
+
+
+def data_along(model: Model, mutant: str | None, path: list[int], *, seed: int = 0,
+               harness: Callable[..., Harness] | None = None
+               ) -> list[dict[str, Any] | None]:
+    """The data each step of ``path`` hands the implementation when it is driven with the
+    tour's data (:func:`tour_result`), up to the step that fails: the tour, the goals and
+    a shrunk walk choose theirs that way, and the status a Graph's result is chosen for
+    (a stopped Graph's is cancelled) is the implementation's to decide."""
+    chk = Checker(model)
+    handed: list[Any] = []
+
+    def result_for(r: int, status: str) -> Any:
+        handed.append(tour_result(r, status))
+        return handed[-1]
+
+    out: list[dict[str, Any] | None] = []
+    h = (harness or make_harness)(model, mutant, None, seed, result_for)
+    s = h.abstract()
+    try:
+        for ai in path:
+            handed.clear()
+            try:
+                s = chk.check(h, ai, s)
+            except Divergence:
+                break
+            finally:
+                out.append(step_data(handed[-1]) if handed else None)
+    finally:
+        h.close()
+    return out + [None] * (len(path) - len(out))
 
 
 @dataclass
@@ -83,6 +126,16 @@ class FuzzReport:
     goals: list[Any] = field(default_factory=list)
     #: the parameters ``path`` is at, where not the run's (a goal found at wider ones)
     params: dict[str, Any] | None = None
+    #: the concrete data each step of ``path`` handed the implementation (None where a step
+    #: hands none), as a step's ``data`` in the driver protocol; None: not yet recorded
+    data: list[dict[str, Any] | None] | None = None
+    #: the Hypothesis seed of the failing walks (the run's seed for the other phases)
+    seed: int | None = None
+    #: each Hypothesis seed run, in order
+    seeds: list[int] = field(default_factory=list)
+    #: the classes of concrete data handed to the implementation (payloads.data_classes)
+    #: and tried on it by the harness's own probes (keys, frames, arguments)
+    data_classes: set[str] = field(default_factory=set)
 
     @property
     def state_coverage(self) -> float:
@@ -303,8 +356,8 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
     rep = FuzzReport(name, mutant, states_total=ex.distinct, edges_total=len(graph_edges))
     chk = Checker(model)
     pack = compile_pack(model)
-    result_for = result_for or tour_result
-    h = (harness or make_harness)(model, mutant, None, seed, result_for)
+    handing = classified(result_for or tour_result, rep.data_classes)
+    h = (harness or make_harness)(model, mutant, None, seed, handing)
     if h.abstract() != model.initial_states[0]:
         raise Divergence("the implementation's initial state is not the model's")
     covered_states = {0}
@@ -345,6 +398,8 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
                 observed.add((u, a, target))
                 covered_states.add(target)
             if rep.steps % 256 == 0:
+                # (a restored snapshot forgets what the harness tried after it)
+                rep.data_classes |= getattr(h, "classes", set())
                 rep.coverage.append((time.perf_counter() - t0, rep.steps, len(covered_states),
                                      n_edges))
                 if tick is not None:
@@ -359,6 +414,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
         rep.failure = str(e)
         rep.path = list(path)
     finally:
+        rep.data_classes |= getattr(h, "classes", set())
         h.close()
     rep.edges_covered = len(observed & graph_edges)
     rep.states_covered = len(covered_states)
@@ -376,7 +432,8 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
                    start_depth: int = 8, hypothesis_shrink: bool = False,
                    db: str | None = None,
                    tick: Callable[[int, int], None] | None = None,
-                   harness: Callable[..., Harness] | None = None) -> FuzzReport:
+                   harness: Callable[..., Harness] | None = None,
+                   seeds: Sequence[int] | None = None) -> FuzzReport:
     """Random walks chosen by Hypothesis among the actions the model enables
     (:mod:`.walks`).
 
@@ -386,28 +443,53 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     Each example starts from a state of the explorer's graph within ``start_depth``
     (reached by its shortest path, checked step by step like the rest), so the random
     part begins where the tour stopped; shrinking moves the start towards the initial
-    state and drops steps."""
-    from .walks import Walks, run_walks, walk_settings
+    state and drops steps.  ``seeds`` (default: ``seed`` alone) share the examples, each
+    seed its own walks in turn, until one fails (``rep.seed``)."""
+    from .walks import Walks
 
     model = model_for(name, mutant, params)
     rep = rep or FuzzReport(name, mutant)
     tree = bfs(model, [], depth=start_depth, keep_graph=True, check_deadlock=False)
-    w = Walks(model, Checker(model), harness or make_harness, tree, rep, mutant, seed,
-              examples, tick)
+    chk = Checker(model)
     t0 = time.perf_counter()
-    failure = run_walks(w, walk_settings(profile, examples, steps, hypothesis_shrink, db),
-                        seed)
-    if failure is not None:
-        rep.failure, rep.path = failure, list(w.path)
-        short = shrink_path(model, mutant, rep.path, seed=seed, harness=harness)
-        if short is not None:
-            rep.path, rep.failure = short
+    order = list(seeds) if seeds else [seed]
+    mapped: set[tuple] = set()
+    for sd, n in zip(order, split(examples, len(order))):
+        w = Walks(model, chk, harness or make_harness, tree, rep, mutant, sd, examples, tick)
+        mapped = w.mapped
+        rep.seeds.append(sd)
+        if _walk(w, rep, profile, n, steps, hypothesis_shrink, db, harness):
+            break
     rep.seconds += time.perf_counter() - t0
-    rep.map_states = len(w.mapped)
-    rep.map_visited = len(rep.visited & w.mapped)
+    rep.map_states = len(mapped)
+    rep.map_visited = len(rep.visited & mapped)
     rep.stories = stories.count(model, sorted(rep.visited))
     rep.out_of_reach = stories.out_of_reach(model)
     return rep
+
+
+def split(examples: int, parts: int) -> list[int]:
+    """``examples`` shared by ``parts`` seeds, the first ones taking what is left over.
+
+    >>> split(300, 3), split(10, 4)
+    ([100, 100, 100], [3, 3, 2, 2])
+    """
+    return [examples // parts + (k < examples % parts) for k in range(parts)]
+
+
+def _walk(w: Any, rep: FuzzReport, profile: str | None, examples: int, steps: int,
+          shrink: bool, db: str | None, harness: Callable[..., Harness] | None) -> bool:
+    """One seed's walks; a failure (True) goes to ``rep`` with its path and data."""
+    from .walks import run_walks, walk_settings
+    failure = run_walks(w, walk_settings(profile, examples, steps, shrink, db), w.seed)
+    if failure is None:
+        return False
+    # the walk's own data until a shorter path fails with the tour's (see data_along)
+    rep.failure, rep.path, rep.data, rep.seed = failure, list(w.path), list(w.data), w.seed
+    short = shrink_path(w.model, w.mutant, rep.path, seed=w.seed, harness=harness)
+    if short is not None:
+        (rep.path, rep.failure), rep.data = short, None
+    return True
 
 
 def _fails(model: Model, chk: Checker, mutant: str | None, path: list[int],
@@ -474,8 +556,11 @@ def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int 
 
 
 def path_trace(model: Model, path: list[int], *, message: str, mutant: str | None, seed: int,
-               prop: str = "conformance") -> dict[str, Any]:
-    """A fuzz failure as a standard trace: the model's states along the failing path."""
+               prop: str = "conformance",
+               data: list[dict[str, Any] | None] | None = None) -> dict[str, Any]:
+    """A fuzz failure as a standard trace: the model's states along the failing path, each
+    step with the concrete ``data`` it handed the implementation, so that a replay of the
+    trace alone hands the same."""
     from osf_check.traces.format import make_trace
     steps = compile_steps(model)
     states = [model.initial_states[0]]
@@ -493,6 +578,9 @@ def path_trace(model: Model, path: list[int], *, message: str, mutant: str | Non
                                                "kind": "fuzz"},
                     message=message, seed=seed, source="fuzz")
     tr["mutant"] = mutant
+    for step, d in zip(tr["steps"][1:], data or ()):
+        if d is not None:
+            step["data"] = d
     return tr
 
 
@@ -540,15 +628,24 @@ def _same_shape(model: Model, init: tuple, trace: dict[str, Any]) -> None:
                    f"{whose}")
 
 
-def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0,
+def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int | None = None,
            harness: Callable[..., Harness] | None = None) -> list[ReplayStep]:
     """Run a trace (from explore, prove or fuzz) against the implementation, step by step
-    (``harness`` builds it, as for :func:`tour`)."""
+    (``harness`` builds it, as for :func:`tour`), at the trace's seed unless ``seed`` is
+    given.  A step that records its concrete ``data`` hands the implementation exactly
+    that; any other the tour's."""
     model = model_for(trace["model"], mutant, trace["params"])
     chk = Checker(model)
     labels = {i.label: i.index for i in model.instances}
     out: list[ReplayStep] = []
-    h = (harness or make_harness)(model, mutant, None, seed, tour_result)
+    handing: dict[str, Any] = {}  # the data of the step being replayed
+
+    def result_for(r: int, status: str) -> Any:
+        data = handing.get("data")
+        return tour_result(r, status) if data is None else handed_from(data)
+
+    seed = trace.get("seed", 0) if seed is None else seed
+    h = (harness or make_harness)(model, mutant, None, seed, result_for)
     s = h.abstract()
     try:
         _same_shape(model, s, trace)
@@ -558,6 +655,7 @@ def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0,
                 raise BadValue(f"step {step['index']}: {step['label']!r} is no action of "
                                f"{model.name} at these parameters (a corrupted trace, or one "
                                f"of another version of the model)")
+            handing["data"] = step.get("data")
             if chk.steps[ai](s) is None:
                 out.append(ReplayStep(step["index"], step["label"],
                                       *chk.off_model(h, ai, s, step["state"])))

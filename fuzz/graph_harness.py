@@ -332,6 +332,8 @@ class GraphHarness(HarnessBase):
                 raise Divergence(f"{inst.label}: the desktop would run the Graph with the "
                                  f"arguments {c.arguments!r}, the agent passed {want!r}")
             if c.state == "running":
+                self.classes.add("arguments: nested, non-ASCII, each intent its own")
+            if c.state == "running":
                 self.book.polled_now(c.command_id, self.desktop.clock.now())
         elif name in ("control_poll", "control_poll_clear"):  # every 3 s while it runs
             c = self._command(a["r"])

@@ -5,7 +5,7 @@ from 000 alone (:func:`~.oracles.graph_key_ok`).
 The model's agent holds one key per intent and the model decides what its start calls
 get; here each key class is sent once: lengths at and around 8 and 128 characters in
 ASCII, Japanese and emoji, blanks, half a surrogate pair, and a key again with only its
-case changed.  The keys the agent itself sends in the walks are :data:`AGENT_KEYS`.
+case changed or with blanks around it.  The keys the agent itself sends in the walks are :data:`AGENT_KEYS`.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def start_keys(new_server: Callable[[], Any]) -> set[str]:
         if ticket is not None:
             _same_key_again(server, key, ticket["command_id"], what)
         tried.add(f"key {name}")
-    return tried | case_variants(new_server)
+    return tried | case_variants(new_server) | trim_variants(new_server)
 
 
 def _same_key_again(server: Any, key: str, cid: str, what: str) -> None:
@@ -96,4 +96,22 @@ def case_variants(new_server: Callable[[], Any]) -> set[str]:
             raise Divergence(f"the keys {key[:24]!r}… and {other[:24]!r}…, which differ only "
                              f"in case, got {first} and {second}; 000: two keys, two runs")
         tried.add(f"key in another case, {name}")
+    return tried
+
+
+def trim_variants(new_server: Callable[[], Any]) -> set[str]:
+    """Keys equal only once trimmed are two keys: two runs (000 names no trimming; a
+    server that trimmed keys would answer the second with the first's run)."""
+    tried = set()
+    key = AGENT_KEYS[0]
+    for name, other in {"blanks around it": f"  {key[:120]}  ",
+                        "a tab and a newline after it": f"{key[:120]}\t\n",
+                        "ideographic spaces around it": f"\u3000{key[:120]}\u3000"}.items():
+        server = new_server()
+        first = _start(server, key[:120], "a valid key")
+        second = _start(server, other, f"the same key with {name}")
+        if first is None or second is None or first["command_id"] == second["command_id"]:
+            raise Divergence(f"the keys {key[:24]!r}… and {other[:24]!r}…, equal only once "
+                             f"trimmed, got {first} and {second}; 000: two keys, two runs")
+        tried.add(f"key equal to another once trimmed, {name}")
     return tried

@@ -4,12 +4,14 @@ wrong unit shows."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from . import oracles
 from .graph_harness import FINISH
 
-__all__ = ["HALF", "TOUR_RESULTS", "ERRORS", "tour_result", "concrete"]
+__all__ = ["HALF", "TOUR_RESULTS", "ERRORS", "tour_result", "concrete", "step_data",
+           "handed_from", "data_classes"]
 
 #: half a surrogate pair: valid JSON ("\\udc00") that a JavaScript string holds, and that
 #: Python's UTF-8 codec (and so SQLite's binding) refuses
@@ -48,3 +50,77 @@ def concrete(result: Any, status: str, error: str | None = None) -> Any:
     if isinstance(result, oracles.Edge):
         return result.text(status, FINISH["tokens"], FINISH["cost"], error)
     return result
+
+
+def step_data(got: Any) -> dict[str, Any]:
+    """What a step's Graph handed over (a ``result_for`` value) as the driver protocol's
+    step ``data``: its result, and a failed one's error."""
+    result, error = oracles.handed_over(got)
+    return {"result": result} if error is None else {"result": result, "error": error}
+
+
+def handed_from(data: dict[str, Any]) -> Any:
+    """:func:`step_data`'s inverse: the ``result_for`` value a recorded step hands over."""
+    return oracles.Failed(data["result"], data["error"]) if "error" in data else data["result"]
+
+
+
+def data_classes(got: Any, status: str) -> frozenset[str]:
+    """The data classes what a Graph handed over (a ``result_for`` value) falls in, for the
+    coverage report: its result's and error's texts, where its completion stands to the
+    100,000 limit, and where its error stands to the 2,000 cut.
+
+    >>> sorted(data_classes(oracles.Failed("", "x" + "😀" * 1_000), "failed"))  # doctest: +NORMALIZE_WHITESPACE
+    ['completion under the limit', 'error cut inside a surrogate pair',
+     'error past the 2,000 cut', 'error: UTF-16 length differs from code points',
+     'error: non-ASCII', 'result: empty']
+    """
+    result, error = oracles.handed_over(got)
+    if not isinstance(result, str) or not (error is None or isinstance(error, str)):
+        return frozenset({"result: not text"})
+    return _classes(result, error, status)
+
+
+@functools.lru_cache(maxsize=256)  # the same texts come back at every step (str hashes once)
+def _classes(result: str, error: str | None, status: str) -> frozenset[str]:
+    out = _text_classes("result", result)
+    completion: dict[str, Any] = {"execution_id": "0" * 36, "status": status, "result": result,
+                                  **{"total_tokens": FINISH["tokens"],
+                                     "reported_cost": FINISH["cost"]}}
+    if error is not None:
+        completion["error"] = oracles.error_cuts(error)[-1]
+    over = oracles.utf16_length(oracles.stringify(completion)) - oracles.RESULT_LIMIT
+    out.add({0: "completion at the 100,000 limit", 1: "completion one past the 100,000 limit"}
+            .get(over, "completion under the limit" if over < 0 else "completion over the limit"))
+    if error is None:
+        return frozenset(out | {"error: none"})
+    out |= _text_classes("error", error)
+    units = oracles.utf16_length(error)
+    cut = oracles.ERROR_LIMIT
+    out.add("error within the 2,000 cut" if units < cut else "error at the 2,000 cut"
+            if units == cut else "error past the 2,000 cut")
+    if units > cut and oracles.utf16_length(error[:_chars_within(error, cut)]) == cut - 1:
+        out.add("error cut inside a surrogate pair")
+    return frozenset(out)
+
+
+def _chars_within(text: str, units: int) -> int:
+    """How many characters of ``text`` fit in ``units`` UTF-16 code units."""
+    n = used = 0
+    for ch in text:
+        used += 2 if ord(ch) > 0xFFFF else 1
+        if used > units:
+            break
+        n += 1
+    return n
+
+
+def _text_classes(what: str, text: str) -> set[str]:
+    if not text:
+        return {f"{what}: empty"}
+    out = {f"{what}: ASCII" if text.isascii() else f"{what}: non-ASCII"}
+    if oracles.utf16_length(text) != len(text):
+        out.add(f"{what}: UTF-16 length differs from code points")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        out.add(f"{what}: half a surrogate pair")
+    return out

@@ -27,7 +27,7 @@ from osf_check.models.dsl import Model
 
 from . import oracles
 from .harness import Divergence
-from .payloads import ERRORS, HALF, concrete
+from .payloads import ERRORS, HALF, concrete, data_classes, step_data
 
 __all__ = ["Walks", "run_walks", "walk_settings"]
 
@@ -66,6 +66,8 @@ class Walks:
     tick: Callable[[int, int], None] | None = None
     #: the model steps of the example running now (the failing one when a walk fails)
     path: list[int] = field(default_factory=list)
+    #: the concrete data each step of ``path`` handed the implementation (driver.step_data)
+    data: list[dict[str, Any] | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         tree = self.tree
@@ -89,7 +91,8 @@ class Walk(RuleBasedStateMachine):
         self.errors: dict[int, str | None] = {}
         self.h = w.build(w.model, w.mutant, self.tmp.name, w.seed, self.handed_over)
         self.s = self.h.abstract()
-        w.path = []
+        self.handed: Any = None  # what the step running now handed over
+        w.path, w.data = [], []
         if self.s != w.model.initial_states[0]:
             raise Divergence("the implementation's initial state is not the model's")
         w.rep.visited.add(self.s)  # every walk is there first
@@ -146,12 +149,18 @@ class Walk(RuleBasedStateMachine):
     def handed_over(self, r: int, status: str) -> Any:
         error = self.errors.get(r) if status == "failed" else None
         result = concrete(self.results.get(r, "done"), status, error)
-        return result if error is None else oracles.Failed(result, error)
+        self.handed = result if error is None else oracles.Failed(result, error)
+        self.w.rep.data_classes.update(data_classes(self.handed, status))
+        return self.handed
 
     def apply(self, ai: int) -> None:
         w = self.w
         w.path.append(ai)
-        self.s = w.chk.check(self.h, ai, self.s)
+        self.handed = None
+        try:
+            self.s = w.chk.check(self.h, ai, self.s)
+        finally:  # the failing step's data too: a replay hands it the same
+            w.data.append(None if self.handed is None else step_data(self.handed))
         w.rep.visited.add(self.s)
         self.seen.add(self.s)
         w.rep.hypothesis_steps += 1
@@ -177,6 +186,7 @@ class Walk(RuleBasedStateMachine):
             self.apply(ai)
 
     def teardown(self) -> None:
+        self.w.rep.data_classes.update(getattr(self.h, "classes", ()))
         self.h.close()
         self.tmp.cleanup()
 

@@ -358,7 +358,9 @@ def fuzz_run_json(rep: Any, name: str, mutant: str | None, depth: int, elapsed: 
                        "map_states_visited": rep.map_visited,
                        "states_beyond_map": len(rep.visited) - rep.map_visited,
                        "long_stories": rep.stories,
-                       "long_stories_out_of_reach": rep.out_of_reach},
+                       "long_stories_out_of_reach": rep.out_of_reach,
+                       "seeds": list(rep.seeds), "failed_at_seed": rep.seed},
+        "data_classes": sorted(rep.data_classes),
         "params": params,
         "failure": rep.failure}
 
