@@ -372,17 +372,22 @@ def Choose(over: Any, pred: Callable[[Any], Any]) -> Expr:
     return Select(index, [as_expr(e) for e in elems])
 
 
-def Count(conds: Any, pred: Callable[[Any], Any] | None = None) -> Expr:
-    """How many of the conditions hold: ``Count([c1, c2])`` or ``Count(domain, pred)``.
+def Count(*xs: Any) -> Expr:
+    """How many of the conditions hold, in :func:`Sum`'s forms: ``Count(c1, c2)``,
+    ``Count([c1, c2])``, ``Count(domain, pred)``; and ``Count(S)``, ``Count(S, pred)``
+    for a set variable ``S`` (its elements, or those satisfying ``pred``).
 
     >>> evaluate(Count(range(5), lambda i: Const(i) > 2), ())
     2
+    >>> evaluate(Count(Const(1) == 1, Const(2) == 3), ())
+    1
     """
-    members = _members(conds)
+    members = _members(xs[0]) if len(xs) in (1, 2) else None
     if members is not None:
+        pred = xs[1] if len(xs) == 2 else None
         conds = [And(b, pred(x)) if pred else b for b, x in members]
-    elif pred is not None:
-        conds = [pred(x) for x in _elements(conds)]
+    else:
+        conds = _operands("Count", xs)
     return Sum([If(c, 1, 0) for c in conds])
 
 

@@ -123,3 +123,10 @@ def test_choose_takes_integers_in_tlcs_order_whatever_order_they_are_listed_in()
     # TLC: CHOOSE x \in {4, 3, 1} : x > 2 is 3 (the set normalized: 1, 3, 4)
     assert evaluate(Choose([4, 3, 1], lambda i: Const(i) > 2), ()) == 3
     assert evaluate(Choose(range(4, 0, -1), lambda i: Const(i) > 1), ()) == 2
+
+
+def test_count_takes_sums_forms_too():
+    conds = [Const(1) == 1, Const(2) == 3, Const(3) == 3]
+    separate, listed = evaluate(Count(*conds), ()), evaluate(Count(conds), ())
+    mapped = evaluate(Count(range(3), lambda i: conds[i]), ())
+    assert separate == listed == mapped == 2
