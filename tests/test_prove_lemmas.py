@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jsonschema
+
 import osf_check
+from osf_check.report import result_schema
 
 MUTEX = Path(__file__).resolve().parents[1] / "examples" / "mutex.py"
 LEMMAS = ['pc[0] ≠ "idle" ⇒ done[0] < 1', 'pc[1] ≠ "idle" ⇒ done[1] < 1']
@@ -20,6 +23,7 @@ def test_lemmas_are_reported_as_written_and_not_counted_as_mined():
     # depth 2: the sample is too small for the BFS to prove M2, so induction does,
     # with mined invariants and the two lemmas of examples/mutex.py
     pr = osf_check.Checker(MUTEX).prove(sample_depth=2)
+    jsonschema.validate(pr.to_json(), result_schema())  # lemmas.held is in the schema
     m2 = _m2(pr)
     assert (m2["status"], m2["method"]) == ("proved", "k-induction")
     assert m2["lemmas"] == {"proved": 2, "given": 2, "held": LEMMAS}
