@@ -28,6 +28,7 @@ from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
+from osf_check.models.describe import render
 from osf_check.models.dsl import Model, slot_ranges
 from osf_check.models.expr import And, Expr, Implies, Or, Slot, bounds, evaluate
 from osf_check.properties import catalogue
@@ -54,7 +55,10 @@ class ProofResult:
     cti: tuple[list[tuple], list[int]] | None = None
     cti_reachable: bool | None = None
     assumed: list[str] = field(default_factory=list)
+    #: the invariants mined from the sample that the proof assumed (none of the user's)
     mined: list[Expr] = field(default_factory=list)
+    #: the property's hand-written lemmas that Houdini kept and the proof assumed
+    held: list[Expr] = field(default_factory=list)
     queries: list[tuple[str, float]] = field(default_factory=list)
     note: str = ""
     lemmas: tuple[int, int] = (0, 0)  # hand-written lemmas proved / given
@@ -65,21 +69,9 @@ class ProofResult:
 
 
 def describe(e: Expr, model: Model) -> str:
-    """A mined invariant as a person reads it."""
-    names, doms = model.slot_names, model.slot_domains
-
-    def atom(x: Expr) -> str:
-        if x.op == "eq" and x.args[0].op == "slot" and x.args[1].op == "const":
-            i = x.args[0].value[0]
-            return f"{names[i]} = {doms[i].show(x.args[1].value)}".replace("True", "true").replace(
-                "False", "false")
-        if x.op == "or":
-            return "(" + " or ".join(atom(y) for y in x.args) + ")"
-        return repr(x)
-
-    if e.op == "implies":
-        return f"{atom(e.args[0])} ⇒ {atom(e.args[1])}"
-    return atom(e)
+    """An invariant (mined or a hand-written lemma) as a person reads it: over the
+    model's variables, in the notation ``describe --model`` uses."""
+    return render(model, e)
 
 
 def mine_candidates(model: Model, packed: Sequence[int], limit: int = 20_000) -> list[Expr]:
@@ -411,22 +403,25 @@ class _Run:
         lemmas = list(p.lemmas(self.model.view(0), self.model)) if p.lemmas else []
         if not (self.mine or lemmas):
             return
-        strength = self._mined()
+        strength = mined = self._mined()
+        held: list[Expr] = []
         if lemmas:
             # the property's own lemmas must survive Houdini with the mined set
             kept = self._timed(res, None, lambda: houdini(self.model, strength + lemmas,
                                                           timeout_ms=self.tms, log=self.say))
             held = [x for x in lemmas if any(x is y for y in kept)]
+            mined = [x for x in kept if not any(x is y for y in lemmas)]
             res.queries[-1] = (f"{len(held)} of {len(lemmas)} lemmas proved inductive",
                                res.queries[-1][1])
             res.lemmas = len(held), len(lemmas)
             strength = kept
-        ind2 = self._timed(res, f"k-induction with {len(strength)} strengthening invariants",
+        also = f" and {len(held)} hand-written lemmas" if held else ""
+        ind2 = self._timed(res, f"k-induction with {len(mined)} strengthening invariants{also}",
                            lambda: k_induction(self.model, joint, self.k, proven=strength,
                                                timeout_ms=self.tms))
         if ind2.status == "proved":
             res.cti = None
-            _decide(res, "proved", k=ind2.k, mined=strength, method="k-induction")
+            _decide(res, "proved", k=ind2.k, mined=mined, held=held, method="k-induction")
         if ind2.status == "timeout":
             _decide(res, "timeout",
                     note="z3 gave up during induction with the strengthening invariants")

@@ -234,6 +234,15 @@ def If(c: Any, a: Any, b: Any) -> Expr:
     return Expr("ite", (c, a, b))
 
 
+def _members(over: Any) -> list[tuple[Expr, int]] | None:
+    """A set variable's elements, each with the truth value "it is in the set now";
+    ``None`` for anything else.  (Iterating a set gives its membership bits, which a
+    quantifier must not mistake for its elements.)"""
+    if hasattr(over, "contains") and callable(getattr(over, "elements", None)):
+        return [(as_expr(b), x) for b, x in zip(over, over.elements())]
+    return None
+
+
 def _elements(over: Any) -> list[Any]:
     """The elements a quantifier ranges over: a ``range``, a list or tuple of values, or a
     finite domain (:func:`~osf_check.models.dsl.Int`, ``Enum``, ``Bool``: its values
@@ -248,12 +257,33 @@ def _elements(over: Any) -> list[Any]:
 def _operands(name: str, xs: tuple[Any, ...]) -> list[Expr]:
     """The one argument convention of ``Sum``, ``Min`` and ``Max``: separate values
     ``f(a, b, c)``, one list of them ``f([a, b, c])``, or a domain (or list) and a
-    function ``f(domain, fn)``, TLA+'s ``{fn(x) : x \\in domain}``."""
+    function ``f(domain, fn)``, TLA+'s ``{fn(x) : x \\in domain}``.  (A set variable,
+    whose elements vary, is :func:`_over_set`'s.)"""
     if len(xs) == 2 and callable(xs[1]) and not isinstance(xs[1], Expr):
         xs = tuple(xs[1](x) for x in _elements(xs[0]))
     elif len(xs) == 1 and not isinstance(xs[0], (Expr, int)):
         xs = tuple(xs[0])
     return [as_expr(x) for x in xs]
+
+
+def _over_set(xs: tuple[Any, ...]) -> list[tuple[Expr, Expr]] | None:
+    """``f(S)`` or ``f(S, fn)`` for ``S`` a set variable: each element's membership
+    with its value (``fn(x)``, or ``x`` itself); ``None`` for the other forms."""
+    members = _members(xs[0]) if xs and len(xs) <= 2 else None
+    if members is None or (len(xs) == 2 and not callable(xs[1])):
+        return None
+    fn = xs[1] if len(xs) == 2 else (lambda x: x)
+    return [(b, as_expr(fn(x))) for b, x in members]
+
+
+def _least(on_set: list[tuple[Expr, Expr]], better: Callable[[Expr, Expr], Expr]) -> Expr:
+    """The best value over the set's members; over an empty set, an error in the
+    state that reaches it (as :func:`Choose` with no element: a read past the end)."""
+    out, seen = on_set[0][1], Const(False)
+    for b, v in on_set:
+        out = If(And(b, Or(Not(seen), better(v, out))), v, out)
+        seen = Or(seen, b)
+    return Select(If(seen, 0, 1), [out])
 
 
 def Sum(*xs: Any) -> Expr:
@@ -265,6 +295,9 @@ def Sum(*xs: Any) -> Expr:
     >>> evaluate(Sum(range(4), lambda i: Const(i) * 2), ())
     12
     """
+    on_set = _over_set(xs)
+    if on_set is not None:
+        return Sum([If(b, v, 0) for b, v in on_set])
     vals = _operands("Sum", xs)
     if not vals:
         return Const(0)
@@ -281,6 +314,9 @@ def Exists(over: Any, pred: Callable[[Any], Any]) -> Expr:
     >>> evaluate(Exists(range(3), lambda i: Const(i) == 2), ())
     1
     """
+    members = _members(over)
+    if members is not None:
+        return Or(*(And(b, pred(x)) for b, x in members))
     return Or(*(pred(x) for x in _elements(over)))
 
 
@@ -290,44 +326,68 @@ def ForAll(over: Any, pred: Callable[[Any], Any]) -> Expr:
     >>> evaluate(ForAll(range(3), lambda i: Const(i) < 2), ())
     0
     """
+    members = _members(over)
+    if members is not None:
+        return And(*(Implies(b, pred(x)) for b, x in members))
     return And(*(pred(x) for x in _elements(over)))
 
 
 def Choose(over: Any, pred: Callable[[Any], Any]) -> Expr:
-    """TLA+'s ``CHOOSE x \\in over : pred(x)``, with a fixed rule: the **first** element
-    of ``over``, in its order (a domain's from ``lo`` up), that satisfies ``pred``.
-    TLC's CHOOSE also picks one fixed element, but which one is TLC's business: a model
-    that relies on which element is chosen may count differently from TLC.  As in TLC,
-    choosing from elements none of which satisfies ``pred`` is an error: the engines
-    report a state that reaches such a Choose as a model error (it reads past the end of
-    a :func:`Select`).
+    """TLA+'s ``CHOOSE x \\in over : pred(x)`` by TLC's rule: TLC enumerates the set in
+    its normalized order and takes the first element that satisfies ``pred``.  For
+    integers that order is ascending, so ``Choose`` over a ``range``, an ``Int``
+    domain, a list of integers (sorted first, as TLC sorts ``{3, 1}``) or a set variable
+    picks the element TLC picks.  An ``Enum`` is taken in declaration order; TLC orders
+    strings by when its parser first met them and model values by their order in the
+    ``.cfg``: declare the enum in that order for the same pick.  As in TLC, choosing
+    from elements none of which satisfies ``pred`` is an error: the engines report a
+    state that reaches such a Choose as a model error (it reads past the end of a
+    :func:`Select`).
 
     >>> evaluate(Choose(range(5), lambda i: Const(i) * Const(i) > 5), ())
+    3
+    >>> evaluate(Choose([4, 3, 1], lambda i: Const(i) > 2), ())
     3
     >>> evaluate(Choose(range(2), lambda i: Const(i) > 5), ())
     Traceback (most recent call last):
     ...
     IndexError: Select index 2 outside 0..1
     """
-    elems = _elements(over)
+    members = _members(over)
+    if members is not None:  # the first element in the set that satisfies pred
+        elems: list[Any] = [x for _, x in members]
+        conds = [And(b, pred(x)) for b, x in members]
+    else:
+        elems = _elements(over)
+        if all(type(x) is int for x in elems):  # TLC's normalized order of a set
+            elems = sorted(set(elems))
+        conds = [pred(x) for x in elems]
     if not elems:
         raise ValueError("Choose over no elements")
     index: Expr = Const(len(elems))  # past the end: no element satisfies pred
     for k in range(len(elems) - 1, -1, -1):
-        index = If(pred(elems[k]), k, index)
+        index = If(conds[k], k, index)
     if index.op == "const" and index.value == len(elems):
         return Expr("select", (index,) + tuple(as_expr(e) for e in elems))
     return Select(index, [as_expr(e) for e in elems])
 
 
-def Count(conds: Any, pred: Callable[[Any], Any] | None = None) -> Expr:
-    """How many of the conditions hold: ``Count([c1, c2])`` or ``Count(domain, pred)``.
+def Count(*xs: Any) -> Expr:
+    """How many of the conditions hold, in :func:`Sum`'s forms: ``Count(c1, c2)``,
+    ``Count([c1, c2])``, ``Count(domain, pred)``; and ``Count(S)``, ``Count(S, pred)``
+    for a set variable ``S`` (its elements, or those satisfying ``pred``).
 
     >>> evaluate(Count(range(5), lambda i: Const(i) > 2), ())
     2
+    >>> evaluate(Count(Const(1) == 1, Const(2) == 3), ())
+    1
     """
-    if pred is not None:
-        conds = [pred(x) for x in _elements(conds)]
+    members = _members(xs[0]) if len(xs) in (1, 2) else None
+    if members is not None:
+        pred = xs[1] if len(xs) == 2 else None
+        conds = [And(b, pred(x)) if pred else b for b, x in members]
+    else:
+        conds = _operands("Count", xs)
     return Sum([If(c, 1, 0) for c in conds])
 
 
@@ -362,6 +422,9 @@ def Min(*xs: Any) -> Expr:
     >>> evaluate(Min(range(1, 4), lambda i: Const(10) - i), ())
     7
     """
+    on_set = _over_set(xs)
+    if on_set is not None:
+        return _least(on_set, lambda x, y: x < y)
     vals = _operands("Min", xs)
     if not vals:
         raise TypeError("Min() needs at least one value")
@@ -377,6 +440,9 @@ def Max(*xs: Any) -> Expr:
     >>> evaluate(Max(Const(4), 2, 7), ()), evaluate(Max(range(3), lambda i: Const(i)), ())
     (7, 2)
     """
+    on_set = _over_set(xs)
+    if on_set is not None:
+        return _least(on_set, lambda x, y: x > y)
     vals = _operands("Max", xs)
     if not vals:
         raise TypeError("Max() needs at least one value")

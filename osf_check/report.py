@@ -253,7 +253,8 @@ def prove_traces(pr: Any) -> list[dict[str, Any]]:
                                  "status": r.status, "method": r.method, "k": r.k,
                                  "assumed": r.assumed,
                                  "mined": [describe(e, m) for e in r.mined],
-                                 "lemmas": {"proved": r.lemmas[0], "given": r.lemmas[1]},
+                                 "lemmas": {"proved": r.lemmas[0], "given": r.lemmas[1],
+                                            "held": [describe(e, m) for e in r.held]},
                                  "cti_reachable": r.cti_reachable, "note": r.note,
                                  "unchecked": r.unchecked,
                                  "queries": [{"what": q, "seconds": round(sec, 3)}
@@ -273,6 +274,15 @@ def prove_traces(pr: Any) -> list[dict[str, Any]]:
                 seed=pr.seed, source="prove")
         docs.append(entry)
     return docs
+
+
+def _strengthened_by(r: Any) -> str:
+    """What a proof by induction assumed besides the property: the mined invariants and
+    the user's own lemmas, counted apart."""
+    parts = [f"{len(r.mined)} strengthening invariants" if r.mined else "",
+             f"{len(r.held)} hand-written lemmas" if r.held else ""]
+    said = " and ".join(p for p in parts if p)
+    return f", with {said}" if said else ""
 
 
 def prove_json(pr: Any) -> dict[str, Any]:
@@ -295,8 +305,7 @@ def prove_text(pr: Any, docs: Sequence[dict[str, Any]] | None = None) -> str:
             line += f" ({r.note})"
         elif r.status in ("proved", "proved in part"):
             line += f" (k={r.k}" + (f", assuming {', '.join(r.assumed)}" if r.assumed else "") + \
-                (f", with {len(r.mined)} strengthening invariants" if r.mined else "") + \
-                (f" incl. {r.lemmas[0]} hand-written lemmas" if r.lemmas[0] else "") + ")"
+                _strengthened_by(r) + ")"
         elif r.status == "refuted":
             line += f" at depth {r.k}"
         elif r.note:
@@ -305,6 +314,7 @@ def prove_text(pr: Any, docs: Sequence[dict[str, Any]] | None = None) -> str:
             line += f"; {undecided(r.unchecked)}"
         lines.append(line)
         lines += [f"      {q['what']}: {q['seconds']:.2f} s" for q in d["queries"]]
+        lines += [f"      hand-written lemma: {x}" for x in d["lemmas"]["held"]]
         if r.status == "refuted":
             lines.append(render.text(d["trace"]).rstrip("\n"))
         if r.status == "unknown" and "cti" in d:

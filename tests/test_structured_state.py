@@ -217,6 +217,21 @@ def test_traces_show_records_maps_and_names(tmp_path):
     assert '"#map"' in html and '"runs": 1' in html.replace('"runs":1', '"runs": 1')
 
 
+def test_prove_through_the_cli_shows_records_and_pictures_draw_them(tmp_path):
+    """A model with records and sets, proved through the command line: the refutation
+    and its pictures speak of records, sets and enum names, not slots."""
+    code, out = _cli("prove", "--model-file", PROCS, "--continue")
+    assert code == 12
+    assert "PR1 not-both-r2                      refuted at depth 2" in out
+    assert "   * proc  [1].pc idle→busy, [1].runs 0→1, [1].holds {}→{r2}" in out
+    code, _ = _cli("explore", "--model-file", PROCS, "--depth", "unbounded", "--out",
+                   tmp_path)
+    seq = (tmp_path / "procs-PR1-inv.sequence.mmd").read_text()
+    assert "proc: [1].pc idle→busy, [1].runs 0→1, [1].holds {}→{r2}" in seq
+    graph = (tmp_path / "procs-PR1-inv.graph.svg").read_text()
+    assert "holds |&#45;&gt; {r2}" in graph  # [pc |-> busy, runs |-> 1, holds |-> {r2}]
+
+
 def test_describe_names_fields_and_reads_each_fields_domain():
     code, out = _cli("describe", "--model-file", PROCS)
     assert code == 0, out
