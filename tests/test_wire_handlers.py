@@ -120,3 +120,51 @@ def test_a_method_004_only_names_answers_the_final_not_implemented_class():
     for method in named_only:
         answer = app.handle(method, {})
         assert kind_of(answer) == "not_implemented" and answer_class(answer) == "final"
+
+
+# the agent of a session (004: "Beide Agenten nutzen dieselben RPC-Methoden") -----------------
+def _two_agents() -> tuple[DesktopApp, str, str]:
+    app = DesktopApp()
+    codex = result(app.handle("session.create", {"agent": "codex"}))["sessionId"]
+    claude = result(app.handle("session.create", {"agent": "claude"}))["sessionId"]
+    return app, codex, claude
+
+
+def test_a_timeline_load_answers_the_storage_format_of_the_sessions_agent():
+    app, codex, claude = _two_agents()
+    assert result(app.handle("run.chatLoad", {"sessionId": codex}))["storageFormat"] == "indexed"
+    assert result(app.handle("run.chatLoad", {"sessionId": claude}))["storageFormat"] == "native"
+    both = result(app.handle("run.chatReconcileSessions", {"sessionIds": [claude, codex]}))
+    assert [(s["sessionId"], s["storageFormat"]) for s in both["sessions"]] == [
+        (claude, "native"), (codex, "indexed")]
+    assert kind_of(app.handle("run.chatLoad", {"sessionId": "nope"})) == "not_found"
+    assert kind_of(app.handle("run.chatReconcileSessions", {"sessionIds": [codex, "nope"]})) \
+        == "not_found"
+
+
+def test_the_contract_check_fails_on_any_other_storage_format_pair():
+    from osf_check.relay.wire.manifest import STORAGE_FORMAT_BY_AGENT, storage_format_problem
+    assert STORAGE_FORMAT_BY_AGENT == {"codex": "indexed", "claude": "native"}
+    assert storage_format_problem(dict(STORAGE_FORMAT_BY_AGENT)) is None
+    for wrong in ({"codex": "native", "claude": "indexed"}, {"codex": "indexed"},
+                  {"codex": "indexed", "claude": "native", "gpt": "native"}):
+        assert storage_format_problem(wrong), wrong
+
+
+def test_each_run_chat_call_goes_to_the_agent_of_its_session():
+    """The same params for both agents: the session id chooses the agent."""
+    app, codex, claude = _two_agents()
+    for sid in (codex, claude):
+        app.handle("run.chatOutboxSubmit", env.outbox_params(sid, f"op-{sid}"))
+        app.handle("run.chatOutboxStopAndSendNow", {
+            "sessionId": sid, "queueId": "q-1", "operationId": f"op-{sid}",
+            "expectedRunId": "r", "expectedThreadId": "t", "expectedTurnId": "u"})
+        app.handle("run.chatContextUsage", {"appSessionId": sid})
+    assert app.routed == [
+        ("run.chatOutboxSubmit", codex, "codex"), ("run.chatOutboxStopAndSendNow", codex, "codex"),
+        ("run.chatContextUsage", codex, "codex"),
+        ("run.chatOutboxSubmit", claude, "claude"),
+        ("run.chatOutboxStopAndSendNow", claude, "claude"),
+        ("run.chatContextUsage", claude, "claude")]
+    assert app.agent_of(codex) == "codex" and app.agent_of("nope") is None
+    assert DesktopApp(sessions={"s": None}, default_agent="claude").agent_of("s") == "claude"
