@@ -168,3 +168,36 @@ def test_each_run_chat_call_goes_to_the_agent_of_its_session():
         ("run.chatContextUsage", claude, "claude")]
     assert app.agent_of(codex) == "codex" and app.agent_of("nope") is None
     assert DesktopApp(sessions={"s": None}, default_agent="claude").agent_of("s") == "claude"
+
+
+def test_a_codex_timeline_load_has_its_own_90_s_inside_the_95():
+    """004: "Ein Codex-Timeline-Ladevorgang hat seine eigene Frist von 90 Sekunden innerhalb
+    der 95": the session's agent marks a Codex load; a Claude load has the 95 s alone."""
+    from osf_check.relay.wire.errors import CODEX_LOAD_MESSAGE, TIMEOUT_MESSAGE
+    app, codex, claude = _two_agents()
+    d = DesktopRouter(":memory:", "user-1", agent_of=app.agent_of)
+    calls = {}
+    for sid in (codex, claude):
+        fwd = env.request(f"load-{sid}", "run.chatLoad", {"sessionId": sid})
+        fwd["payload"].update(clientId="phone-1::desk-1", userId="user-1")
+        calls[sid] = d.receive(fwd, now=0.0)
+        assert d.start(calls[sid], now=0.0) == "run"
+    assert d.tick(89.9) == []
+    assert d.tick(90.0) == [("codex_load", calls[codex].cid)]
+    assert calls[claude].stage == "dispatch"
+    assert d.take_answer(calls[codex])["payload"]["error"] == {
+        "code": -32603, "message": CODEX_LOAD_MESSAGE}
+    assert d.tick(95.0) == [("dispatch", calls[claude].cid)]
+    assert d.take_answer(calls[claude])["payload"]["error"]["message"] == TIMEOUT_MESSAGE
+
+
+def test_a_codex_load_that_answers_in_time_is_not_cut():
+    app, codex, _ = _two_agents()
+    d = DesktopRouter(":memory:", "user-1", agent_of=app.agent_of)
+    fwd = env.request("load-1", "run.chatLoad", {"sessionId": codex})
+    fwd["payload"].update(clientId="phone-1::desk-1", userId="user-1")
+    call = d.receive(fwd, now=0.0)
+    d.start(call, now=0.0)
+    d.finish(call, app.handle("run.chatLoad", {"sessionId": codex}), now=89.0)
+    assert d.tick(90.0) == []
+    assert result(d.take_answer(call)["payload"])["storageFormat"] == "indexed"

@@ -40,6 +40,8 @@ CODE = {kind: code for code, (kind, _, _) in RELAY.items()}
 
 BUSY_MESSAGE = "Desktop is busy; retry the request shortly."
 TIMEOUT_MESSAGE = "Desktop request timed out."
+#: our words: 004 gives the Codex load its own 90 s deadline but not the answer's text
+CODEX_LOAD_MESSAGE = "Codex timeline load timed out."
 INTERNAL = -32603
 INVALID_PARAMS = -32602
 
@@ -87,6 +89,12 @@ def busy() -> dict[str, Any]:
 def timed_out() -> dict[str, Any]:
     """The dispatch limit cut the handler.  No retryable flag either."""
     return {"error": {"code": INTERNAL, "message": TIMEOUT_MESSAGE}}
+
+
+def codex_load_timed_out() -> dict[str, Any]:
+    """A Codex timeline load ran past its own deadline: a plain internal error, like the
+    desktop's other two timeouts, with no retryable flag."""
+    return {"error": {"code": INTERNAL, "message": CODEX_LOAD_MESSAGE}}
 
 
 def kind_of(answer: dict[str, Any]) -> str:
