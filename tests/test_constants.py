@@ -86,6 +86,8 @@ def test_every_user_takes_the_figures_from_the_constants():
             desktop_router.ENQUEUE) == (DEADLINES["slot"], DEADLINES["dispatch"],
                                         DEADLINES["dispatch_load"], DEADLINES["enqueue"])
     assert desktop_router.CODEX_LOAD == c.CODEX_LOAD
+    from osf_check.relay.wire import precheck
+    assert precheck.TIMEOUT == c.PRECHECK_TIMEOUT
     assert relay_router.keep_pending("run.chatLoad") == DEADLINES["relay_first_load"]
     assert relay_router.keep_pending("run.chatOutboxSubmit") == DEADLINES["relay_outbox"]
     assert phone.Phone("d", "ios").waits("run.chatOutboxSubmit") == c.PHONE_OUTBOX_IOS
