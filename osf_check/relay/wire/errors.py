@@ -81,6 +81,12 @@ def desktop_error(kind: str, message: str | None = None, *, retryable: bool | No
                       "data": {"kind": kind, "retryable": retryable, **data}}}
 
 
+def codex_load_timed_out() -> dict[str, Any]:
+    """A Codex timeline load ran past its own deadline: a plain internal error, like the
+    desktop's other two timeouts, with no retryable flag."""
+    return {"error": {"code": INTERNAL, "message": CODEX_LOAD_MESSAGE}}
+
+
 def busy() -> dict[str, Any]:
     """The slot wait ran out.  No retryable flag: it is not proof that nothing ran."""
     return {"error": {"code": INTERNAL, "message": BUSY_MESSAGE}}
@@ -89,12 +95,6 @@ def busy() -> dict[str, Any]:
 def timed_out() -> dict[str, Any]:
     """The dispatch limit cut the handler.  No retryable flag either."""
     return {"error": {"code": INTERNAL, "message": TIMEOUT_MESSAGE}}
-
-
-def codex_load_timed_out() -> dict[str, Any]:
-    """A Codex timeline load ran past its own deadline: a plain internal error, like the
-    desktop's other two timeouts, with no retryable flag."""
-    return {"error": {"code": INTERNAL, "message": CODEX_LOAD_MESSAGE}}
 
 
 def kind_of(answer: dict[str, Any]) -> str:
