@@ -264,6 +264,13 @@ def assumptions_in_force(model: str, drop: Sequence[str]) -> dict[str, bool]:
 _PRESS = ": press it with a larger --depth or larger parameters (osf-check list)"
 
 
+def _press(p: Property, doc: str) -> str:
+    """What to run to reach a limit: the property's own options for it, if it names any
+    (a larger depth alone would not reach it), else the general advice."""
+    how = dict(p.press).get(doc)
+    return f": press it with {how}" if how else _PRESS
+
+
 def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:
     out = []
     if ex.stopped == "violation":
@@ -286,7 +293,7 @@ def _vacuity(m: Model, props: Sequence[Property], ex: Exploration) -> list[str]:
         for i, (doc, _) in enumerate(p.reaches):
             if not ex.witness_seen.get(f"{p.id}~{i}", True):
                 out.append(f"{p.id} {p.name}: limit never reached ({doc}), so this run "
-                           f"leaves it untested{_PRESS}")
+                           f"leaves it untested{_press(p, doc)}")
         if ex.trans_applied.get(p.id) == 0:
             out.append(f"{p.id} {p.name}: no transition it checks was ever taken")
     return out

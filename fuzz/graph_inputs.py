@@ -19,6 +19,8 @@ from .oracles import graph_key_classes, graph_key_ok, utf16_length
 
 SESSION = "gs_" + "ab" * 16
 AGENT = 1
+#: what a sync uploaded: a start for a session no sync uploaded is refused
+SYNCED = {SESSION: {"slug": "s", "project_id": "p-1"}}
 
 #: the key each of the model's intents sends, valid all (the model decides their
 #: answers): non-ASCII, long in bytes and UTF-16 units but within 128 characters, and
@@ -38,6 +40,7 @@ def _start(server: Any, key: str, what: str) -> dict[str, Any] | None:
     """The server's ticket for a start call with ``key``, or None if it refused it with
     a tool error; anything else it raises is a divergence (000: a tool answers or errs)."""
     args = {"graph_session_id": SESSION, "idempotency_key": key, "arguments": {}}
+    server.sessions = dict(SYNCED)
     try:
         return server.run_graph_session(AGENT, args)
     except ToolError:

@@ -218,6 +218,9 @@ class Property:
     #: the limit is reached: an explored graph where one never holds leaves that limit
     #: untested (the vacuity guardrail says "limit never reached")
     reaches: tuple[tuple[str, Callable[[StateView, Model], Expr]], ...] = ()
+    #: for a limit of ``reaches`` that no depth reaches at the default parameters, the
+    #: options that do reach it, so that its warning says what to run
+    press: tuple[tuple[str, str], ...] = ()
     assumptions: tuple[str, ...] = ()
     #: other properties whose invariants the proof of this one may assume
     strengthen: tuple[str, ...] = ()

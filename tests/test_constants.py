@@ -60,6 +60,7 @@ def test_the_wire_stores_figures_are_the_documents():
     assert f"cached **{c.RULES_TTL} s**" in WIRE
     assert f"{c.PRECHECK_TIMEOUT} s timeout" in WIRE
     assert all(f"`{m}`" in _row("first timeline load")[0] for m in c.LOADS)
+    assert f"Codex load has its own {c.CODEX_LOAD} s inside" in _row("first timeline load")[1]
 
 
 def test_a_figure_that_moved_is_caught():
@@ -84,6 +85,9 @@ def test_every_user_takes_the_figures_from_the_constants():
     assert (desktop_router.SLOT_WAIT, desktop_router.DISPATCH, desktop_router.DISPATCH_LOADS,
             desktop_router.ENQUEUE) == (DEADLINES["slot"], DEADLINES["dispatch"],
                                         DEADLINES["dispatch_load"], DEADLINES["enqueue"])
+    assert desktop_router.CODEX_LOAD == c.CODEX_LOAD
+    from osf_check.relay.wire import precheck
+    assert precheck.TIMEOUT == c.PRECHECK_TIMEOUT
     assert relay_router.keep_pending("run.chatLoad") == DEADLINES["relay_first_load"]
     assert relay_router.keep_pending("run.chatOutboxSubmit") == DEADLINES["relay_outbox"]
     assert phone.Phone("d", "ios").waits("run.chatOutboxSubmit") == c.PHONE_OUTBOX_IOS

@@ -17,6 +17,11 @@ from osf_check.relay.graph.payload import (ERROR_LIMIT, RESULT_LIMIT, completion
 from osf_check.relay.graph.server import NOT_FOUND, GraphServer, ToolError
 
 SID = "gs_" + "ab" * 16
+
+
+def shared() -> dict:
+    """The server's sessions after a sync uploaded SID (a start needs one)."""
+    return {SID: {"slug": "s", "project_id": "p-1"}}
 CID = "6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"  # a command id as the server mints them
 
 
@@ -61,7 +66,7 @@ def test_run_graph_session_validates_its_input(args, needle):
 
 def test_retry_with_the_same_key_gets_the_first_ticket_and_ids_are_uuids():
     import uuid
-    s = GraphServer()
+    s = GraphServer(sessions=shared())
     a = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})
     b = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})
     assert a == b and uuid.UUID(a["command_id"]).version == 4 and len(s.runs) == 1
@@ -71,7 +76,7 @@ def test_retry_with_the_same_key_gets_the_first_ticket_and_ids_are_uuids():
 
 
 def test_unknown_empty_and_foreign_ids_answer_the_same():
-    s = GraphServer()
+    s = GraphServer(sessions=shared())
     cid = s.run_graph_session(0, {"graph_session_id": SID, "idempotency_key": "k" * 8})[
         "command_id"]
     answers = set()
@@ -101,7 +106,7 @@ def test_tools_carry_000s_contract_scopes_and_annotations():
 
 
 def test_a_call_without_the_tools_scope_is_refused_and_changes_nothing():
-    s = GraphServer()
+    s = GraphServer(sessions=shared())
     args = {"graph_session_id": SID, "idempotency_key": "k" * 8}
     with pytest.raises(ToolError, match="osfoundry:run"):
         s.call_tool(0, "run_graph_session", args, {"osfoundry:read"})
@@ -301,3 +306,29 @@ def test_a_payloads_error_is_cut_and_an_oversized_result_is_left_out():
     assert stringify_length({"a": "😀"}) == 10 and stringify_length([1, 2]) == 5
     big = completion_payload("e", "completed", "x" * RESULT_LIMIT, 1, 0.5)
     assert big == {"execution_id": "e", "status": "completed", "result_truncated": True}
+
+
+def test_a_start_for_a_session_no_sync_uploaded_is_refused_not_queued_forever():
+    """000: the desktop finds a run in its project's sync reply; a session no sync uploaded
+    is in no connected project, so the start is refused and nothing is queued."""
+    from osf_check.relay.graph.server import NOT_SHARED
+    s = GraphServer()
+    args = {"graph_session_id": SID, "idempotency_key": "k" * 8}
+    with pytest.raises(ToolError) as e:
+        s.run_graph_session(0, args)
+    assert str(e.value) == NOT_SHARED and not s.runs
+    s.sync("p-1", [{"graph_session_id": SID, "slug": "s"}])
+    cid = s.run_graph_session(0, args)["command_id"]
+    assert [c["command_id"] for c in s.sync("p-1", [{"graph_session_id": SID, "slug": "s"}])] \
+        == [cid]
+
+
+def test_a_retry_keeps_its_ticket_after_the_session_was_unshared():
+    s = GraphServer()
+    s.sync("p-1", [{"graph_session_id": SID, "slug": "s"}])
+    args = {"graph_session_id": SID, "idempotency_key": "k" * 8}
+    first = s.run_graph_session(0, args)
+    s.sync("p-1", [])  # unshared: the sync leaves it out
+    assert s.run_graph_session(0, args)["command_id"] == first["command_id"]
+    with pytest.raises(ToolError):
+        s.run_graph_session(0, {**args, "idempotency_key": "other-key"})

@@ -122,6 +122,21 @@ def test_relay_and_desktop_errors_exactly():
                                      "ambiguous"]
 
 
+def test_errors_are_classified_by_code_as_004_says():
+    """004: "Fehler werden nach Code klassifiziert": the final classes by their codes, a
+    parse error or a retryable flag retryable, every other code ambiguous, whatever the
+    answer's ``data.kind`` says."""
+    from osf_check.relay.wire.errors import DESKTOP, FINAL
+    for kind in sorted(FINAL):
+        assert answer_class({"error": {"code": DESKTOP[kind], "message": "m"}}) == "final", kind
+    for kind in ("internal", "database", "foreign_service"):
+        assert answer_class({"error": {"code": DESKTOP[kind], "message": "m",
+                                       "data": {"kind": "not_found"}}}) == "ambiguous", kind
+    assert answer_class({"error": {"code": -32700, "message": "m"}}) == "retryable"
+    assert answer_class({"error": {"code": 12345, "message": "m",
+                                   "data": {"kind": "conflict"}}}) == "ambiguous"
+
+
 # the Graph-run relay's tools through tools/call (000) -----------------------------------------
 SID = "gs_" + "ab" * 16
 RUN, READ = frozenset({"osfoundry:run"}), frozenset({"osfoundry:read"})
@@ -307,7 +322,7 @@ def test_the_wire_desktop_lists_its_timers_in_order():
 
 # the phone (004) ---------------------------------------------------------------------------------
 def test_the_phones_frames_waits_and_retries_exactly():
-    from osf_check.relay.wire.phone import RETRY_KINDS, Phone
+    from osf_check.relay.wire.phone import Phone
     p = Phone("phone-1", "android")
     assert p.request("r-1", "system.ping", {}, None) == {"type": "rpc.request", "payload": {
         "id": "r-1", "method": "system.ping", "params": {}, "traceparent": env.TRACE}}
@@ -322,18 +337,26 @@ def test_the_phones_frames_waits_and_retries_exactly():
     assert p.waits("run.chatOutboxSubmit") == 60.0
     for code in (-32010, -32011, -32012, -32020, -32023, -32024, -32028):
         assert Phone.retries_after(relay_error(code)), code
-    for code in (-32021, -32022, -32026, -32027, -32601, -32600):
-        assert not Phone.retries_after(relay_error(code)) or relay_error(code)["error"][
-            "data"]["kind"] in RETRY_KINDS, code
+    assert Phone.retries_after(relay_error(-32021))
+    for code in (-32022, -32026, -32027, -32601, -32600, -32700):
+        assert not Phone.retries_after(relay_error(code)), code
     assert Phone.retries_after(busy()) and Phone.retries_after(timed_out())
     assert Phone.retries_after(desktop_error("unavailable"))
     assert Phone.retries_after({"error": {"code": 1, "data": {"kind": "x", "retryable": True}}})
     assert not Phone.retries_after(desktop_error("conflict"))
     assert not Phone.retries_after({"result": {}})
     assert not Phone.retries_after({"error": {"code": 1}})
-    assert RETRY_KINDS == {"retryable_error", "busy", "timed_out", "offline", "reconnecting",
-                           "relay_timeout", "limit", "duplicate", "gen_changed", "switching",
-                           "rate_limited", "unavailable"}
+    assert not Phone.retries_after(desktop_error("internal"))
+    assert Phone.retries_after(desktop_error("internal", retryable=True))
+
+
+def test_the_phone_reads_an_answer_by_its_code_not_its_kind():
+    """004 classifies errors by code: the relay's duplicate without a kind is still one,
+    and a kind that names a retryable class on a final code is not retried."""
+    from osf_check.relay.wire.phone import Phone
+    assert Phone.retries_after({"error": {"code": -32021, "message": "pending"}})
+    assert not Phone.retries_after({"error": {"code": -32009, "message": "x",
+                                              "data": {"kind": "duplicate"}}})
 
 
 def _fwd(rid, key="key-1234", user="user-1"):

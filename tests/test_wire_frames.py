@@ -534,10 +534,10 @@ def test_memory_claims_step_by_step():
 
 def test_answer_classes_and_kinds():
     assert kind_of({"result": {}}) == "success"
-    assert answer_class({"error": {"code": -32602}}) == "ambiguous"
+    assert answer_class({"error": {"code": -32602}}) == "final"
     assert answer_class({"error": {"code": -32700, "data": {"kind": "parse_error"}}}) == \
         "retryable"
-    assert answer_class({"error": {"code": 1, "data": {"kind": "conflict"}}}) == "final"
+    assert answer_class({"error": {"code": 1, "data": {"kind": "conflict"}}}) == "ambiguous"
     assert answer_class({"error": {"code": 1, "retryable": True}}) == "retryable"
 
 

@@ -120,3 +120,84 @@ def test_a_method_004_only_names_answers_the_final_not_implemented_class():
     for method in named_only:
         answer = app.handle(method, {})
         assert kind_of(answer) == "not_implemented" and answer_class(answer) == "final"
+
+
+# the agent of a session (004: "Beide Agenten nutzen dieselben RPC-Methoden") -----------------
+def _two_agents() -> tuple[DesktopApp, str, str]:
+    app = DesktopApp()
+    codex = result(app.handle("session.create", {"agent": "codex"}))["sessionId"]
+    claude = result(app.handle("session.create", {"agent": "claude"}))["sessionId"]
+    return app, codex, claude
+
+
+def test_a_timeline_load_answers_the_storage_format_of_the_sessions_agent():
+    app, codex, claude = _two_agents()
+    assert result(app.handle("run.chatLoad", {"sessionId": codex}))["storageFormat"] == "indexed"
+    assert result(app.handle("run.chatLoad", {"sessionId": claude}))["storageFormat"] == "native"
+    both = result(app.handle("run.chatReconcileSessions", {"sessionIds": [claude, codex]}))
+    assert [(s["sessionId"], s["storageFormat"]) for s in both["sessions"]] == [
+        (claude, "native"), (codex, "indexed")]
+    assert kind_of(app.handle("run.chatLoad", {"sessionId": "nope"})) == "not_found"
+    assert kind_of(app.handle("run.chatReconcileSessions", {"sessionIds": [codex, "nope"]})) \
+        == "not_found"
+
+
+def test_the_contract_check_fails_on_any_other_storage_format_pair():
+    from osf_check.relay.wire.manifest import STORAGE_FORMAT_BY_AGENT, storage_format_problem
+    assert STORAGE_FORMAT_BY_AGENT == {"codex": "indexed", "claude": "native"}
+    assert storage_format_problem(dict(STORAGE_FORMAT_BY_AGENT)) is None
+    for wrong in ({"codex": "native", "claude": "indexed"}, {"codex": "indexed"},
+                  {"codex": "indexed", "claude": "native", "gpt": "native"}):
+        assert storage_format_problem(wrong), wrong
+
+
+def test_each_run_chat_call_goes_to_the_agent_of_its_session():
+    """The same params for both agents: the session id chooses the agent."""
+    app, codex, claude = _two_agents()
+    for sid in (codex, claude):
+        app.handle("run.chatOutboxSubmit", env.outbox_params(sid, f"op-{sid}"))
+        app.handle("run.chatOutboxStopAndSendNow", {
+            "sessionId": sid, "queueId": "q-1", "operationId": f"op-{sid}",
+            "expectedRunId": "r", "expectedThreadId": "t", "expectedTurnId": "u"})
+        app.handle("run.chatContextUsage", {"appSessionId": sid})
+    assert app.routed == [
+        ("run.chatOutboxSubmit", codex, "codex"), ("run.chatOutboxStopAndSendNow", codex, "codex"),
+        ("run.chatContextUsage", codex, "codex"),
+        ("run.chatOutboxSubmit", claude, "claude"),
+        ("run.chatOutboxStopAndSendNow", claude, "claude"),
+        ("run.chatContextUsage", claude, "claude")]
+    assert app.agent_of(codex) == "codex" and app.agent_of("nope") is None
+    assert DesktopApp(sessions={"s": None}, default_agent="claude").agent_of("s") == "claude"
+
+
+def test_a_codex_timeline_load_has_its_own_90_s_inside_the_95():
+    """004: "Ein Codex-Timeline-Ladevorgang hat seine eigene Frist von 90 Sekunden innerhalb
+    der 95": the session's agent marks a Codex load; a Claude load has the 95 s alone."""
+    from osf_check.relay.wire.errors import CODEX_LOAD_MESSAGE, TIMEOUT_MESSAGE
+    app, codex, claude = _two_agents()
+    d = DesktopRouter(":memory:", "user-1", agent_of=app.agent_of)
+    calls = {}
+    for sid in (codex, claude):
+        fwd = env.request(f"load-{sid}", "run.chatLoad", {"sessionId": sid})
+        fwd["payload"].update(clientId="phone-1::desk-1", userId="user-1")
+        calls[sid] = d.receive(fwd, now=0.0)
+        assert d.start(calls[sid], now=0.0) == "run"
+    assert d.tick(89.9) == []
+    assert d.tick(90.0) == [("codex_load", calls[codex].cid)]
+    assert calls[claude].stage == "dispatch"
+    assert d.take_answer(calls[codex])["payload"]["error"] == {
+        "code": -32603, "message": CODEX_LOAD_MESSAGE}
+    assert d.tick(95.0) == [("dispatch", calls[claude].cid)]
+    assert d.take_answer(calls[claude])["payload"]["error"]["message"] == TIMEOUT_MESSAGE
+
+
+def test_a_codex_load_that_answers_in_time_is_not_cut():
+    app, codex, _ = _two_agents()
+    d = DesktopRouter(":memory:", "user-1", agent_of=app.agent_of)
+    fwd = env.request("load-1", "run.chatLoad", {"sessionId": codex})
+    fwd["payload"].update(clientId="phone-1::desk-1", userId="user-1")
+    call = d.receive(fwd, now=0.0)
+    d.start(call, now=0.0)
+    d.finish(call, app.handle("run.chatLoad", {"sessionId": codex}), now=89.0)
+    assert d.tick(90.0) == []
+    assert result(d.take_answer(call)["payload"])["storageFormat"] == "indexed"

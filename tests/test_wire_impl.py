@@ -375,7 +375,7 @@ def test_outbox_ledger():
 
 # registration and the version gate ------------------------------------------------------------
 from osf_check.relay.wire.registration import (Device, RegistrationError, VersionGate,  # noqa: E402
-                                     precheck_allows, register)
+                                     register)
 
 DESK_ID = "6f1c2a7e-0000-4000-8000-000000000001"
 PHONE_ID = "6f1c2a7e-0000-4000-8000-000000000002"
@@ -431,14 +431,6 @@ def test_unreadable_or_unparsable_rules_make_the_policy_unavailable():
     p = {"deviceId": DESK_ID, "relayProtocolVersion": "1.7"}
     assert reg(p, gate=VersionGate(broken)) == "relayProtocolPolicyUnavailable"
     assert reg(p, gate=VersionGate(lambda: ["1.x"])) == "relayProtocolPolicyUnavailable"
-
-
-def test_the_precheck_fails_open():
-    assert precheck_allows(None) and precheck_allows("<html>") and precheck_allows({})
-    assert precheck_allows({"compatible": True, "desktop": {"protocolSupported": True}})
-    # 004: "... oder kein Desktop-Ergebnis": a negative answer without a desktop result
-    assert precheck_allows({"compatible": False, "decision": "unsupportedPair"})
-    assert not precheck_allows({"compatible": False, "desktop": {"protocolSupported": False}})
 
 
 def test_the_version_refusal_asks_the_user_to_update_the_app():

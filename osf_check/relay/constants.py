@@ -14,7 +14,7 @@ from __future__ import annotations
 from .wire import manifest as _manifest
 
 __all__ = ["RELAY_ROUND", "CONTROL_POLL", "RUN_MEDIAN", "RUN_FLOOR", "SLOT", "DISPATCH",
-           "DISPATCH_LOAD", "ENQUEUE", "PHONE_OLDER_PAGE", "PHONE_FIRST_LOAD",
+           "DISPATCH_LOAD", "CODEX_LOAD", "ENQUEUE", "PHONE_OLDER_PAGE", "PHONE_FIRST_LOAD",
            "PHONE_OUTBOX_IOS", "PHONE_OUTBOX_ANDROID", "PHONE_OTHER", "RELAY_OLDER_PAGE",
            "RELAY_FIRST_LOAD", "RELAY_OUTBOX", "RELAY_OTHER", "LEASE", "RETENTION",
            "RULES_TTL", "PRECHECK_TIMEOUT", "LOADS"]
@@ -30,6 +30,8 @@ RUN_FLOOR = 5
 SLOT = 8
 DISPATCH = 45
 DISPATCH_LOAD = 95
+# 004: a Codex session's timeline load has its own deadline inside the 95 s
+CODEX_LOAD = 90
 ENQUEUE = 5
 # 004, how long the phone waits, by method class
 PHONE_OLDER_PAGE = 60

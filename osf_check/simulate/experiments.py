@@ -515,6 +515,7 @@ def idempotency(n: int, seed: int, f: Facts, reps: int = 3, runs: int = 200) -> 
     for rep in range(1, reps + 1):
         for policy in ("same key", "fresh key per retry"):
             s = GraphServer(seed=seed)
+            s.sessions = {SID: {"slug": "s", "project_id": "p"}}  # uploaded by a sync
             calls = 0
             for k in range(runs):
                 attempt = 0

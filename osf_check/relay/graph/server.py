@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NOT_FOUND = "Graph run not found or access removed"
+#: a start for a session no sync has uploaded (or the last one left out): no desktop would
+#: ever fetch its row, so it is refused instead of queued forever
+NOT_SHARED = ("Graph session not shared with a connected project: the owner shares it "
+              "from the desktop, which uploads it at its next sync")
 TERMINAL = ("completed", "failed", "cancelled")
 SESSION_ID = re.compile(r"^gs_[0-9a-f]{32}$")
 RUN_FIELDS = {"graph_session_id", "arguments", "idempotency_key"}
@@ -108,7 +112,9 @@ class GraphServer:
         existing = self._existing(agent, key)
         if existing is not None:  # a retry: the same run, whatever its status now
             return self._ticket(existing)
-        meta = self.sessions.get(sid, {})
+        meta = self.sessions.get(sid)
+        if meta is None:
+            raise ToolError(NOT_SHARED)
         run = Run(self._new_id(), agent, key, sid, meta.get("slug", ""), arguments,
                   project_id=meta.get("project_id", ""))
         self.runs.append(run)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import desktop_error
+from .manifest import STORAGE_FORMAT_BY_AGENT
 
 Steps = Generator[None, None, dict[str, Any]]  # yields at each await point, returns the answer
 
@@ -74,6 +75,12 @@ REPLY_STYLE_OPTIONS = (
 #: 004's system.ping example: the capabilities the desktop announces
 CAPABILITIES = ("run.cancel.exact-run.v1",)
 IMPROVE_MODES = ("improve", "ste")
+
+
+def routed_by_agent(method: str) -> bool:
+    """004: the desktop sends every run.chat call to its session's agent, and run.cancel too
+    ("Die Session-ID wählt den Agenten")."""
+    return method.startswith("run.chat") or method == "run.cancel"
 
 
 def _echo_turn(instructions: str, text: str) -> str:
@@ -126,6 +133,29 @@ class DesktopApp:
     ste_rules: str = "Rewrite this text by the reply style's rules: short plain sentences."
     #: spawned tasks not yet finished: they run on whatever becomes of their handler
     tasks: list[Task] = field(default_factory=list)
+    #: the agent of a session given at construction (session.create records its own)
+    default_agent: str = "codex"
+    #: each call routed to an agent: (method, session, agent)
+    routed: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for sid in self.sessions:
+            self.records.setdefault(sid, {"agent": self.default_agent, "projectId": "",
+                                          "conversationId": None})
+
+    def agent_of(self, session: Any) -> str | None:
+        """The agent in the session's record (004: the desktop reads it there), or None for
+        a session that does not exist."""
+        if not isinstance(session, str) or session not in self.sessions:
+            return None
+        return self.records.get(session, {}).get("agent")
+
+    def _route(self, method: str, session: Any) -> str | None:
+        """Send a call to its session's agent: the agent, or None if there is no session."""
+        agent = self.agent_of(session)
+        if agent is not None and routed_by_agent(method):
+            self.routed.append((method, session, agent))
+        return agent
 
     def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run a handler whole: its answer."""
@@ -156,7 +186,8 @@ class DesktopApp:
         self.tasks = [t for t in self.tasks if not t.done]
 
     def _steps(self, method: str, params: dict[str, Any]) -> Steps:
-        if method == "run.chatOutboxStopAndSendNow" and params.get("sessionId") in self.sessions:
+        if method == "run.chatOutboxStopAndSendNow" and \
+                self._route(method, params.get("sessionId")) is not None:
             # 004: its work must finish, so it is spawned, and the handler only awaits it
             task = self.spawn(self._stop_and_send(params))
             while task.answer is None:  # a spawned task is never dropped
@@ -184,6 +215,7 @@ class DesktopApp:
                 "session.create": self._create_session,
                 "run.improveText": self._improve_text,
                 "run.chatContextUsage": self._context_usage,
+                "run.chatLoad": self._load, "run.chatReconcileSessions": self._reconcile,
                 "run.chatOutboxSubmit": self._submit,
                 "run.chatOutboxStopAndSendNow": self._stop_and_send_checked}
 
@@ -277,16 +309,46 @@ class DesktopApp:
         return {"result": {"text": self.turn(rules, params["text"])}}
 
     def _context_usage(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The last context measure of the session, or null before the first."""
-        return params_problem(params, {"appSessionId": str}) or {
-            "result": {"contextUsage": self.context.get(params["appSessionId"])}}
+        """The last context measure the session's agent took, or null before the first."""
+        bad = params_problem(params, {"appSessionId": str})
+        if bad:
+            return bad
+        self._route("run.chatContextUsage", params["appSessionId"])
+        return {"result": {"contextUsage": self.context.get(params["appSessionId"])}}
+
+    def _load(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The first timeline load, by the session's agent, with its storageFormat (004:
+        indexed for Codex, native for Claude).  This app keeps no timeline items."""
+        bad = params_problem(params, {"sessionId": str})
+        if bad:
+            return bad
+        agent = self._route("run.chatLoad", params["sessionId"])
+        if agent is None:
+            return desktop_error("not_found", "session not found")
+        return {"result": {"sessionId": params["sessionId"],
+                           "storageFormat": STORAGE_FORMAT_BY_AGENT[agent]}}
+
+    def _reconcile(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Each session's outbox, each with the storageFormat of its own agent (a call may
+        hold sessions of both agents); a session that does not exist fails the call."""
+        bad = params_problem(params, {"sessionIds": list})
+        if bad:
+            return bad
+        sessions = []
+        for sid in params["sessionIds"]:
+            agent = self._route("run.chatReconcileSessions", sid)
+            if agent is None:
+                return desktop_error("not_found", f"session not found: {sid}")
+            sessions.append({"sessionId": sid, "storageFormat": STORAGE_FORMAT_BY_AGENT[agent],
+                             "outbox": list(self.outbox.get(sid, []))})
+        return {"result": {"sessions": sessions}}
 
     def measured(self, session: str, usage: dict[str, Any]) -> None:
         """A runtime event of chat:stream brought a new context measure for the session."""
         self.context[session] = dict(usage)
 
     def _submit(self, params: dict[str, Any]) -> dict[str, Any]:
-        if params.get("sessionId") not in self.sessions:
+        if self._route("run.chatOutboxSubmit", params.get("sessionId")) is None:
             return desktop_error("not_found", "session not found")
         q = self.outbox.setdefault(params["sessionId"], [])
         if not self._seen(q, params["operationId"]):

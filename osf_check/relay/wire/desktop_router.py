@@ -8,7 +8,9 @@ replay, a conflict, busy, ambiguous, capacity).  The shell runs the handler and 
 result (:meth:`DesktopRouter.finish`); the answer is then enqueued and sent
 (:meth:`DesktopRouter.take_answer`).  Deadlines are timers the shell fires:
 8 s for a slot (-32603 ``Desktop is busy; retry the request shortly.``), 45 s of
-dispatch, 95 s for the two timeline loads (-32603 ``Desktop request timed out.``),
+dispatch, 95 s for the two timeline loads (-32603 ``Desktop request timed out.``), and
+inside those 95 s, 90 s for a Codex session's load (its record's agent, given by
+``agent_of``),
 5 s to enqueue the answer (then no answer at all), and the durable rows' lease and
 retention.
 
@@ -28,12 +30,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import constants
 from . import limits
 from .envelope import params_problem, snake_keys
-from .errors import answer_class, busy, desktop_error, timed_out
+from .errors import answer_class, busy, codex_load_timed_out, desktop_error, timed_out
 from .idempotency import MAX_COMPLETED, MAX_ROWS, MAX_RUNNING, MAX_WAITERS, DurableClaims, \
     MemoryClaims, Scope
 from .manifest import HEAVY, LOADS, MANIFEST
@@ -44,6 +46,7 @@ HEAVY_SLOTS = 2
 SLOT_WAIT = float(constants.SLOT)
 DISPATCH = float(constants.DISPATCH)
 DISPATCH_LOADS = float(constants.DISPATCH_LOAD)
+CODEX_LOAD = float(constants.CODEX_LOAD)
 ENQUEUE = float(constants.ENQUEUE)
 #: the stages in which a call holds its slot
 HOLDING = frozenset({"dispatch", "joined"})
@@ -66,6 +69,8 @@ class Call:
     answer: dict[str, Any] | None = None
     #: the handler's refusal (another user, an unknown method, params that do not decode)
     refusal: dict[str, Any] | None = None
+    #: a Codex session's timeline load: its own deadline inside the dispatch limit
+    codex_deadline: float | None = None
 
 
 class DesktopRouter:
@@ -76,11 +81,14 @@ class DesktopRouter:
     def __init__(self, claims_path: str | Path, user: str, *, light: int = LIGHT_SLOTS,
                  heavy: int = HEAVY_SLOTS, waiters: int = MAX_WAITERS,
                  completed: int = MAX_COMPLETED, running: int = MAX_RUNNING,
-                 max_rows: int = MAX_ROWS):
+                 max_rows: int = MAX_ROWS,
+                 agent_of: Callable[[Any], str | None] | None = None):
         self._init = dict(claims_path=claims_path, user=user, light=light, heavy=heavy,
                           waiters=waiters, completed=completed, running=running,
-                          max_rows=max_rows)
+                          max_rows=max_rows, agent_of=agent_of)
         self.user = user
+        #: the agent in a session's record (the app's); without it no load is a Codex one
+        self.agent_of = agent_of
         self.slots = {False: light, True: heavy}
         self.memory = self.memory_claims(waiters, completed, running)
         self._claims_args = (claims_path, max_rows)
@@ -217,12 +225,19 @@ class DesktopRouter:
             if call.scope is not None:
                 self.memory.start(call.scope)
             call.stage, call.deadline = "dispatch", now + limit
+            if self._codex_load(call):
+                call.codex_deadline = now + CODEX_LOAD
         elif kind == "join":
             self.memory.join(call.scope)  # type: ignore[arg-type]
             call.stage, call.deadline = "joined", now + limit
         else:
             self._enqueue(call, answer, now)  # type: ignore[arg-type]  (an answer has one)
         return kind
+
+    def _codex_load(self, call: Call) -> bool:
+        """004: a timeline load of a Codex session (its record's agent) has its own 90 s."""
+        return call.method in LOADS and self.agent_of is not None and \
+            self.agent_of(call.params.get("sessionId")) == "codex"
 
     def finish(self, call: Call, result: dict[str, Any], now: float) -> None:
         """The handler returned ``result``: stored for replay, then enqueued."""
@@ -289,6 +304,8 @@ class DesktopRouter:
         """Every pending deadline: (time, kind, call id or scope), earliest first."""
         out: list[tuple[float, str, Any]] = [(c.deadline, c.stage, c.cid)
                                             for c in self.calls.values() if c.deadline is not None]
+        out += [(c.codex_deadline, "codex_load", c.cid) for c in self.calls.values()
+                if c.stage == "dispatch" and c.codex_deadline is not None]
         for t, kind, s in self.claims.timers():
             if kind == "lease" and self.memory.state(s) == "running":
                 continue  # a live handler: the lease outlives it (B10)
@@ -302,6 +319,8 @@ class DesktopRouter:
         if kind == "retention":
             return self.claims.forget(ref, now)
         call = self.calls.get(ref)
+        if kind == "codex_load":
+            return self._codex_load_ends(call, now)
         if call is None or call.stage != kind or call.deadline is None or now < call.deadline:
             return False
         if kind == "slot_wait":
@@ -316,6 +335,14 @@ class DesktopRouter:
             self._enqueue(call, timed_out(), now)
         else:  # enqueue: no answer; the relay's pending entry decides
             del self.calls[call.cid]
+        return True
+
+    def _codex_load_ends(self, call: Call | None, now: float) -> bool:
+        """The Codex load's own deadline ends the handler before the dispatch limit does."""
+        if call is None or call.stage != "dispatch" or call.codex_deadline is None or \
+                now < call.codex_deadline:
+            return False
+        self._enqueue(call, codex_load_timed_out(), now)
         return True
 
     def tick(self, now: float) -> list[tuple[str, Any]]:

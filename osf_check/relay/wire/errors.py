@@ -1,8 +1,10 @@
 """Error answers of the wire protocol: the relay's numeric codes and the desktop's classes.
 
 The relay's codes are the spec's (-32010 … -32028).  The desktop's idempotency and
-handler errors are named by class in the spec, not by number; their ``data.kind``
-says which, and ``data.retryable`` whether the phone may send the same request again.
+handler errors are named by class in the spec, not by number: each class has a code of
+ours, and an answer is classified by that code (004), never by its ``data.kind``, which
+only names the class for people; ``data.retryable`` says whether the request may be sent
+again.
 
 >>> kind_of(relay_error(-32011))
 'reconnecting'
@@ -38,6 +40,8 @@ CODE = {kind: code for code, (kind, _, _) in RELAY.items()}
 
 BUSY_MESSAGE = "Desktop is busy; retry the request shortly."
 TIMEOUT_MESSAGE = "Desktop request timed out."
+#: our words: 004 gives the Codex load its own 90 s deadline but not the answer's text
+CODEX_LOAD_MESSAGE = "Codex timeline load timed out."
 INTERNAL = -32603
 INVALID_PARAMS = -32602
 
@@ -53,6 +57,10 @@ DESKTOP = {
 FINAL = frozenset({"invalid_request", "method_not_found", "invalid_params", "unauthorized",
                    "forbidden", "not_found", "conflict", "validation", "billing",
                    "payment_required", "not_implemented"})
+#: 004 classifies an error by its code ("Fehler werden nach Code klassifiziert"), so an
+#: answer is judged by the number it carries, whatever its ``data.kind`` says
+FINAL_CODES = frozenset(DESKTOP[kind] for kind in FINAL)
+PARSE_ERROR = DESKTOP["parse_error"]
 #: retryable desktop classes (capacity is not: it clears only when rows expire, 48 h on)
 RETRYABLE_KINDS = frozenset({"busy", "unavailable"})
 
@@ -71,6 +79,12 @@ def desktop_error(kind: str, message: str | None = None, *, retryable: bool | No
         retryable = kind in RETRYABLE_KINDS
     return {"error": {"code": DESKTOP[kind], "message": message or kind.replace("_", " "),
                       "data": {"kind": kind, "retryable": retryable, **data}}}
+
+
+def codex_load_timed_out() -> dict[str, Any]:
+    """A Codex timeline load ran past its own deadline: a plain internal error, like the
+    desktop's other two timeouts, with no retryable flag."""
+    return {"error": {"code": INTERNAL, "message": CODEX_LOAD_MESSAGE}}
 
 
 def busy() -> dict[str, Any]:
@@ -98,12 +112,21 @@ def kind_of(answer: dict[str, Any]) -> str:
 
 
 def answer_class(answer: dict[str, Any]) -> str:
-    """final, retryable or ambiguous (a success is final)."""
+    """final, retryable or ambiguous (a success is final), by the error's code as 004
+    classifies: the final classes' codes are final, a parse error or a retryable flag is
+    retryable, and every other code (internal, database, foreign service, unknown) is
+    ambiguous.
+
+    >>> answer_class({"error": {"code": -32004, "message": "gone"}})
+    'final'
+    >>> answer_class({"error": {"code": -32603, "message": "x", "data": {"kind": "not_found"}}})
+    'ambiguous'
+    """
     err = answer.get("error")
     if err is None:
         return "final"
-    data = err.get("data") or {}
-    kind = data.get("kind")
-    if data.get("retryable") or err.get("retryable") or kind == "parse_error":
+    data = err.get("data") if isinstance(err.get("data"), dict) else {}
+    code = err.get("code")
+    if data.get("retryable") or err.get("retryable") or code == PARSE_ERROR:
         return "retryable"
-    return "final" if kind in FINAL else "ambiguous"
+    return "final" if code in FINAL_CODES else "ambiguous"

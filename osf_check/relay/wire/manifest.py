@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 __all__ = ["Method", "MANIFEST", "HEAVY", "LOADS", "MUTATIONS", "STATED_METHODS",
            "STATED_MUTATIONS", "STATED_BY_NAMESPACE", "DIAGRAM_METHODS",
-           "DIAGRAM_MUTATIONS", "namespace"]
+           "DIAGRAM_MUTATIONS", "STORAGE_FORMAT_BY_AGENT", "namespace",
+           "storage_format_problem"]
 
 #: 004's text: "Das Manifest führt 74 Methoden in vier Namespaces auf. 25 davon sind
 #: Mutationen"; its namespace table gives 13, 15, 23 and 23.
@@ -124,6 +125,25 @@ HEAVY = frozenset(m for m, d in MANIFEST.items() if d.slot == "heavy")
 LOADS = frozenset(m for m, d in MANIFEST.items() if d.deadline == "load")
 #: the methods 004 calls mutations (they need an idempotency key)
 MUTATIONS = frozenset(m for m, d in MANIFEST.items() if d.mutation)
+
+#: 004: "Das Manifest legt beide Werte unter timelineStorageFormat.byAgent fest": the
+#: storageFormat a timeline load or reconcile answers, by the session's agent
+STORAGE_FORMAT_BY_AGENT = {"codex": "indexed", "claude": "native"}
+
+
+def storage_format_problem(by_agent: dict[str, str]) -> str | None:
+    """The contract check of a copy's storage formats: 004 has it fail on any pair but
+    codex/indexed and claude/native.
+
+    >>> storage_format_problem({"codex": "native", "claude": "native"})
+    "timelineStorageFormat.byAgent: codex answers 'native', the manifest says 'indexed'"
+    """
+    for agent in sorted(set(by_agent) | set(STORAGE_FORMAT_BY_AGENT)):
+        want, got = STORAGE_FORMAT_BY_AGENT.get(agent), by_agent.get(agent)
+        if want != got:
+            return (f"timelineStorageFormat.byAgent: {agent} answers {got!r}, the manifest "
+                    f"says {want!r}")
+    return None
 
 
 def namespace(method: str) -> str:

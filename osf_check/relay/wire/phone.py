@@ -20,13 +20,14 @@ from typing import Any
 
 from .. import constants as c
 from .envelope import request
-from .errors import kind_of
+from .errors import BUSY_MESSAGE, CODE, INTERNAL, TIMEOUT_MESSAGE, answer_class
 from .manifest import LOADS, MANIFEST
 
-#: answers after which the phone sends the same request again (same key, same operation)
-RETRY_KINDS = frozenset({"retryable_error", "busy", "timed_out", "offline", "reconnecting",
-                         "relay_timeout", "limit", "duplicate", "gen_changed", "switching",
-                         "rate_limited", "unavailable"})
+#: answers after which the phone sends the same request again (same key, same operation),
+#: besides those its code classes retryable: the relay's duplicate (the first copy is still
+#: pending) and the desktop's two -32603 answers, known by their text
+RETRY_CODES = frozenset({CODE["duplicate"]})
+RETRY_INTERNAL = frozenset({BUSY_MESSAGE, TIMEOUT_MESSAGE})
 
 
 @dataclass
@@ -62,5 +63,13 @@ class Phone:
     def retries_after(answer: dict[str, Any]) -> bool:
         """Whether this answer lets the phone send the same request again.  The two -32603
         answers do, but never as proof that nothing ran: the retry keeps the key."""
-        return kind_of(answer) in RETRY_KINDS or bool(
-            (answer.get("error") or {}).get("data", {}).get("retryable"))
+        err = answer.get("error")
+        if not isinstance(err, dict):
+            return False
+        code = err.get("code")
+        if code == INTERNAL and err.get("message") in RETRY_INTERNAL:
+            return True
+        # a parse error is retryable in the replay store, but sending the same unreadable
+        # frame again cannot help
+        return code in RETRY_CODES or (answer_class(answer) == "retryable"
+                                       and code != CODE["parse_error"])

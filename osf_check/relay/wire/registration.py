@@ -5,7 +5,8 @@ A registration payload holds ``deviceId`` and ``relayProtocolVersion``; optional
 device must be a row the account registered over HTTP, not forgotten, of the
 connection's role, with relay permission.  The required version is the higher of
 1.7 and the highest ``minimum_relay_protocol_version`` among the compatibility
-rules, which are read at most every 60 s.  The desktop's HTTP pre-check fails open.
+rules, which are read at most every 60 s.  The desktop's HTTP pre-check before it
+connects, which fails open, is :mod:`.precheck`.
 
 >>> gate = VersionGate(lambda: ["1.6"])
 >>> devices = {EXAMPLE_DEVICE: Device(EXAMPLE_DEVICE, "desktop")}
@@ -29,7 +30,6 @@ from .. import constants
 EXAMPLE_DEVICE = "6f1c2a7e-0000-4000-8000-000000000001"
 CURRENT = MINIMUM = (1, 7)
 RULES_TTL = float(constants.RULES_TTL)
-PRECHECK_TIMEOUT = float(constants.PRECHECK_TIMEOUT)
 REQUIRED = frozenset({"deviceId", "relayProtocolVersion"})
 OPTIONAL = frozenset({"deviceName", "sessionId", "resumeToken", "targetDesktopDeviceId"})
 VERSION = re.compile(r"^(\d+)\.(\d+)$")
@@ -137,19 +137,3 @@ def register(payload: Any, role: str, devices: dict[str, Device], gate: VersionG
         raise RegistrationError("invalidRegistration", "targetDesktopDeviceId is not a UUID")
     return Registration(row.device_id, role, target.lower() if target else None,
                         payload.get("sessionId"))
-
-
-def precheck_allows(answer: Any) -> bool:
-    """The desktop's ``POST /public/compatibility/check`` (5 s timeout) fails open: no
-    answer, an error status, an unreadable body or an answer without a desktop result
-    lets it connect (the registration gate enforces); only a negative answer that
-    carries the desktop's result ends the connection.
-
-    >>> precheck_allows({"compatible": False, "decision": "unsupportedDesktopVersion"})
-    True
-    >>> precheck_allows({"compatible": False, "desktop": {"protocolSupported": False}})
-    False
-    """
-    if not isinstance(answer, dict) or not isinstance(answer.get("desktop"), dict):
-        return True
-    return answer.get("compatible") is not False
