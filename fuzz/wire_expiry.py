@@ -16,7 +16,7 @@ from osf_check.relay import constants
 
 from .deadlines import keep_pending
 from .harness import Divergence
-from .oracles import LIGHT_SAMPLE, wire_answer
+from .oracles import LIGHT_SAMPLE, LIGHT_SLOTS, wire_answer
 from .wire_inputs import DESK, USER, forwarded, frame
 
 #: how far either side of an edge the clock is set: small enough that a duration off by
@@ -165,5 +165,55 @@ def lease(new_desktop: Callable[[], Any]) -> set[str]:
     return {"lease at its edge"}
 
 
+def _light(d: Any, rid: str, now: float) -> Any:
+    return d.receive(forwarded(frame(rid, LIGHT_SAMPLE, {})), now)
+
+
+def _full(new_desktop: Callable[[], Any]) -> tuple[Any, list[Any], Any]:
+    """A desktop whose light slots all run, and one more light call waiting."""
+    d = new_desktop()
+    held = [_light(d, f"h-{i}", T0) for i in range(LIGHT_SLOTS)]
+    for call in held:
+        if d.start(call, T0) != "run":
+            raise Divergence(f"light call {call.rid} found no free slot")
+    return d, held, _light(d, "w", T0)
+
+
+def slot_wait(new_desktop: Callable[[], Any]) -> set[str]:
+    """004: 8 s for a slot, then -32603 "Desktop is busy; retry the request shortly."  A
+    slot freed just before 8 s runs the waiting call; just after, it was answered busy."""
+    d, held, waiting = _full(new_desktop)
+    early, late = _edges(T0, constants.SLOT)
+    d.tick(early)
+    d.finish(held[0], {"result": {}}, early)
+    if not d.can_start(waiting) or d.start(waiting, early) != "run":
+        raise Divergence(f"a call waiting {constants.SLOT - EPS:g} s for a slot that just "
+                         f"freed was not run: {waiting.answer} (004: it waits 8 s)")
+    d, held, waiting = _full(new_desktop)
+    d.tick(late)
+    if wire_answer(waiting.answer) != "busy":
+        raise Divergence(f"a call waiting {constants.SLOT + EPS:g} s for a slot got "
+                         f"{wire_answer(waiting.answer)} (004: -32603 busy after 8 s)")
+    return {"slot wait at its edge"}
+
+
+def enqueue(new_desktop: Callable[[], Any]) -> set[str]:
+    """004: 5 s to enqueue an answer, then it is dropped (the relay's entry decides).  An
+    answer whose socket frees just before 5 s is sent; just after, there is none."""
+    early, late = _edges(T0, constants.ENQUEUE)
+    for now, sent in ((early, True), (late, False)):
+        d = new_desktop()
+        call = _light(d, "e", T0)
+        d.start(call, T0)
+        d.finish(call, {"result": {"ok": True}}, T0)
+        d.tick(now)
+        if (call.cid in d.calls) != sent:
+            raise Divergence(f"an answer waiting {now - T0:g} s to be enqueued was "
+                             f"{'dropped' if sent else 'still there'} (004: 5 s to "
+                             f"enqueue, then no answer)")
+    return {"enqueue at its edge"}
+
+
 def desktop_expiries(new_desktop: Callable[[], Any]) -> set[str]:
-    return retention(new_desktop) | lease(new_desktop)
+    return retention(new_desktop) | lease(new_desktop) | slot_wait(new_desktop) | \
+        enqueue(new_desktop)

@@ -22,7 +22,7 @@ def test_the_reference_passes_the_edge_and_traffic_probes():
     h = make_harness(model_for("wire-relay", None), None, None)
     h._probe_data()
     assert {"compatibility rules' cache at its edge", "retention at its edge",
-            "lease at its edge", "relay timeout of run.chatOutboxSubmit at its edge",
+            "lease at its edge", "slot wait at its edge", "enqueue at its edge", "relay timeout of run.chatOutboxSubmit at its edge",
             "mixed traffic, malformed JSON", "mixed traffic past the limit"} <= h.classes
 
 
@@ -119,3 +119,22 @@ class _LeaseEndsOnRestart(DesktopRouter):
 def test_a_durable_row_wrong_at_its_edge_is_caught(router, says):
     why = _finds(_desktop_with(router))
     assert why is not None and says in why, why
+
+
+class _TicksASecondAhead(DesktopRouter):
+    """Its timers are right, but it fires whatever falls due within the next second."""
+
+    def tick(self, now):
+        return super().tick(now + 1.0)
+
+
+@pytest.mark.parametrize("probe", [wire_expiry.slot_wait, wire_expiry.enqueue,
+                                   wire_expiry.lease, wire_expiry.retention])
+def test_each_desktop_duration_is_judged_at_its_edge(probe):
+    def fresh():
+        return _TicksASecondAhead(":memory:", "user-1")
+    with pytest.raises(Divergence, match="004"):
+        probe(fresh)
+    probe(lambda: DesktopRouter(":memory:", "user-1"))
+    why = _finds(_desktop_with(_TicksASecondAhead))
+    assert why is not None and "004" in why, why
