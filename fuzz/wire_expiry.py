@@ -57,9 +57,9 @@ def rules_cache(register: Callable[[Any, float], str | None],
         rules["now"] = new_rules
         early, late = _edges(read_at, constants.RULES_TTL)
         _registered(register, gate, early, before,
-                    f"{name} {constants.RULES_TTL - EPS:g} s after the rules were read")
+                    f"{name} {constants.RULES_TTL - EPS:.3f} s after the rules were read")
         _registered(register, gate, late, after,
-                    f"{name} {constants.RULES_TTL + EPS:g} s after the rules were read")
+                    f"{name} {constants.RULES_TTL + EPS:.3f} s after the rules were read")
         read_at = late
     return {"compatibility rules' cache at its edge"}
 
@@ -68,7 +68,7 @@ def _registered(register: Callable[[Any, float], str | None], gate: Any, now: fl
                 want: str | None, when: str) -> None:
     got = register(gate, now)
     if got != want:
-        raise Divergence(f"a 1.7 client registering at {now:g} s ({when}) was "
+        raise Divergence(f"a 1.7 client registering at {now:.3f} s ({when}) was "
                          f"{'admitted' if got is None else 'refused ' + got}; 004 keeps the "
                          f"rules 60 s in its cache, so {'admitted' if want is None else want}")
 
@@ -93,11 +93,11 @@ def pending_expiry(new_relay: Callable[[], Any], client: Any) -> set[str]:
         out = r.tick(early) + r.on_request(client, f, early)
         codes = [_code(o) for o in out]
         if codes != [-32021]:
-            raise Divergence(f"{method} pending {keep_pending(method) - EPS:g} s: the relay "
+            raise Divergence(f"{method} pending {keep_pending(method) - EPS:.3f} s: the relay "
                              f"sent {codes} (004: still pending, its retry is -32021)")
         codes = [_code(o) for o in r.tick(late)]
         if codes != [-32012]:
-            raise Divergence(f"{method} pending {keep_pending(method) + EPS:g} s: the relay "
+            raise Divergence(f"{method} pending {keep_pending(method) + EPS:.3f} s: the relay "
                              f"sent {codes} (004: -32012 once its limit passed)")
         if r.on_request(client, f, late):
             raise Divergence(f"{method}: the id of an expired entry was not taken again")
@@ -134,11 +134,11 @@ def retention(new_desktop: Callable[[], Any]) -> set[str]:
     d = d.restarted()  # memory holds no claim 48 h: the durable row is what is judged
     kind, call = _retry(d, "r-2", early)
     if kind != "answer" or (call.answer or {}).get("result") != {"ok": "first"}:
-        raise Divergence(f"a retry {constants.RETENTION - EPS:g} s after the answer was "
+        raise Divergence(f"a retry {constants.RETENTION - EPS:.3f} s after the answer was "
                          f"stored got {kind} {call.answer} (004: the stored answer, kept 48 h)")
     kind, call = _retry(d, "r-3", late)
     if kind != "run":
-        raise Divergence(f"a retry {constants.RETENTION + EPS:g} s after the answer was "
+        raise Divergence(f"a retry {constants.RETENTION + EPS:.3f} s after the answer was "
                          f"stored got {kind} {call.answer} (004: the key is forgotten after "
                          f"48 h and the retry runs as a new mutation)")
     return {"retention at its edge"}
@@ -159,7 +159,7 @@ def lease(new_desktop: Callable[[], Any]) -> set[str]:
         kind, call = _retry(d, rid, now)
         got = wire_answer(call.answer) if kind == "answer" else kind
         if got != want:
-            raise Divergence(f"a retry {now - T0:g} s after a claim whose owner restarted "
+            raise Divergence(f"a retry {now - T0:.3f} s after a claim whose owner restarted "
                              f"got {got} (004: busy until the 5-minute lease ends, then "
                              f"ambiguous; {want} here)")
     return {"lease at its edge"}
@@ -187,12 +187,12 @@ def slot_wait(new_desktop: Callable[[], Any]) -> set[str]:
     d.tick(early)
     d.finish(held[0], {"result": {}}, early)
     if not d.can_start(waiting) or d.start(waiting, early) != "run":
-        raise Divergence(f"a call waiting {constants.SLOT - EPS:g} s for a slot that just "
+        raise Divergence(f"a call waiting {constants.SLOT - EPS:.3f} s for a slot that just "
                          f"freed was not run: {waiting.answer} (004: it waits 8 s)")
     d, held, waiting = _full(new_desktop)
     d.tick(late)
     if wire_answer(waiting.answer) != "busy":
-        raise Divergence(f"a call waiting {constants.SLOT + EPS:g} s for a slot got "
+        raise Divergence(f"a call waiting {constants.SLOT + EPS:.3f} s for a slot got "
                          f"{wire_answer(waiting.answer)} (004: -32603 busy after 8 s)")
     return {"slot wait at its edge"}
 
@@ -208,7 +208,7 @@ def enqueue(new_desktop: Callable[[], Any]) -> set[str]:
         d.finish(call, {"result": {"ok": True}}, T0)
         d.tick(now)
         if (call.cid in d.calls) != sent:
-            raise Divergence(f"an answer waiting {now - T0:g} s to be enqueued was "
+            raise Divergence(f"an answer waiting {now - T0:.3f} s to be enqueued was "
                              f"{'dropped' if sent else 'still there'} (004: 5 s to "
                              f"enqueue, then no answer)")
     return {"enqueue at its edge"}
