@@ -26,7 +26,7 @@ from osf_check.relay.wire.idempotency import Scope
 from osf_check.relay.wire.phone import Phone
 from osf_check.relay.wire.relay_router import Client, RelayRouter, ToDesktop, ToPhone
 
-from . import mutants, wire_inputs
+from . import mutants, wire_expiry, wire_inputs, wire_traffic
 from .deadlines import Late, WireBook
 from .harness import Divergence, HarnessBase
 from .oracles import HEAVY_SAMPLE, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, REGISTRATIONS, \
@@ -508,6 +508,27 @@ class WireHarness(HarnessBase):
         self.classes |= wire_inputs.desktop_inputs(self._fresh_desktop)
         self.classes |= wire_inputs.timeout_shapes(self._fresh_desktop)
         self.classes |= wire_inputs.dispatch_deadlines(self._fresh_desktop)
+        self._probe_expiries()
+        self.classes |= wire_traffic.mixed_traffic(type(self.relay), self.client(0))
+
+    def _probe_expiries(self) -> None:
+        """Each duration of 004 at its edge (fuzz.wire_expiry), on cores of the
+        implementation's own classes."""
+        from osf_check.relay.wire.registration import Device, RegistrationError, VersionGate
+        desk = "6f1c2a7e-0000-4000-8000-000000000001"
+        devices = {desk: Device(desk, "desktop")}
+
+        def register(gate: Any, now: float) -> str | None:
+            relay = type(self.relay)(limits=self.relay.limits)
+            try:
+                relay.register(USER, {"deviceId": desk, "relayProtocolVersion": "1.7"},
+                               "desktop", devices, gate, now)
+            except RegistrationError as e:
+                return e.reason
+            return None
+        self.classes |= wire_expiry.rules_cache(register, VersionGate)
+        self.classes |= wire_expiry.pending_expiry(self._fresh_relay, self.client(0))
+        self.classes |= wire_expiry.desktop_expiries(self._fresh_desktop)
 
     def _probe_replay(self) -> None:
         """A completed claim is replayed to a retry with its key; of the four replay-safe

@@ -11,6 +11,7 @@ import pytest
 from osf_check.fuzz import mutants
 from osf_check.fuzz.deadlines import keep_pending
 from osf_check.fuzz.driver import tour
+from osf_check.fuzz.wire_harness import WireHarness
 from osf_check.relay.graph.desktop import DesktopRelay
 from osf_check.relay.wire.desktop_router import DesktopRouter
 from osf_check.relay.wire.idempotency import DurableClaims, _columns
@@ -99,6 +100,9 @@ def bug(request, monkeypatch):
     classes, needle, params, depth = BUGS[name]
     m = mutants.ImplMutant(name, "wire-relay", "a moved deadline (test)", classes)
     monkeypatch.setitem(mutants.MUTANTS, ("wire-relay", name), m)
+    # the data probes judge some durations at their edges too and would report first:
+    # this is the book of deadlines' own test
+    monkeypatch.setattr(WireHarness, "probes", False)
     return name, needle, params, depth
 
 
