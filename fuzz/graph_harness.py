@@ -79,8 +79,7 @@ class GraphHarness(HarnessBase):
         if mu is not None and mu.wire is not None:
             mu.wire(self)
         self.slugs = [f"slug-{k}" for k in range(self.c.slugs)]
-        self.desktop.slug = self.slugs[0]
-        self._publish()
+        self.desktop.rename(self.slugs[0])
         n = self.c.intents
         self.call = ["idle"] * n
         self.attempts = [0] * n
@@ -203,15 +202,20 @@ class GraphHarness(HarnessBase):
                 f"property A1 violated by the implementation: agent {other}'s "
                 f"run_graph_session with the idempotency key agent {AGENTS[0]} used {why}")
 
-    def _publish(self) -> None:
-        """What the server knows of the shared sessions when the agent starts a run.  The
-        model files a run under its session's current slug and project whether or not a
-        sync uploaded them since (it has no variable for the last upload), so the harness
-        sets the server's session list to that after each sync (once the sync was judged
-        by A12) and after a rename: the one place it writes into the implementation."""
+    def _filed(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The agent's start call, filed as the model files it: under the session's current
+        slug and project whether or not a sync uploaded them since (the model has no
+        variable for the last upload).  The server is shown that view for this call only
+        and gets its own session list back, untouched: what a sync leaves there is the
+        server's, judged by A12 and never overwritten, so a stale list stays visible."""
+        own = self.server.sessions
         self.server.sessions = {session_of(p): {"slug": self.desktop.slug,
                                                 "project_id": project_of(p)}
                                 for p in range(self.c.projects)}
+        try:
+            return self.server.run_graph_session(AGENTS[0], dict(call))
+        finally:
+            self.server.sessions = own
 
     def _command(self, r: int):
         return self.desktop.commands[self.cid(r)]  # type: ignore[index]
@@ -264,7 +268,7 @@ class GraphHarness(HarnessBase):
             call = {"graph_session_id": session_of(i % self.c.projects),
                     "idempotency_key": key, "arguments": arguments(i)}
             try:
-                ticket = self.server.run_graph_session(AGENTS[0], dict(call))
+                ticket = self._filed(call)
             except ToolError as e:
                 raise Divergence(f"{inst.label}: the server refused the idempotency key "
                                  f"{key[:40]!r} ({graph_inputs.measure(key)}): {e} (000: 8 "
@@ -308,14 +312,11 @@ class GraphHarness(HarnessBase):
                 if payload["execution_id"] not in self.net:
                     self.net[payload["execution_id"]] = ("sent", payload)
         elif name == "sync":
-            cmds = self._sync()
-            self._publish()  # (see _publish: what the model's next start call files under)
-            self.desktop.sync_reply(cmds)
+            self.desktop.sync_reply(self._sync())
         elif name in ("sync_failed", "lose_sync_request"):
             self.desktop.sync_failed()
         elif name == "lose_sync_reply":  # the server acted; the desktop's call fails
             self._sync()
-            self._publish()
             self.desktop.sync_failed()
         elif name == "lose_poll_request":
             pass  # the poll never reached the server: the Graph keeps running
@@ -356,10 +357,8 @@ class GraphHarness(HarnessBase):
             self._late_poll(c, "ended")
         elif name == "round_end":
             self.desktop.round_end()
-        elif name == "go_offline":
-            self.desktop.online = False
-        elif name == "go_online":
-            self.desktop.online = True
+        elif name in ("go_offline", "go_online"):
+            self.desktop.set_online(name == "go_online")
         elif name == "deliver_post":
             cid = self.cid(a["r"])
             if self.server.runs[a["r"]].status not in ("completed", "failed", "cancelled"):
@@ -374,13 +373,12 @@ class GraphHarness(HarnessBase):
             self.net.pop(cid)  # type: ignore[arg-type]
         elif name == "toggle_project":
             p = project_of(a.get("p", 0))
-            self.desktop.enabled[p] = not self.desktop.enabled[p]
+            self.desktop.set_enabled(p, not self.desktop.enabled[p])
         elif name == "toggle_share":
-            self.desktop.shared = not self.desktop.shared
+            self.desktop.set_shared(not self.desktop.shared)
         elif name == "change_slug":
             k = self.slugs.index(self.desktop.slug)
-            self.desktop.slug = self.slugs[(k + 1) % len(self.slugs)]
-            self._publish()
+            self.desktop.rename(self.slugs[(k + 1) % len(self.slugs)])
         else:
             raise Divergence(f"the harness does not know action {name}")
         return out

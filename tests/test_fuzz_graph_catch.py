@@ -149,11 +149,49 @@ def test_a_sync_that_keeps_an_unshared_session_is_caught(monkeypatch):
         out = sync(self, project_id, sessions)
         self.sessions = {**kept, **self.sessions}
         return out
-    path = ["toggle_share", "tick", "sync"]
+    # the server lists only what a sync uploaded: a first sync shares the session
+    path = ["tick", "sync", "round_end", "toggle_share", "tick", "sync"]
     assert fails(path) is None
     monkeypatch.setattr(GraphServer, "sync", stale)
     why = fails(path)
     assert why and "property A12" in why and "uploaded no session" in why, why
+
+
+def test_a_sync_that_keeps_a_known_sessions_old_slug_is_caught(monkeypatch):
+    # the server takes a known session's first upload as final: a rename never reaches
+    # its list (the harness once rewrote the list after a rename, hiding this)
+    sync = GraphServer.sync
+
+    def stale(self, project_id, sessions):
+        kept = {k: m for k, m in self.sessions.items() if m.get("project_id") == project_id}
+        out = sync(self, project_id, sessions)
+        self.sessions.update({k: m for k, m in kept.items() if k in self.sessions})
+        return out
+    path = ["tick", "sync", "round_end", "change_slug", "tick", "sync"]
+    assert fails(path) is None
+    monkeypatch.setattr(GraphServer, "sync", stale)
+    why = fails(path)
+    assert why and "property A12" in why and "slug-0" in why, why
+
+
+@pytest.mark.parametrize("method, path", [
+    ("set_online", ["go_offline"]),
+    ("set_enabled", ["toggle_project(p=0)"]),
+    ("set_shared", ["toggle_share"]),
+    ("rename", ["change_slug"]),
+])
+def test_the_owner_and_the_network_reach_the_desktop_through_its_methods(
+        monkeypatch, method, path):
+    # a desktop that ignores what it is told: only a harness that wrote its fields for it
+    # would keep it in step with the model
+    assert fails(path) is None
+    told = getattr(DesktopRelay, method)
+    # it keeps its starting settings (online, enabled, shared, the first slug) and drops
+    # every change
+    monkeypatch.setattr(DesktopRelay, method, lambda self, *a: told(self, *a)
+                        if a[-1] in (True, "slug-0") else None)
+    why = fails(path)
+    assert why and path[0] in why, why
 
 
 # 4. the implementation's timers ----------------------------------------------------------

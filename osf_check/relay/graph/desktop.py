@@ -86,6 +86,24 @@ class DesktopRelay:
         (000: "e subito dopo una modifica alla condivisione"); skipped while busy."""
         return self.tick()
 
+    # what the owner and the network tell the desktop ---------------------------------------
+    def set_online(self, online: bool) -> None:
+        """The network came up or went down."""
+        self.online = online
+
+    def set_enabled(self, project: str, enabled: bool) -> None:
+        """The owner enabled or disabled a connected project."""
+        self.enabled[project] = enabled
+
+    def set_shared(self, shared: bool) -> None:
+        """The owner shared the Graph session, or stopped sharing it; the round it starts
+        is :meth:`sharing_changed`'s."""
+        self.shared = shared
+
+    def rename(self, slug: str) -> None:
+        """The owner renamed the session: the next sync uploads the new slug."""
+        self.slug = slug
+
     def sync_requests(self) -> list[dict[str, Any]]:
         """One sync per enabled project, each uploading the sessions shared with that
         project only (at most 100: name, description, slug, version, status)."""
