@@ -336,8 +336,9 @@ class GraphHarness(HarnessBase):
                 self.book.polled_now(c.command_id, self.desktop.clock.now())
         elif name in ("control_poll", "control_poll_clear"):  # every 3 s while it runs
             c = self._command(a["r"])
-            self.book.polled_now(c.command_id, self._at(
-                self.book.polled.get(c.command_id, 0.0) + CONTROL_POLL))
+            now = self._at(self.book.polled.get(c.command_id, 0.0) + CONTROL_POLL)
+            self._fires("control_poll", c.command_id, f"control poll for {c.command_id}")
+            self.book.polled_now(c.command_id, now)
             self.desktop.control_poll(c, self.server.control(c.command_id))
             if c.state == "stopping":
                 self._late_poll(c, "was stopped")
@@ -411,7 +412,18 @@ class GraphHarness(HarnessBase):
             self.book.ticked_now(self.desktop.clock.now())
             return self.desktop.sharing_changed()
         self.book.ticked_now(self._at(self.book.ticked + RELAY_ROUND))
+        self._fires("round", None, "relay round")
         return self.desktop.tick()
+
+    def _fires(self, kind: str, ref: str | None, what: str) -> None:
+        """The clock reached 000's instant for ``what``: the desktop's own timer must fire
+        now (the harness only carries what the desktop asks for), else it never would."""
+        if (kind, ref) in self.desktop.due_now():
+            return
+        armed = any((k, r) == (kind, ref) for _, k, r in self.desktop.timers())
+        raise Divergence(f"{what} is due at {self.desktop.clock.now():g} s (000) and the "
+                         + ("desktop's timer for it does not fire" if armed else
+                            f"desktop armed no {what} timer") + ": it would never happen")
 
     def idle(self, event: str) -> str | None:
         d = self.desktop

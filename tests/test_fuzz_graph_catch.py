@@ -209,6 +209,34 @@ def test_a_relay_round_the_desktop_did_not_arm_is_a_failure(monkeypatch):
     assert why and "armed no relay round" in why, why
 
 
+def test_a_control_poll_timer_that_never_fires_is_a_failure(monkeypatch):
+    # the desktop lists its poll but its timers fire only the relay round: the harness
+    # no longer polls for it
+    due_now = DesktopRelay.due_now
+    monkeypatch.setattr(DesktopRelay, "due_now",
+                        lambda self: [t for t in due_now(self) if t[0] != "control_poll"])
+    why = fails(START + ["control_poll_clear(r=0)"])
+    assert why and "control poll" in why and "does not fire" in why, why
+
+
+def test_a_desktop_that_never_arms_its_control_poll_is_caught(monkeypatch):
+    start = DesktopRelay.start_or_refuse
+
+    def unarmed(self, c):
+        out = start(self, c)
+        c.polled_at = None  # the planted bug: the Graph runs with no poll timer
+        return out
+    monkeypatch.setattr(DesktopRelay, "start_or_refuse", unarmed)
+    why = fails(START)
+    assert why and "control poll" in why, why
+
+
+def test_a_relay_round_timer_that_never_fires_is_a_failure(monkeypatch):
+    monkeypatch.setattr(DesktopRelay, "due_now", lambda self: [])
+    why = fails(["tick"])
+    assert why and "relay round" in why and "does not fire" in why, why
+
+
 # 5. late answers ----------------------------------------------------------------------------
 def test_a_poll_answer_after_the_graph_ended_changes_nothing(monkeypatch):
     poll = DesktopRelay.control_poll

@@ -216,6 +216,13 @@ class DesktopRelay:
                 for c in self.executing() if c.state == "running" and c.polled_at is not None]
         return sorted(out, key=lambda t: (t[0], t[1], t[2] or ""))
 
+    def due_now(self) -> list[tuple[str, str | None]]:
+        """The timers that fire now, each as (kind, command id): the shell answers a
+        "round" with :meth:`tick` and a "control_poll" by asking the server and passing
+        its answer to :meth:`control_poll`."""
+        now = self.clock.now()
+        return [(kind, ref) for t, kind, ref in self.timers() if t <= now]
+
     def reopen(self) -> None:
         """A crash of the storage between two steps: reopen the database file."""
         self.outbox.reopen()
