@@ -101,6 +101,9 @@ class GraphHarness(HarnessBase):
         #: skipping one) is the change's (000: "e subito dopo una modifica alla
         #: condivisione"), not the timer's
         self.shared_just_now = False
+        #: a sync reply the desktop never got (its round, the commands): it arrives late,
+        #: after every later step, and must change nothing
+        self.late_reply: tuple[int | None, list[dict[str, Any]]] | None = None
         #: the key classes the probes tried on the implementation (coverage)
         self.classes: set[str] = set()
 
@@ -148,13 +151,14 @@ class GraphHarness(HarnessBase):
                                    f" where the accepted completion has {sorted(want)}")
         return "result" if fields else "status"
 
-    def _sync(self) -> list[dict[str, Any]]:
+    def _sync(self) -> tuple[int | None, list[dict[str, Any]]]:
         """The desktop's syncs, each carried to the server; after each, A12 on what the
         server now lists for that project: exactly the sessions this sync uploaded (000:
         list_graph_sessions shows what the last sync uploaded; an unshared session is
-        gone).  Returns the commands the replies carry."""
-        cmds = []
+        gone).  Returns the round the syncs name and the commands the replies carry."""
+        cmds, rid = [], None
         for req in self.desktop.sync_requests():
+            rid = req.get("round")
             cmds += self.server.sync(req["project_id"], req["sessions"])
             listed = self.server.list_graph_sessions(req["project_id"])["sessions"]
             got = sorted((x.get("graph_session_id"), x.get("slug")) for x in listed)
@@ -164,7 +168,22 @@ class GraphHarness(HarnessBase):
                     f"property A12 violated by the implementation: after a sync of "
                     f"{req['project_id']} that uploaded {sent or 'no session'}, "
                     f"list_graph_sessions lists {got or 'none'}")
-        return cmds
+        return rid, cmds
+
+    def _late_sync_reply(self, label: str) -> None:
+        """The sync reply that was lost arrives now, after ``label``: the desktop gave up
+        on that call, so it must change nothing (the server re-sends its running commands
+        at the next sync)."""
+        if self.late_reply is None:
+            return
+        d = self.desktop
+        before = (d.phase, {k: c.state for k, c in d.commands.items()})
+        d.sync_reply(self.late_reply[1], round=self.late_reply[0])
+        after = (d.phase, {k: c.state for k, c in d.commands.items()})
+        if after != before:
+            self.violations.append(
+                f"a sync reply lost earlier, delivered late after {label}, changed the "
+                f"desktop from {before} to {after}")
 
     def _late_poll(self, c: Any, what: str) -> None:
         """A control poll sent while the Graph ran, answered "cancelled" after it ``what``
@@ -244,6 +263,7 @@ class GraphHarness(HarnessBase):
         if inst.name == "run_graph_session" and self.probes and not self.classes:
             self.probe_data()
         out = self._apply(inst)
+        self._late_sync_reply(inst.label)
         self.shared_just_now = inst.name == "toggle_share"
         try:
             self.book.check(self.desktop)
@@ -312,11 +332,12 @@ class GraphHarness(HarnessBase):
                 if payload["execution_id"] not in self.net:
                     self.net[payload["execution_id"]] = ("sent", payload)
         elif name == "sync":
-            self.desktop.sync_reply(self._sync())
+            rid, cmds = self._sync()
+            self.desktop.sync_reply(cmds, round=rid)
         elif name in ("sync_failed", "lose_sync_request"):
             self.desktop.sync_failed()
         elif name == "lose_sync_reply":  # the server acted; the desktop's call fails
-            self._sync()
+            self.late_reply = self._sync()
             self.desktop.sync_failed()
         elif name == "lose_poll_request":
             pass  # the poll never reached the server: the Graph keeps running

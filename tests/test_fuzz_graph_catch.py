@@ -268,6 +268,32 @@ def test_a_poll_answer_after_the_stop_sends_no_second_stop(monkeypatch):
     assert why and "sent the stop again" in why, why
 
 
+LOST_SYNC = ["run_graph_session(i=0)", "answer_ticket(i=0)", "tick", "lose_sync_reply"]
+
+
+def _takes_replies(monkeypatch, *, idle: bool) -> None:
+    """Plant a desktop that takes a sync reply whatever round it answers (and, if
+    ``idle``, even between rounds, re-opening the round it closed)."""
+    reply = DesktopRelay.sync_reply
+
+    def take(self, commands, round=None):
+        if idle or self.phase == "sync":
+            self.phase = "sync"
+            reply(self, commands)
+    monkeypatch.setattr(DesktopRelay, "sync_reply", take)
+
+
+@pytest.mark.parametrize("idle, path, after", [
+    (True, LOST_SYNC, "lose_sync_reply"),  # right after its call failed
+    (False, LOST_SYNC + ["tick"], "tick"),  # in the next round, before that round's reply
+])
+def test_a_lost_sync_reply_arriving_late_changes_nothing(monkeypatch, idle, path, after):
+    assert fails(path) is None
+    _takes_replies(monkeypatch, idle=idle)
+    why = fails(path)
+    assert why and "sync reply lost earlier, delivered late after " + after in why, why
+
+
 # 6. set1's graph bugs, each applied as written, fuzzed by the CLI (CI profile, smaller) ------
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", ["01", "03", "05", "09"])

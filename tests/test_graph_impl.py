@@ -301,3 +301,18 @@ def test_a_payloads_error_is_cut_and_an_oversized_result_is_left_out():
     assert stringify_length({"a": "😀"}) == 10 and stringify_length([1, 2]) == 5
     big = completion_payload("e", "completed", "x" * RESULT_LIMIT, 1, 0.5)
     assert big == {"execution_id": "e", "status": "completed", "result_truncated": True}
+
+
+def test_a_sync_reply_to_a_call_the_desktop_gave_up_on_is_ignored(tmp_path):
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    cmd = {"command_id": str(uuid.uuid4()), "graph_session_id": SID, "slug": d.slug}
+    d.tick()
+    first = d.sync_requests()[0]["round"]
+    d.sync_failed()  # the reply was lost: the call failed, the round is over
+    d.sync_reply([cmd], round=first)
+    assert (d.phase, d.commands) == ("idle", {})
+    d.tick()
+    d.sync_reply([cmd], round=first)  # the next round's sync is in flight
+    assert (d.phase, d.commands) == ("sync", {})
+    d.sync_reply([cmd], round=d.sync_requests()[0]["round"])
+    assert d.phase == "work" and list(d.commands) == [cmd["command_id"]]

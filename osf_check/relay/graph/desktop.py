@@ -61,6 +61,9 @@ class DesktopRelay:
     ticked_at: float = 0.0
     #: the channel-project rows the project binding wrote: a run's channel -> its project
     bindings: dict[str, str] = field(default_factory=dict)
+    #: the rounds started so far: each sync names its round, so that a reply arriving
+    #: after the desktop gave up on its call (a later round may run by then) is told apart
+    rounds: int = 0
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.outbox_path)
@@ -79,6 +82,7 @@ class DesktopRelay:
         if self.busy or not self.online:
             return []
         self.phase = "sync"
+        self.rounds += 1
         return [p for _, p in self.outbox.entries()]
 
     def sharing_changed(self) -> list[dict[str, Any]]:
@@ -114,12 +118,16 @@ class DesktopRelay:
             meta = [{"graph_session_id": session, "name": "graph",
                      "description": "a shared Graph", "slug": self.slug, "version": 1,
                      "status": "ready"}] if self.shared else []
-            out.append({"project_id": project, "sessions": meta})  # one session: under 100
+            out.append({"project_id": project, "sessions": meta, "round": self.rounds})  # one session: under 100
         return out
 
-    def sync_reply(self, commands: list[dict[str, Any]]) -> None:
+    def sync_reply(self, commands: list[dict[str, Any]], round: int | None = None) -> None:
         """The syncs' replies: a command the desktop holds already (the server sends a
-        running one again, in case a reply was lost) is ignored, never run twice."""
+        running one again, in case a reply was lost) is ignored, never run twice.  A reply
+        to another round's sync (``round``), or one that comes after the call failed, is
+        ignored whole: the server re-sends its running commands at the next sync."""
+        if self.phase != "sync" or round not in (None, self.rounds):
+            return
         for c in commands:
             if c["command_id"] in self.commands or c["command_id"] in self.history:
                 continue
