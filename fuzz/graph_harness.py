@@ -337,7 +337,9 @@ class GraphHarness(HarnessBase):
         elif name in ("sync_failed", "lose_sync_request"):
             self.desktop.sync_failed()
         elif name == "lose_sync_reply":  # the server acted; the desktop's call fails
-            self.late_reply = self._sync()
+            rid, cmds = self._sync()
+            # no enabled project: no call was made, so no reply can come late
+            self.late_reply = (rid, cmds) if rid is not None else None
             self.desktop.sync_failed()
         elif name == "lose_poll_request":
             pass  # the poll never reached the server: the Graph keeps running

@@ -283,6 +283,12 @@ def _takes_replies(monkeypatch, *, idle: bool) -> None:
     monkeypatch.setattr(DesktopRelay, "sync_reply", take)
 
 
+def test_no_reply_comes_late_when_no_project_was_synced():
+    # every project disabled: the round makes no sync call, so nothing can arrive late
+    assert fails(["go_offline", "toggle_project(p=0)", "go_online", "tick",
+                  "lose_sync_reply", "tick"]) is None
+
+
 @pytest.mark.parametrize("idle, path, after", [
     (True, LOST_SYNC, "lose_sync_reply"),  # right after its call failed
     (False, LOST_SYNC + ["tick"], "tick"),  # in the next round, before that round's reply
