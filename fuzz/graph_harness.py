@@ -79,8 +79,7 @@ class GraphHarness(HarnessBase):
         if mu is not None and mu.wire is not None:
             mu.wire(self)
         self.slugs = [f"slug-{k}" for k in range(self.c.slugs)]
-        self.desktop.slug = self.slugs[0]
-        self._publish()
+        self.desktop.rename(self.slugs[0])
         n = self.c.intents
         self.call = ["idle"] * n
         self.attempts = [0] * n
@@ -102,6 +101,9 @@ class GraphHarness(HarnessBase):
         #: skipping one) is the change's (000: "e subito dopo una modifica alla
         #: condivisione"), not the timer's
         self.shared_just_now = False
+        #: a sync reply the desktop never got (its round, the commands): it arrives late,
+        #: after every later step, and must change nothing
+        self.late_reply: tuple[int | None, list[dict[str, Any]]] | None = None
         #: the key classes the probes tried on the implementation (coverage)
         self.classes: set[str] = set()
 
@@ -149,13 +151,14 @@ class GraphHarness(HarnessBase):
                                    f" where the accepted completion has {sorted(want)}")
         return "result" if fields else "status"
 
-    def _sync(self) -> list[dict[str, Any]]:
+    def _sync(self) -> tuple[int | None, list[dict[str, Any]]]:
         """The desktop's syncs, each carried to the server; after each, A12 on what the
         server now lists for that project: exactly the sessions this sync uploaded (000:
         list_graph_sessions shows what the last sync uploaded; an unshared session is
-        gone).  Returns the commands the replies carry."""
-        cmds = []
+        gone).  Returns the round the syncs name and the commands the replies carry."""
+        cmds, rid = [], None
         for req in self.desktop.sync_requests():
+            rid = req.get("round")
             cmds += self.server.sync(req["project_id"], req["sessions"])
             listed = self.server.list_graph_sessions(req["project_id"])["sessions"]
             got = sorted((x.get("graph_session_id"), x.get("slug")) for x in listed)
@@ -165,7 +168,22 @@ class GraphHarness(HarnessBase):
                     f"property A12 violated by the implementation: after a sync of "
                     f"{req['project_id']} that uploaded {sent or 'no session'}, "
                     f"list_graph_sessions lists {got or 'none'}")
-        return cmds
+        return rid, cmds
+
+    def _late_sync_reply(self, label: str) -> None:
+        """The sync reply that was lost arrives now, after ``label``: the desktop gave up
+        on that call, so it must change nothing (the server re-sends its running commands
+        at the next sync)."""
+        if self.late_reply is None:
+            return
+        d = self.desktop
+        before = (d.phase, {k: c.state for k, c in d.commands.items()})
+        d.sync_reply(self.late_reply[1], round=self.late_reply[0])
+        after = (d.phase, {k: c.state for k, c in d.commands.items()})
+        if after != before:
+            self.violations.append(
+                f"a sync reply lost earlier, delivered late after {label}, changed the "
+                f"desktop from {before} to {after}")
 
     def _late_poll(self, c: Any, what: str) -> None:
         """A control poll sent while the Graph ran, answered "cancelled" after it ``what``
@@ -203,15 +221,20 @@ class GraphHarness(HarnessBase):
                 f"property A1 violated by the implementation: agent {other}'s "
                 f"run_graph_session with the idempotency key agent {AGENTS[0]} used {why}")
 
-    def _publish(self) -> None:
-        """What the server knows of the shared sessions when the agent starts a run.  The
-        model files a run under its session's current slug and project whether or not a
-        sync uploaded them since (it has no variable for the last upload), so the harness
-        sets the server's session list to that after each sync (once the sync was judged
-        by A12) and after a rename: the one place it writes into the implementation."""
+    def _filed(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The agent's start call, filed as the model files it: under the session's current
+        slug and project whether or not a sync uploaded them since (the model has no
+        variable for the last upload).  The server is shown that view for this call only
+        and gets its own session list back, untouched: what a sync leaves there is the
+        server's, judged by A12 and never overwritten, so a stale list stays visible."""
+        own = self.server.sessions
         self.server.sessions = {session_of(p): {"slug": self.desktop.slug,
                                                 "project_id": project_of(p)}
                                 for p in range(self.c.projects)}
+        try:
+            return self.server.run_graph_session(AGENTS[0], dict(call))
+        finally:
+            self.server.sessions = own
 
     def _command(self, r: int):
         return self.desktop.commands[self.cid(r)]  # type: ignore[index]
@@ -240,6 +263,7 @@ class GraphHarness(HarnessBase):
         if inst.name == "run_graph_session" and self.probes and not self.classes:
             self.probe_data()
         out = self._apply(inst)
+        self._late_sync_reply(inst.label)
         self.shared_just_now = inst.name == "toggle_share"
         try:
             self.book.check(self.desktop)
@@ -264,7 +288,7 @@ class GraphHarness(HarnessBase):
             call = {"graph_session_id": session_of(i % self.c.projects),
                     "idempotency_key": key, "arguments": arguments(i)}
             try:
-                ticket = self.server.run_graph_session(AGENTS[0], dict(call))
+                ticket = self._filed(call)
             except ToolError as e:
                 raise Divergence(f"{inst.label}: the server refused the idempotency key "
                                  f"{key[:40]!r} ({graph_inputs.measure(key)}): {e} (000: 8 "
@@ -308,14 +332,14 @@ class GraphHarness(HarnessBase):
                 if payload["execution_id"] not in self.net:
                     self.net[payload["execution_id"]] = ("sent", payload)
         elif name == "sync":
-            cmds = self._sync()
-            self._publish()  # (see _publish: what the model's next start call files under)
-            self.desktop.sync_reply(cmds)
+            rid, cmds = self._sync()
+            self.desktop.sync_reply(cmds, round=rid)
         elif name in ("sync_failed", "lose_sync_request"):
             self.desktop.sync_failed()
         elif name == "lose_sync_reply":  # the server acted; the desktop's call fails
-            self._sync()
-            self._publish()
+            rid, cmds = self._sync()
+            # no enabled project: no call was made, so no reply can come late
+            self.late_reply = (rid, cmds) if rid is not None else None
             self.desktop.sync_failed()
         elif name == "lose_poll_request":
             pass  # the poll never reached the server: the Graph keeps running
@@ -337,8 +361,9 @@ class GraphHarness(HarnessBase):
                 self.book.polled_now(c.command_id, self.desktop.clock.now())
         elif name in ("control_poll", "control_poll_clear"):  # every 3 s while it runs
             c = self._command(a["r"])
-            self.book.polled_now(c.command_id, self._at(
-                self.book.polled.get(c.command_id, 0.0) + CONTROL_POLL))
+            now = self._at(self.book.polled.get(c.command_id, 0.0) + CONTROL_POLL)
+            self._fires("control_poll", c.command_id, f"control poll for {c.command_id}")
+            self.book.polled_now(c.command_id, now)
             self.desktop.control_poll(c, self.server.control(c.command_id))
             if c.state == "stopping":
                 self._late_poll(c, "was stopped")
@@ -358,10 +383,8 @@ class GraphHarness(HarnessBase):
             self._late_poll(c, "ended")
         elif name == "round_end":
             self.desktop.round_end()
-        elif name == "go_offline":
-            self.desktop.online = False
-        elif name == "go_online":
-            self.desktop.online = True
+        elif name in ("go_offline", "go_online"):
+            self.desktop.set_online(name == "go_online")
         elif name == "deliver_post":
             cid = self.cid(a["r"])
             if self.server.runs[a["r"]].status not in ("completed", "failed", "cancelled"):
@@ -376,13 +399,12 @@ class GraphHarness(HarnessBase):
             self.net.pop(cid)  # type: ignore[arg-type]
         elif name == "toggle_project":
             p = project_of(a.get("p", 0))
-            self.desktop.enabled[p] = not self.desktop.enabled[p]
+            self.desktop.set_enabled(p, not self.desktop.enabled[p])
         elif name == "toggle_share":
-            self.desktop.shared = not self.desktop.shared
+            self.desktop.set_shared(not self.desktop.shared)
         elif name == "change_slug":
             k = self.slugs.index(self.desktop.slug)
-            self.desktop.slug = self.slugs[(k + 1) % len(self.slugs)]
-            self._publish()
+            self.desktop.rename(self.slugs[(k + 1) % len(self.slugs)])
         else:
             raise Divergence(f"the harness does not know action {name}")
         return out
@@ -415,7 +437,18 @@ class GraphHarness(HarnessBase):
             self.book.ticked_now(self.desktop.clock.now())
             return self.desktop.sharing_changed()
         self.book.ticked_now(self._at(self.book.ticked + RELAY_ROUND))
+        self._fires("round", None, "relay round")
         return self.desktop.tick()
+
+    def _fires(self, kind: str, ref: str | None, what: str) -> None:
+        """The clock reached 000's instant for ``what``: the desktop's own timer must fire
+        now (the harness only carries what the desktop asks for), else it never would."""
+        if (kind, ref) in self.desktop.due_now():
+            return
+        armed = any((k, r) == (kind, ref) for _, k, r in self.desktop.timers())
+        raise Divergence(f"{what} is due at {self.desktop.clock.now():g} s (000) and the "
+                         + ("desktop's timer for it does not fire" if armed else
+                            f"desktop armed no {what} timer") + ": it would never happen")
 
     def idle(self, event: str) -> str | None:
         d = self.desktop

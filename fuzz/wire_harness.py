@@ -415,7 +415,8 @@ class WireHarness(HarnessBase):
                            for x in self.c.copies):
                         self.forgotten[self.c.true_scope(o2)] = True
         elif name == "switch_authority":
-            self.relay.switching = not self.relay.switching
+            # the model counts episodes: an even count is settled, so this one starts
+            self.relay.switch_authority(self.switches % 2 == 0)
             self.switches += 1
         else:
             raise Divergence(f"the harness does not know action {name}")
@@ -652,6 +653,9 @@ class WireHarness(HarnessBase):
                 st["pend"].append(0)
             st["pst"].append(cache["pst"].get(i, PST.admitted))
             st["pgen"].append(cache["pgen"].get(i, 0))
+        if bool(self.relay.switching) != (self.switches % 2 == 1):
+            raise Divergence(f"the relay is {'' if self.relay.switching else 'not '}switching "
+                             f"routing authority after {self.switches} switch event(s)")
         conn = self._conn()
         st.update(online=int(conn.online), gen=conn.gen, restarts=self.restarts,
                   oldopen=int(self.old_gen is not None), lost=self.lost)

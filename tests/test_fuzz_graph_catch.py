@@ -149,11 +149,49 @@ def test_a_sync_that_keeps_an_unshared_session_is_caught(monkeypatch):
         out = sync(self, project_id, sessions)
         self.sessions = {**kept, **self.sessions}
         return out
-    path = ["toggle_share", "tick", "sync"]
+    # the server lists only what a sync uploaded: a first sync shares the session
+    path = ["tick", "sync", "round_end", "toggle_share", "tick", "sync"]
     assert fails(path) is None
     monkeypatch.setattr(GraphServer, "sync", stale)
     why = fails(path)
     assert why and "property A12" in why and "uploaded no session" in why, why
+
+
+def test_a_sync_that_keeps_a_known_sessions_old_slug_is_caught(monkeypatch):
+    # the server takes a known session's first upload as final: a rename never reaches
+    # its list (the harness once rewrote the list after a rename, hiding this)
+    sync = GraphServer.sync
+
+    def stale(self, project_id, sessions):
+        kept = {k: m for k, m in self.sessions.items() if m.get("project_id") == project_id}
+        out = sync(self, project_id, sessions)
+        self.sessions.update({k: m for k, m in kept.items() if k in self.sessions})
+        return out
+    path = ["tick", "sync", "round_end", "change_slug", "tick", "sync"]
+    assert fails(path) is None
+    monkeypatch.setattr(GraphServer, "sync", stale)
+    why = fails(path)
+    assert why and "property A12" in why and "slug-0" in why, why
+
+
+@pytest.mark.parametrize("method, path", [
+    ("set_online", ["go_offline"]),
+    ("set_enabled", ["toggle_project(p=0)"]),
+    ("set_shared", ["toggle_share"]),
+    ("rename", ["change_slug"]),
+])
+def test_the_owner_and_the_network_reach_the_desktop_through_its_methods(
+        monkeypatch, method, path):
+    # a desktop that ignores what it is told: only a harness that wrote its fields for it
+    # would keep it in step with the model
+    assert fails(path) is None
+    told = getattr(DesktopRelay, method)
+    # it keeps its starting settings (online, enabled, shared, the first slug) and drops
+    # every change
+    monkeypatch.setattr(DesktopRelay, method, lambda self, *a: told(self, *a)
+                        if a[-1] in (True, "slug-0") else None)
+    why = fails(path)
+    assert why and path[0] in why, why
 
 
 # 4. the implementation's timers ----------------------------------------------------------
@@ -169,6 +207,34 @@ def test_a_relay_round_the_desktop_did_not_arm_is_a_failure(monkeypatch):
     monkeypatch.setattr(DesktopRelay, "timers", lambda self: [])
     why = fails(["tick"])
     assert why and "armed no relay round" in why, why
+
+
+def test_a_control_poll_timer_that_never_fires_is_a_failure(monkeypatch):
+    # the desktop lists its poll but its timers fire only the relay round: the harness
+    # no longer polls for it
+    due_now = DesktopRelay.due_now
+    monkeypatch.setattr(DesktopRelay, "due_now",
+                        lambda self: [t for t in due_now(self) if t[0] != "control_poll"])
+    why = fails(START + ["control_poll_clear(r=0)"])
+    assert why and "control poll" in why and "does not fire" in why, why
+
+
+def test_a_desktop_that_never_arms_its_control_poll_is_caught(monkeypatch):
+    start = DesktopRelay.start_or_refuse
+
+    def unarmed(self, c):
+        out = start(self, c)
+        c.polled_at = None  # the planted bug: the Graph runs with no poll timer
+        return out
+    monkeypatch.setattr(DesktopRelay, "start_or_refuse", unarmed)
+    why = fails(START)
+    assert why and "control poll" in why, why
+
+
+def test_a_relay_round_timer_that_never_fires_is_a_failure(monkeypatch):
+    monkeypatch.setattr(DesktopRelay, "due_now", lambda self: [])
+    why = fails(["tick"])
+    assert why and "relay round" in why and "does not fire" in why, why
 
 
 # 5. late answers ----------------------------------------------------------------------------
@@ -200,6 +266,38 @@ def test_a_poll_answer_after_the_stop_sends_no_second_stop(monkeypatch):
     monkeypatch.setattr(DesktopRelay, "control_poll", again)
     why = fails(path)
     assert why and "sent the stop again" in why, why
+
+
+LOST_SYNC = ["run_graph_session(i=0)", "answer_ticket(i=0)", "tick", "lose_sync_reply"]
+
+
+def _takes_replies(monkeypatch, *, idle: bool) -> None:
+    """Plant a desktop that takes a sync reply whatever round it answers (and, if
+    ``idle``, even between rounds, re-opening the round it closed)."""
+    reply = DesktopRelay.sync_reply
+
+    def take(self, commands, round=None):
+        if idle or self.phase == "sync":
+            self.phase = "sync"
+            reply(self, commands)
+    monkeypatch.setattr(DesktopRelay, "sync_reply", take)
+
+
+def test_no_reply_comes_late_when_no_project_was_synced():
+    # every project disabled: the round makes no sync call, so nothing can arrive late
+    assert fails(["go_offline", "toggle_project(p=0)", "go_online", "tick",
+                  "lose_sync_reply", "tick"]) is None
+
+
+@pytest.mark.parametrize("idle, path, after", [
+    (True, LOST_SYNC, "lose_sync_reply"),  # right after its call failed
+    (False, LOST_SYNC + ["tick"], "tick"),  # in the next round, before that round's reply
+])
+def test_a_lost_sync_reply_arriving_late_changes_nothing(monkeypatch, idle, path, after):
+    assert fails(path) is None
+    _takes_replies(monkeypatch, idle=idle)
+    why = fails(path)
+    assert why and "sync reply lost earlier, delivered late after " + after in why, why
 
 
 # 6. set1's graph bugs, each applied as written, fuzzed by the CLI (CI profile, smaller) ------

@@ -332,6 +332,22 @@ def test_a_replaced_sockets_late_close_that_takes_the_current_one_down_is_caught
     assert good.failure is None, good.failure
 
 
+def test_a_relay_that_never_switches_authority_is_caught():
+    """The harness tells the relay of an authority switch and reads back whether it
+    switches: a relay that ignores it fails at once, whatever requests come."""
+    from osf_check.relay.wire.relay_router import RelayRouter
+
+    class NeverSwitches(RelayRouter):
+        def switch_authority(self, switching):
+            pass
+
+    params = {"switches": 1, "ops": 1}
+    rep = tour("wire-relay", depth=2, params=params, harness=_relay_with(NeverSwitches))
+    assert rep.failure is not None and "switching" in rep.failure, rep.failure
+    good = tour("wire-relay", depth=2, params=params, harness=_relay_with(RelayRouter))
+    assert good.failure is None, good.failure
+
+
 def _desktop_with(router_cls):
     from osf_check.fuzz.driver import make_harness
 

@@ -332,3 +332,18 @@ def test_a_retry_keeps_its_ticket_after_the_session_was_unshared():
     assert s.run_graph_session(0, args)["command_id"] == first["command_id"]
     with pytest.raises(ToolError):
         s.run_graph_session(0, {**args, "idempotency_key": "other-key"})
+
+
+def test_a_sync_reply_to_a_call_the_desktop_gave_up_on_is_ignored(tmp_path):
+    d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    cmd = {"command_id": str(uuid.uuid4()), "graph_session_id": SID, "slug": d.slug}
+    d.tick()
+    first = d.sync_requests()[0]["round"]
+    d.sync_failed()  # the reply was lost: the call failed, the round is over
+    d.sync_reply([cmd], round=first)
+    assert (d.phase, d.commands) == ("idle", {})
+    d.tick()
+    d.sync_reply([cmd], round=first)  # the next round's sync is in flight
+    assert (d.phase, d.commands) == ("sync", {})
+    d.sync_reply([cmd], round=d.sync_requests()[0]["round"])
+    assert d.phase == "work" and list(d.commands) == [cmd["command_id"]]

@@ -61,6 +61,9 @@ class DesktopRelay:
     ticked_at: float = 0.0
     #: the channel-project rows the project binding wrote: a run's channel -> its project
     bindings: dict[str, str] = field(default_factory=dict)
+    #: the rounds started so far: each sync names its round, so that a reply arriving
+    #: after the desktop gave up on its call (a later round may run by then) is told apart
+    rounds: int = 0
 
     def __post_init__(self) -> None:
         self.outbox = Outbox(self.outbox_path)
@@ -79,12 +82,31 @@ class DesktopRelay:
         if self.busy or not self.online:
             return []
         self.phase = "sync"
+        self.rounds += 1
         return [p for _, p in self.outbox.entries()]
 
     def sharing_changed(self) -> list[dict[str, Any]]:
         """The owner changed sharing: a round starts right away, as the 20 s timer would
         (000: "e subito dopo una modifica alla condivisione"); skipped while busy."""
         return self.tick()
+
+    # what the owner and the network tell the desktop ---------------------------------------
+    def set_online(self, online: bool) -> None:
+        """The network came up or went down."""
+        self.online = online
+
+    def set_enabled(self, project: str, enabled: bool) -> None:
+        """The owner enabled or disabled a connected project."""
+        self.enabled[project] = enabled
+
+    def set_shared(self, shared: bool) -> None:
+        """The owner shared the Graph session, or stopped sharing it; the round it starts
+        is :meth:`sharing_changed`'s."""
+        self.shared = shared
+
+    def rename(self, slug: str) -> None:
+        """The owner renamed the session: the next sync uploads the new slug."""
+        self.slug = slug
 
     def sync_requests(self) -> list[dict[str, Any]]:
         """One sync per enabled project, each uploading the sessions shared with that
@@ -96,12 +118,16 @@ class DesktopRelay:
             meta = [{"graph_session_id": session, "name": "graph",
                      "description": "a shared Graph", "slug": self.slug, "version": 1,
                      "status": "ready"}] if self.shared else []
-            out.append({"project_id": project, "sessions": meta})  # one session: under 100
+            out.append({"project_id": project, "sessions": meta, "round": self.rounds})  # one session: under 100
         return out
 
-    def sync_reply(self, commands: list[dict[str, Any]]) -> None:
+    def sync_reply(self, commands: list[dict[str, Any]], round: int | None = None) -> None:
         """The syncs' replies: a command the desktop holds already (the server sends a
-        running one again, in case a reply was lost) is ignored, never run twice."""
+        running one again, in case a reply was lost) is ignored, never run twice.  A reply
+        to another round's sync (``round``), or one that comes after the call failed, is
+        ignored whole: the server re-sends its running commands at the next sync."""
+        if self.phase != "sync" or round not in (None, self.rounds):
+            return
         for c in commands:
             if c["command_id"] in self.commands or c["command_id"] in self.history:
                 continue
@@ -197,6 +223,13 @@ class DesktopRelay:
         out += [(c.polled_at + CONTROL_POLL, "control_poll", c.command_id)
                 for c in self.executing() if c.state == "running" and c.polled_at is not None]
         return sorted(out, key=lambda t: (t[0], t[1], t[2] or ""))
+
+    def due_now(self) -> list[tuple[str, str | None]]:
+        """The timers that fire now, each as (kind, command id): the shell answers a
+        "round" with :meth:`tick` and a "control_poll" by asking the server and passing
+        its answer to :meth:`control_poll`."""
+        now = self.clock.now()
+        return [(kind, ref) for t, kind, ref in self.timers() if t <= now]
 
     def reopen(self) -> None:
         """A crash of the storage between two steps: reopen the database file."""

@@ -120,6 +120,11 @@ class RelayRouter:
         self.draining = False
         self.registrations: dict[tuple[str, str], int] = {}  # the current one per phone device
 
+    def switch_authority(self, switching: bool) -> None:
+        """Routing authority starts (True) or finishes (False) moving to another relay
+        process: meanwhile every request is refused with the retryable -32024 (004)."""
+        self.switching = switching
+
     # desktop connections --------------------------------------------------------------
     def connect_desktop(self, user: str, desktop: str) -> int:
         """A desktop registers a socket: a new generation (connection id)."""
