@@ -64,6 +64,9 @@ class GraphHarness(HarnessBase):
     probes = True
     #: the model actions that are the desktop's own decisions (checked against offers())
     DECIDES = ("start_graph", "refuse", "tick")
+    #: the steps an implementation may take by itself within another, unannounced
+    #: (driver capability steps): the desktop's decisions but the timer's round
+    OWN = ("start_graph", "refuse", "round_end")
 
     def __init__(self, model: Model, outbox_path: str, mutant: str | None = None, seed: int = 0,
                  result_for: Callable[[int, str], Any] | None = None):

@@ -151,7 +151,10 @@ class Walk(RuleBasedStateMachine):
     def apply(self, ai: int) -> None:
         w = self.w
         w.path.append(ai)
-        self.s = w.chk.check(self.h, ai, self.s)
+        try:
+            self.s = w.chk.check(self.h, ai, self.s)
+        finally:  # the steps the implementation took unasked belong to the path too
+            w.path.extend(w.chk.hidden)
         w.rep.visited.add(self.s)
         self.seen.add(self.s)
         w.rep.hypothesis_steps += 1

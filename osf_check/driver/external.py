@@ -41,6 +41,12 @@ def decides(model: str) -> tuple[str, ...]:
     return getattr(_harness_of(model), "DECIDES", ())
 
 
+def own_steps(model: str) -> tuple[str, ...]:
+    """The model actions an implementation of ``model`` may take by itself inside
+    another step, unannounced (the in-process harnesses' own list)."""
+    return getattr(_harness_of(model), "OWN", ())
+
+
 def idle_events(model: str) -> tuple[str, ...]:
     """The environment's idle events of ``model`` (the in-process harnesses' own list)."""
     return getattr(_harness_of(model), "IDLE", ())
@@ -220,6 +226,9 @@ class ExternalHarness(IdleEvents):
         self.DECIDES = decides(model.name)
         # sent only to an adapter that says it can take them
         self.IDLE = idle_events(model.name) if "idle" in adapter.capabilities else ()
+        #: the steps the implementation may take unannounced within another (capability
+        #: steps): the checker looks for them between two observations
+        self.hides = own_steps(model.name) if "steps" in adapter.capabilities else ()
         self.result_for = result_for or (lambda r, status: "done")
         self.violations: list[str] = []
         self.path: list[tuple[str, dict[str, Any]]] = []  # the requests since reset
@@ -229,6 +238,7 @@ class ExternalHarness(IdleEvents):
 
     def _take(self, reply: dict[str, Any]) -> dict[str, Any]:
         self.reply = reply
+        self._took: list[str] | None = None
         self._state: tuple | None = None
         self.violations.extend(reply.get("violations", ()))
         return reply
@@ -250,6 +260,7 @@ class ExternalHarness(IdleEvents):
             if error is not None:
                 msg["data"]["error"] = error
         reply = self._step(msg)
+        self._took = reply.get("took")
         self.shared_just_now = inst.name == "toggle_share"
         if inst.name == "graph_finish":  # A8, judged here on the payload the adapter sent
             sent = reply.get("sent", [])
@@ -263,6 +274,10 @@ class ExternalHarness(IdleEvents):
                                                   FINISH["tokens"], FINISH["cost"],
                                                   msg["data"].get("error")))
         return dict(reply.get("outputs", {}))
+
+    def took(self) -> list[str] | None:
+        """The model steps the adapter says the last step took, if it said."""
+        return self._took
 
     def abstract(self) -> tuple:
         if "state" not in self.reply:  # the adapter says why there is none
@@ -379,4 +394,5 @@ def python_command(module: str, *args: str) -> list[str]:
 
 
 __all__ = ["Adapter", "AdapterError", "External", "ExternalHarness", "python_command",
-           "decides", "idle_events"]
+           "decides", "idle_events",
+           "own_steps"]
