@@ -123,7 +123,8 @@ class Checker:
         props = catalogue.properties_of(model.name)
         checks = CheckList.of(model, props).compiled(compile_pred, compile_trans)
         self.invs, self.trans = checks.invs, checks.trans
-        #: the model steps the implementation took, unasked, in the last step checked
+        #: the model steps taken after the one asked for in the last step checked: by the
+        #: implementation unasked, or driven to show what a divergence breaks
         self.hidden: list[int] = []
 
     def enabled(self, s: tuple) -> list[int]:
@@ -160,8 +161,9 @@ class Checker:
         if broken:
             raise Violation(broken)
         if end != after:
-            raise Divergence(f"the implementation diverged from the model on {inst.label}: "
-                             f"{differences(self.model, end, after)}{note}")
+            raise self._consequence(h, f"the implementation diverged from the model on "
+                                       f"{inst.label}: {differences(self.model, end, after)}"
+                                       f"{note}", after)
         # the desktop's own decisions: it offers exactly what the model enables
         decided = {i.label for i in self.model.instances
                    if i.name in h.DECIDES and self.steps[i.index](after)
@@ -234,6 +236,31 @@ class Checker:
             return expected, f"; {found}"
         self.hidden = found
         return after, ""
+
+    def _consequence(self, h: Harness, diverged: str, after: tuple) -> Divergence:
+        """A divergence, as the property it breaks where it breaks one soon: the model's
+        shortest way from the implementation's state to a broken invariant is driven on
+        the implementation, and the state it is then observed in judged (a prediction
+        alone is no finding).  The steps driven join :attr:`hidden`, so the trace shows
+        them; where the implementation breaks nothing, the divergence as it is."""
+        from osf_check.driver.protocol import AdapterError
+        way = hidden.breaking(self.steps, self.invs, after) or []
+        try:
+            for n, bi in enumerate(way):
+                inst = self.model.instances[bi]
+                h.apply(inst)
+                seen = h.abstract()
+                broken = [pid for pid, f in self.invs if not f(seen)]
+                if broken:
+                    self.hidden += way[:n + 1]
+                    return Violation(f"property {broken[0]} violated by the implementation "
+                                     f"after {inst.label}, once "
+                                     f"{diverged.replace('the implementation', 'it', 1)}")
+        except AdapterError:
+            raise
+        except Exception:  # noqa: BLE001 (the implementation gave up: the divergence stands)
+            pass
+        return Divergence(diverged)
 
     def _end(self, ai: int, before: tuple, more: list[int]) -> tuple:
         s = before

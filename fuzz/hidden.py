@@ -84,3 +84,24 @@ def _path(parent: dict[tuple, tuple[tuple, int] | None], s: tuple) -> list[int]:
         s, bi = parent[s]  # type: ignore[misc]
         out.append(bi)
     return out[::-1]
+
+
+def breaking(steps: Sequence[Step], invs: Sequence[tuple[str, Callable[[tuple], bool]]],
+             start: tuple, depth: int = 3) -> list[int] | None:
+    """The shortest sequence of the model's steps (at most ``depth``) that takes
+    ``start``, a state the model does not reach here, to one that breaks an invariant;
+    None if there is none so near."""
+    parent: dict[tuple, tuple[tuple, int] | None] = {start: None}
+    frontier = deque([(start, 0)])
+    while frontier:
+        s, d = frontier.popleft()
+        if not all(f(s) for _, f in invs):
+            return _path(parent, s)
+        if d == depth or len(parent) >= STATES:
+            continue
+        for bi, step in enumerate(steps):
+            t = step(s)
+            if t is not None and t not in parent:
+                parent[t] = (s, bi)
+                frontier.append((t, d + 1))
+    return None
