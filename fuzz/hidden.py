@@ -87,7 +87,7 @@ def _path(parent: dict[tuple, tuple[tuple, int] | None], s: tuple) -> list[int]:
 
 
 def breaking(steps: Sequence[Step], invs: Sequence[tuple[str, Callable[[tuple], bool]]],
-             start: tuple, depth: int = 3) -> list[int] | None:
+             start: tuple, depth: int = 2) -> list[int] | None:
     """The shortest sequence of the model's steps (at most ``depth``) that takes
     ``start``, a state the model does not reach here, to one that breaks an invariant;
     None if there is none so near."""

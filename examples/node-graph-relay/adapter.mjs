@@ -70,12 +70,6 @@ class World {
       case "lose_response": this.call[a.i] = "lost"; break;
       case "lose_call_request": break; // never reached the server
       case "lose_get_reply": s.getGraphRun(0, s.runs[a.r].command_id); break;
-      case "lose_cancel_reply": {
-        const run = s.runs[a.r];
-        if (run.status === "queued") this.qcancel[a.r] = true;
-        s.cancelGraphRun(0, run.command_id);
-        break;
-      }
       case "lose_sync_request": d.syncFailed(); break;
       case "lose_sync_reply":
         for (const req of d.syncRequests()) s.sync(req.project_id, req.sessions);
@@ -85,6 +79,7 @@ class World {
       case "lose_poll_request": break; // the Graph keeps running
       case "lose_poll_reply": s.control(command(a.r).id); break;
       case "answer_ticket": this.call[a.i] = "done"; break;
+      case "lose_cancel_reply": // the server cancels all the same
       case "cancel_graph_run":
       case "get_graph_run":
         if ("i" in a) {
