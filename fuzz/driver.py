@@ -608,6 +608,19 @@ def _same_shape(model: Model, init: tuple, trace: dict[str, Any]) -> None:
                    f"{whose}")
 
 
+def _failed_at(model: Model, steps: list[dict[str, Any]], step: dict[str, Any],
+               more: list[int], e: Divergence) -> list[ReplayStep]:
+    """The replay's last rows: the step that failed, and the steps the checker drove after
+    it to show the property a divergence breaks, where the trace records them too."""
+    how = VIOLATED if isinstance(e, Violation) else DIVERGED
+    pos = steps.index(step)
+    rest = steps[pos + 1:pos + 1 + len(more)]
+    if not more or [s["label"] for s in rest] != [model.instances[b].label for b in more]:
+        return [ReplayStep(step["index"], step["label"], how, str(e))]
+    return [ReplayStep(step["index"], step["label"], DIVERGED, "diverged here"),
+            *(ReplayStep(s["index"], s["label"], how, str(e)) for s in rest)]
+
+
 def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0,
            harness: Callable[..., Harness] | None = None) -> list[ReplayStep]:
     """Run a trace (from explore, prove or fuzz) against the implementation, step by step
@@ -633,8 +646,7 @@ def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int = 0,
             try:
                 s = chk.check(h, ai, s)
             except Divergence as e:
-                out.append(ReplayStep(step["index"], step["label"], VIOLATED if
-                                      isinstance(e, Violation) else DIVERGED, str(e)))
+                out += _failed_at(model, trace["steps"], step, chk.hidden, e)
                 break
             # the trace's own record of the state (the variables both models have); the
             # implementation's is the correct model's here (check saw to that)
