@@ -29,7 +29,7 @@ from osf_check.models.dsl import Model
 from osf_check.properties import catalogue
 from osf_check.properties.base import CheckList
 
-from . import mutants, stories
+from . import hidden, mutants, stories
 from . import profiles  # noqa: F401  (registers the Hypothesis profiles)
 from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
 from .graph_harness import GraphHarness
@@ -176,6 +176,9 @@ class Checker:
         props = catalogue.properties_of(model.name)
         checks = CheckList.of(model, props).compiled(compile_pred, compile_trans)
         self.invs, self.trans = checks.invs, checks.trans
+        #: the model steps taken after the one asked for in the last step checked: by the
+        #: implementation unasked, or driven to show what a divergence breaks
+        self.hidden: list[int] = []
 
     def enabled(self, s: tuple) -> list[int]:
         return [i for i, f in enumerate(self.steps) if f(s) is not None]
@@ -198,6 +201,7 @@ class Checker:
 
     def _check(self, h: Harness, ai: int, before: tuple) -> tuple:
         inst = self.model.instances[ai]
+        self.hidden = []
         outs = h.apply(inst)
         # the store is observed, never fixed up: an open transaction is the implementation's
         # failure here, not a crash of the snapshot that would copy it
@@ -205,13 +209,14 @@ class Checker:
         if open_write:
             raise Violation(f"after {inst.label}, {open_write}")
         after = h.abstract()
-        broken = self._broken(h, ai, before, after)  # first: the implementation's own state
+        end, note = self._took(h, ai, before, after)
+        broken = self._broken(h, ai, before, after, self.hidden)  # first: its own state
         if broken:
             raise Violation(broken)
-        expected = self.steps[ai](before)
-        if expected != after:
-            raise Divergence(f"the implementation diverged from the model on {inst.label}: "
-                             f"{differences(self.model, expected, after)}")
+        if end != after:
+            raise self._consequence(h, f"the implementation diverged from the model on "
+                                       f"{inst.label}: {differences(self.model, end, after)}"
+                                       f"{note}", after)
         # the desktop's own decisions: it offers exactly what the model enables
         decided = {i.label for i in self.model.instances
                    if i.name in h.DECIDES and self.steps[i.index](after)
@@ -266,16 +271,73 @@ class Checker:
         return (VIOLATED, f"{broken}, {off}") if broken else \
             (DIVERGED, f"the implementation takes this step, {off}")
 
-    def _broken(self, h: Harness, ai: int, before: tuple, after: tuple) -> str | None:
+    def _took(self, h: Harness, ai: int, before: tuple,
+              after: tuple) -> tuple[tuple | None, str]:
+        """The model state the implementation's answer to ``ai`` must be in, and what to
+        add to a divergence's sentence.  The model steps it took after ``ai`` (declared by
+        its adapter, or found among its own steps) are left in :attr:`hidden`."""
+        expected = self.steps[ai](before)
+        said = getattr(h, "took", lambda: None)()
+        if said is not None:
+            self.hidden = hidden.declared(self.model, self.steps, ai, before, said)
+            return self._end(ai, before, self.hidden), f" (it says it took {', '.join(said)})"
+        own = [i.index for i in self.model.instances if i.name in getattr(h, "hides", ())]
+        if expected is None or expected == after or not own:
+            return expected, ""
+        found = hidden.search(self.steps, own, expected, after)
+        if isinstance(found, str):
+            return expected, f"; {found}"
+        self.hidden = found
+        return after, ""
+
+    def _consequence(self, h: Harness, diverged: str, after: tuple) -> Divergence:
+        """A divergence, as the property it breaks where it breaks one soon: the model's
+        shortest way from the implementation's state to a broken invariant is driven on
+        the implementation, and the state it is then observed in judged (a prediction
+        alone is no finding).  The steps driven join :attr:`hidden`, so the trace shows
+        them; where the implementation breaks nothing, the divergence as it is."""
+        from osf_check.driver.protocol import AdapterError
+        way = hidden.breaking(self.steps, self.invs, after) or []
+        try:
+            for n, bi in enumerate(way):
+                inst = self.model.instances[bi]
+                h.apply(inst)
+                seen = h.abstract()
+                broken = [pid for pid, f in self.invs if not f(seen)]
+                if broken:
+                    self.hidden += way[:n + 1]
+                    return Violation(f"property {broken[0]} violated by the implementation "
+                                     f"after {inst.label}, once "
+                                     f"{diverged.replace('the implementation', 'it', 1)}")
+        except AdapterError:
+            raise
+        except Exception:  # noqa: BLE001 (the implementation gave up: the divergence stands)
+            pass
+        return Divergence(diverged)
+
+    def _end(self, ai: int, before: tuple, more: list[int]) -> tuple:
+        s = before
+        for bi in [ai, *more]:
+            s = self.steps[bi](s)
+        return s
+
+    def _broken(self, h: Harness, ai: int, before: tuple, after: tuple,
+                more: list[int] | tuple = ()) -> str | None:
         """The first property the implementation's step broke, on its own state: an
-        invariant after it, a transition check on it, what the harness saw (A8)."""
+        invariant after it, a transition check on each model step it took (``ai``, then
+        ``more``), what the harness saw (A8)."""
         label = self.model.instances[ai].label
         for pid, f in self.invs:
             if not f(after):
                 return f"property {pid} violated by the implementation after {label}"
-        for pid, f in self.trans[ai]:
-            if not f(before, after):
-                return f"property {pid} violated by the implementation on {label}"
+        s = before
+        for bi in [ai, *more]:
+            t = self.steps[bi](s) if more else after
+            for pid, f in self.trans[bi]:
+                if not f(s, t):
+                    return (f"property {pid} violated by the implementation on "
+                            f"{self.model.instances[bi].label}")
+            s = t
         return h.violations[0] if h.violations else None
 
 
@@ -364,7 +426,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
     observed: set[tuple[int, int, int]] = set()  # (source, action, target) seen done
     n_edges = 0  # of them, transitions of the map
     rep.coverage.append((time.perf_counter() - t0, 0, 1, 0))
-    path: list[int] = []
+    path: list[list[int]] = []  # each step asked for, then the ones it took unasked
     stack = [(0, iter(out.get(0, [])))]
     snaps = {0: h.snapshot()}
     here: int | None = 0  # the state the harness stands in, untouched since its snapshot
@@ -388,8 +450,9 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
             if before != ex.state(u):
                 rep.unreached += 1  # the harness did not get back to u: not covered
                 continue
-            path.append(a)
+            path.append([a])
             after = chk.check(h, a, before)
+            path[-1] += chk.hidden
             rep.steps += 1
             target = ex.ids.get(pack(after))
             if target is not None:
@@ -412,7 +475,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
                 path.pop()
     except Divergence as e:
         rep.failure = str(e)
-        rep.path = list(path)
+        rep.path = [x for seg in path for x in seg] + (chk.hidden if path else [])
     finally:
         rep.data_classes |= getattr(h, "classes", set())
         h.close()
@@ -498,11 +561,16 @@ def _fails(model: Model, chk: Checker, mutant: str | None, path: list[int],
     or it is not a path of the model)."""
     h = (harness or make_harness)(model, mutant, None, seed, tour_result)
     s = h.abstract()
+    todo = list(path)
     try:
-        for ai in path:
+        while todo:
+            ai = todo.pop(0)
             if chk.steps[ai](s) is None:
                 return None
             s = chk.check(h, ai, s)
+            if todo[:len(chk.hidden)] != chk.hidden:  # the path leaves out steps it took
+                return None
+            del todo[:len(chk.hidden)]
     except Divergence as e:
         return str(e)
     finally:
@@ -628,6 +696,19 @@ def _same_shape(model: Model, init: tuple, trace: dict[str, Any]) -> None:
                    f"{whose}")
 
 
+def _failed_at(model: Model, steps: list[dict[str, Any]], step: dict[str, Any],
+               more: list[int], e: Divergence) -> list[ReplayStep]:
+    """The replay's last rows: the step that failed, and the steps the checker drove after
+    it to show the property a divergence breaks, where the trace records them too."""
+    how = VIOLATED if isinstance(e, Violation) else DIVERGED
+    pos = steps.index(step)
+    rest = steps[pos + 1:pos + 1 + len(more)]
+    if not more or [s["label"] for s in rest] != [model.instances[b].label for b in more]:
+        return [ReplayStep(step["index"], step["label"], how, str(e))]
+    return [ReplayStep(step["index"], step["label"], DIVERGED, "diverged here"),
+            *(ReplayStep(s["index"], s["label"], how, str(e)) for s in rest)]
+
+
 def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int | None = None,
            harness: Callable[..., Harness] | None = None) -> list[ReplayStep]:
     """Run a trace (from explore, prove or fuzz) against the implementation, step by step
@@ -663,8 +744,7 @@ def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int | None
             try:
                 s = chk.check(h, ai, s)
             except Divergence as e:
-                out.append(ReplayStep(step["index"], step["label"], VIOLATED if
-                                      isinstance(e, Violation) else DIVERGED, str(e)))
+                out += _failed_at(model, trace["steps"], step, chk.hidden, e)
                 break
             # the trace's own record of the state (the variables both models have); the
             # implementation's is the correct model's here (check saw to that)

@@ -57,6 +57,25 @@ def arguments(i: int) -> dict[str, Any]:
     return {"intent": i, "brief": {"lang": "日本語", "items": [i, "😀"]}}
 
 
+def read_answer(accepted: dict[str, Any] | None, got: dict[str, Any]) -> tuple[str, str | None]:
+    """What get_graph_run answered the agent that started the run, as the model names
+    it (``read``), and A11 on it, broken or None: once the server accepted a completion
+    (``accepted``), that completion's result (or result_truncated), error, tokens and
+    cost, exactly; before it, the status and no result."""
+    fields = {k: v for k, v in got.items() if k not in ("command_id", "status")}
+    if accepted is None:
+        return "status", (f"property A11 violated by the implementation: get_graph_run "
+                          f"answered {sorted(fields)} before any completion was accepted"
+                          if fields else None)
+    want = {k: v for k, v in accepted.items() if k not in ("execution_id", "status")}
+    why = None
+    if fields != want or got.get("status") != accepted["status"]:
+        why = (f"property A11 violated by the implementation: get_graph_run answered "
+               f"{sorted(fields) or 'the status only'} where the accepted completion has "
+               f"{sorted(want)}")
+    return ("result" if fields else "status"), why
+
+
 class GraphHarness(HarnessBase):
     STORE = "outbox"
     #: whether the key probes (fuzz.graph_inputs) run at the first start call; a walk
@@ -64,6 +83,9 @@ class GraphHarness(HarnessBase):
     probes = True
     #: the model actions that are the desktop's own decisions (checked against offers())
     DECIDES = ("start_graph", "refuse", "tick")
+    #: the steps an implementation may take by itself within another, unannounced
+    #: (driver capability steps): the desktop's decisions but the timer's round
+    OWN = ("start_graph", "refuse", "round_end")
 
     def __init__(self, model: Model, outbox_path: str, mutant: str | None = None, seed: int = 0,
                  result_for: Callable[[int, str], Any] | None = None):
@@ -133,23 +155,10 @@ class GraphHarness(HarnessBase):
         self.net[cid] = ("sent", payload)
 
     def _read(self, cid: str, got: dict[str, Any]) -> str:
-        """A11 on what get_graph_run answered the agent that started the run: once the
-        server accepted a completion, that completion's result (or result_truncated),
-        error, tokens and cost, exactly; before it, the status and no result."""
-        sent = self.accepted.get(cid)
-        fields = {k: v for k, v in got.items() if k not in ("command_id", "status")}
-        if sent is None:
-            if fields:
-                self.violations.append(f"property A11 violated by the implementation: "
-                                       f"get_graph_run answered {sorted(fields)} before any "
-                                       f"completion was accepted")
-            return "status"
-        want = {k: v for k, v in sent.items() if k not in ("execution_id", "status")}
-        if fields != want or got.get("status") != sent["status"]:
-            self.violations.append(f"property A11 violated by the implementation: "
-                                   f"get_graph_run answered {sorted(fields) or 'the status only'}"
-                                   f" where the accepted completion has {sorted(want)}")
-        return "result" if fields else "status"
+        read, why = read_answer(self.accepted.get(cid), got)
+        if why:
+            self.violations.append(why)
+        return read
 
     def _sync(self) -> tuple[int | None, list[dict[str, Any]]]:
         """The desktop's syncs, each carried to the server; after each, A12 on what the

@@ -159,8 +159,11 @@ class Walk(RuleBasedStateMachine):
         self.handed = None
         try:
             self.s = w.chk.check(self.h, ai, self.s)
-        finally:  # the failing step's data too: a replay hands it the same
+        finally:  # the failing step's data too: a replay hands it the same; the steps the
+            # implementation took unasked belong to the path too, with no data of their own
             w.data.append(None if self.handed is None else step_data(self.handed))
+            w.path.extend(w.chk.hidden)
+            w.data.extend([None] * len(w.chk.hidden))
         w.rep.visited.add(self.s)
         self.seen.add(self.s)
         w.rep.hypothesis_steps += 1

@@ -81,6 +81,8 @@ class WireHarness(HarnessBase):
     probes = True
     #: the model actions that are the desktop's own decisions (checked against offers())
     DECIDES = ("claim", "join_answer", "join_orphaned")
+    #: the steps an implementation may take by itself within another, unannounced
+    OWN = DECIDES
 
     def __init__(self, model: Model, claims_path: str, mutant: str | None = None, seed: int = 0):
         self.model = model

@@ -145,3 +145,52 @@ def test_a_relay_that_cuts_errors_by_code_points_is_caught(tmp_path):
         rep.failure
     m = model_for("graph-relay", None)
     assert m.instances[rep.path[-1]].label == "graph_finish(r=0, o=failed)"
+
+
+def caught(tmp_path: Path, patch: str, depth: int = 8):
+    """The tour's failure on the relay with ``patch`` applied, the adapter unchanged."""
+    buggy = tmp_path / "node-graph-relay"
+    shutil.copytree(EXAMPLE, buggy)
+    apply_patch(buggy / "bugs" / patch, buggy)
+    with External(adapter(buggy)) as ext:
+        rep = tour("graph-relay", depth=depth, harness=ext)
+    m = model_for("graph-relay", None)
+    return rep.failure, [m.instances[a].label for a in rep.path]
+
+
+def test_a_server_that_compares_keys_without_their_case_is_caught(tmp_path):
+    """osf-check chooses the keys (step data): the model's two intents send keys that
+    differ only in case, which such a server takes for one."""
+    failure, path = caught(tmp_path, "key-case-insensitive.patch", depth=3)
+    assert failure is not None and failure.startswith(
+        "the implementation diverged from the model on run_graph_session(i=1): ticket[1]: "
+        "the model 1, the implementation 0"), failure
+    assert path == ["run_graph_session(i=0)", "run_graph_session(i=1)"]
+
+
+@pytest.mark.slow
+def test_a_truncated_completion_that_keeps_its_error_is_caught(tmp_path):
+    failure, path = caught(tmp_path, "truncated-keeps-error.patch")
+    assert failure is not None and failure.startswith("property A8 violated") and \
+        "posted as ['error', 'execution_id', 'result_truncated', 'status']" in failure, failure
+    assert path[-1] == "graph_finish(r=1, o=failed)"
+
+
+@pytest.mark.slow
+def test_a_completion_that_overwrites_cancelled_is_caught(tmp_path):
+    failure, path = caught(tmp_path, "finish-overwrites-cancelled.patch")
+    assert failure == "property A3 violated by the implementation on graph_finish(r=0, " \
+        "o=completed)", failure
+    assert "control_poll(r=0)" in path
+
+
+def test_an_outbox_entry_dropped_before_the_2xx_is_reported_as_A2(tmp_path):
+    """The drop itself is only a divergence (outbox false where the model keeps it); the
+    checker then drives the model's shortest way to a broken invariant (the POST lost)
+    on the relay and reports the property its observed state breaks."""
+    failure, path = caught(tmp_path, "outbox-drop-before-ack.patch", depth=6)
+    assert failure is not None and failure.startswith(
+        "property A2 violated by the implementation after lose_post(r=0), once it diverged "
+        "from the model on graph_finish(r=0, o=completed): outbox[0]: the model True, the "
+        "implementation False"), failure
+    assert path[-2:] == ["graph_finish(r=0, o=completed)", "lose_post(r=0)"]

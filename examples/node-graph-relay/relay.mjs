@@ -146,7 +146,8 @@ export class GraphServer {
     return run;
   }
   runGraphSession(agent, { graph_session_id: sid, idempotency_key: key, arguments: args = {} }) {
-    const seen = this.byKey.get(`${agent}\u0000${key}`);
+    const slot = `${agent}\u0000${key}`; // one run per agent and key, as the key is given
+    const seen = this.byKey.get(slot);
     if (seen !== undefined) { // a retry: the same run, whatever its status now
       const run = this.find(seen);
       return { command_id: run.command_id, status: run.status };
@@ -156,7 +157,7 @@ export class GraphServer {
                   arguments: args, status: "queued", cancel_flag: false, completion: null,
                   project_id: meta.project_id ?? "" };
     this.runs.push(run);
-    this.byKey.set(`${agent}\u0000${key}`, run.command_id);
+    this.byKey.set(slot, run.command_id);
     return { command_id: run.command_id, status: run.status };
   }
   getGraphRun(agent, id) {

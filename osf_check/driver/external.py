@@ -25,7 +25,8 @@ import threading
 from typing import Any, Callable, Sequence
 
 from osf_check.models.dsl import ActionInstance, Model
-from osf_check.fuzz.graph_harness import FINISH
+from osf_check.fuzz.graph_harness import FINISH, read_answer
+from osf_check.fuzz.graph_inputs import AGENT_KEYS
 from osf_check.fuzz.harness import Divergence, IdleEvents
 from osf_check.fuzz.oracles import handed_over, posted_bounded
 from osf_check.models.graph_relay.vocab import OUTCOME
@@ -39,6 +40,12 @@ def decides(model: str) -> tuple[str, ...]:
     """The model actions that are the implementation's own decisions, checked against the
     adapter's offers (the in-process harnesses' own list)."""
     return getattr(_harness_of(model), "DECIDES", ())
+
+
+def own_steps(model: str) -> tuple[str, ...]:
+    """The model actions an implementation of ``model`` may take by itself inside
+    another step, unannounced (the in-process harnesses' own list)."""
+    return getattr(_harness_of(model), "OWN", ())
 
 
 def idle_events(model: str) -> tuple[str, ...]:
@@ -220,15 +227,22 @@ class ExternalHarness(IdleEvents):
         self.DECIDES = decides(model.name)
         # sent only to an adapter that says it can take them
         self.IDLE = idle_events(model.name) if "idle" in adapter.capabilities else ()
+        #: the steps the implementation may take unannounced within another (capability
+        #: steps): the checker looks for them between two observations
+        self.hides = own_steps(model.name) if "steps" in adapter.capabilities else ()
         self.result_for = result_for or (lambda r, status: "done")
         self.violations: list[str] = []
         self.path: list[tuple[str, dict[str, Any]]] = []  # the requests since reset
         #: the owner changed sharing in the last step (as the in-process harness keeps it)
         self.shared_just_now = False
+        #: graph-relay: per run, the completion last posted and the one the server took
+        self.posted: dict[int, Any] = {}
+        self.accepted: dict[int, Any] = {}
         self._take(adapter.request("reset"))
 
     def _take(self, reply: dict[str, Any]) -> dict[str, Any]:
         self.reply = reply
+        self._took: list[str] | None = None
         self._state: tuple | None = None
         self.violations.extend(reply.get("violations", ()))
         return reply
@@ -242,6 +256,9 @@ class ExternalHarness(IdleEvents):
         msg: dict[str, Any] = {"action": inst.name, "args": dict(inst.args), "label": inst.label}
         if inst.name == "tick" and self.shared_just_now:
             msg["data"] = {"cause": "sharing"}  # the round the owner's change starts
+        if inst.name == "run_graph_session":  # the key is the checker's choice too: the
+            # first two differ only in case (a server comparing them without it merges them)
+            msg["data"] = {"key": AGENT_KEYS[inst.args["i"]]}
         if inst.name == "graph_finish":  # what the Graph produced is the harness's choice
             # (the status the Graph ends with: the adapter's relay may post it cancelled)
             result, error = handed_over(self.result_for(inst.args["r"],
@@ -249,8 +266,13 @@ class ExternalHarness(IdleEvents):
             msg["data"] = {"result": result, **FINISH}
             if error is not None:
                 msg["data"]["error"] = error
+        status = self._status(inst)
         reply = self._step(msg)
+        self._took = reply.get("took")
         self.shared_just_now = inst.name == "toggle_share"
+        outputs = dict(reply.get("outputs", {}))
+        if self.model.name == "graph-relay":
+            self._completions(inst, status, reply, outputs)
         if inst.name == "graph_finish":  # A8, judged here on the payload the adapter sent
             sent = reply.get("sent", [])
             if "state" in reply and not any("post" in m for m in sent):
@@ -262,7 +284,36 @@ class ExternalHarness(IdleEvents):
             self.violations.extend(posted_bounded(sent, msg["data"]["result"],
                                                   FINISH["tokens"], FINISH["cost"],
                                                   msg["data"].get("error")))
-        return dict(reply.get("outputs", {}))
+        return outputs
+
+    def _status(self, inst: ActionInstance) -> str | None:
+        """Run r's status on the server before a deliver_post(r): whether it accepts."""
+        if inst.name != "deliver_post":
+            return None
+        return self.model.show_state(self.abstract())["status"][inst.args["r"]]
+
+    def _completions(self, inst: ActionInstance, status: str | None, reply: dict[str, Any],
+                     outputs: dict[str, Any]) -> None:
+        """A11, judged here: the completion posted for each run, the one the server
+        accepted, and what get_graph_run answered the run's agent (``{"answer": …}`` in
+        ``sent``; its ``read`` output follows from it)."""
+        r = inst.args.get("r")
+        sent = reply.get("sent", [])
+        for m in sent:
+            if "post" in m and r is not None:
+                self.posted[r] = m["post"]
+        if inst.name == "deliver_post" and status not in ("completed", "failed", "cancelled"):
+            self.accepted[r] = self.posted.get(r)
+        answers = [m["answer"] for m in sent if isinstance(m.get("answer"), dict)]
+        if inst.name == "get_graph_run" and "i" in inst.args and answers:
+            read, why = read_answer(self.accepted.get(r), answers[0])
+            outputs.setdefault("read", read)
+            if why:
+                self.violations.append(why)
+
+    def took(self) -> list[str] | None:
+        """The model steps the adapter says the last step took, if it said."""
+        return self._took
 
     def abstract(self) -> tuple:
         if "state" not in self.reply:  # the adapter says why there is none
@@ -304,10 +355,11 @@ class ExternalHarness(IdleEvents):
     def snapshot(self) -> Any:
         token = self.adapter.request("snapshot")["snapshot"] \
             if "snapshot" in self.adapter.capabilities else None
-        return token, list(self.path), list(self.violations), self.reply, self.shared_just_now
+        return (token, list(self.path), list(self.violations), self.reply,
+                self.shared_just_now, dict(self.posted), dict(self.accepted))
 
     def restore(self, snap: Any) -> None:
-        token, path, violations, reply, self.shared_just_now = snap
+        token, path, violations, reply, self.shared_just_now, posted, accepted = snap
         if token is not None:
             self._take(self.adapter.request("restore", snapshot=token))
         else:  # no snapshots: back to the state by its path from reset
@@ -316,6 +368,7 @@ class ExternalHarness(IdleEvents):
             for kind, msg in path:
                 self._step(msg, kind)
         self.path, self.violations = list(path), list(violations)
+        self.posted, self.accepted = dict(posted), dict(accepted)
 
     def forget(self, snap: Any) -> None:
         if snap[0] is not None:
@@ -379,4 +432,5 @@ def python_command(module: str, *args: str) -> list[str]:
 
 
 __all__ = ["Adapter", "AdapterError", "External", "ExternalHarness", "python_command",
-           "decides", "idle_events"]
+           "decides", "idle_events",
+           "own_steps"]
