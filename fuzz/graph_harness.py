@@ -216,7 +216,7 @@ class GraphHarness(HarnessBase):
         # with its database) is shared, not copied
         srv = copy.deepcopy(self.server, {id(self.desktop): self.desktop})
         other = AGENTS[-1]
-        theirs = srv.run_graph_session(other, dict(call))["command_id"]
+        theirs = self._filed(call, srv, other)["command_id"]
         why = None
         if theirs in {r.command_id for r in self.server.runs}:
             why = f"answered with the run {theirs} another agent started"
@@ -230,20 +230,21 @@ class GraphHarness(HarnessBase):
                 f"property A1 violated by the implementation: agent {other}'s "
                 f"run_graph_session with the idempotency key agent {AGENTS[0]} used {why}")
 
-    def _filed(self, call: dict[str, Any]) -> dict[str, Any]:
+    def _filed(self, call: dict[str, Any], srv: Any = None,
+               agent: str = AGENTS[0]) -> dict[str, Any]:
         """The agent's start call, filed as the model files it: under the session's current
         slug and project whether or not a sync uploaded them since (the model has no
         variable for the last upload).  The server is shown that view for this call only
         and gets its own session list back, untouched: what a sync leaves there is the
         server's, judged by A12 and never overwritten, so a stale list stays visible."""
-        own = self.server.sessions
-        self.server.sessions = {session_of(p): {"slug": self.desktop.slug,
-                                                "project_id": project_of(p)}
-                                for p in range(self.c.projects)}
+        srv = self.server if srv is None else srv
+        own = srv.sessions
+        srv.sessions = {session_of(p): {"slug": self.desktop.slug, "project_id": project_of(p)}
+                        for p in range(self.c.projects)}
         try:
-            return self.server.run_graph_session(AGENTS[0], dict(call))
+            return srv.run_graph_session(agent, dict(call))
         finally:
-            self.server.sessions = own
+            srv.sessions = own
 
     def _command(self, r: int):
         return self.desktop.commands[self.cid(r)]  # type: ignore[index]

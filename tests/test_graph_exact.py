@@ -46,11 +46,15 @@ def test_command_ids_are_reproducible_uuids():
     assert len(set(run)) == 40 and all(uuid.UUID(i).version == 4 for i in run)
 
 
-def test_a_run_of_an_unsynced_session_has_no_slug_and_no_project():
+def test_a_run_of_an_unsynced_session_is_refused_and_a_synced_one_filed_with_its_slug():
     s = GraphServer()
+    with pytest.raises(ToolError, match="not shared with a connected project"):
+        s.run_graph_session(1, {"graph_session_id": SID, "idempotency_key": KEY})
+    assert s.runs == []
+    s.sync("p1", [{"graph_session_id": SID, "slug": "s1"}])
     s.run_graph_session(1, {"graph_session_id": SID, "idempotency_key": KEY})
     run = s.runs[0]
-    assert (run.slug, run.project_id, run.arguments, run.status) == ("", "", {}, "queued")
+    assert (run.slug, run.project_id, run.arguments, run.status) == ("s1", "p1", {}, "queued")
 
 
 def test_a_sync_replaces_its_projects_sessions_and_starts_its_queued_runs():

@@ -187,6 +187,7 @@ def test_a_command_keeps_the_arguments_its_sync_reply_carried(tmp_path):
     # the Graph runs with what the agent passed (000's run_graph_session arguments); a
     # reply without the field is a command without arguments
     d = DesktopRelay(str(tmp_path / "o.sqlite"), session_id=SID)
+    d.tick()  # a reply answers a round's sync
     d.sync_reply([{"command_id": "c1", "graph_session_id": SID, "slug": d.slug,
                    "arguments": {"a": ["日本語", 1]}},
                   {"command_id": "c2", "graph_session_id": SID, "slug": d.slug}])
@@ -197,6 +198,7 @@ def test_a_command_keeps_the_arguments_its_sync_reply_carried(tmp_path):
 def test_reopening_the_database_loses_no_completion(tmp_path):
     path = str(tmp_path / "outbox.sqlite")
     d = DesktopRelay(path, session_id=SID)
+    d.tick()
     d.sync_reply([{"command_id": CID, "graph_session_id": SID, "slug": d.slug}])
     c = d.next_command()
     assert d.start_or_refuse(c) is None
@@ -212,6 +214,7 @@ CHILD = r"""
 import sys, os
 from osf_check.relay.graph.desktop import DesktopRelay
 d = DesktopRelay(sys.argv[1], session_id="gs_" + "ab" * 16)
+d.tick()
 d.sync_reply([{"command_id": "%s", "graph_session_id": d.session_id, "slug": d.slug}])
 c = d.next_command(); d.start_or_refuse(c); d.finish(c, "failed", "x", error="boom")
 print("written", flush=True)
@@ -242,9 +245,9 @@ def test_the_desktops_sync_uploads_each_enabled_projects_sessions_exactly(tmp_pa
                      enabled={"p2": False})
     assert d.sync_requests() == [{"project_id": "p1", "sessions": [{
         "graph_session_id": SID, "name": "graph", "description": "a shared Graph",
-        "slug": "s0", "version": 1, "status": "ready"}]}]
+        "slug": "s0", "version": 1, "status": "ready"}], "round": 0}]
     d.shared = False
-    assert d.sync_requests() == [{"project_id": "p1", "sessions": []}]
+    assert d.sync_requests() == [{"project_id": "p1", "sessions": [], "round": 0}]
 
 
 def test_the_desktops_round_from_tick_to_round_end(tmp_path):
