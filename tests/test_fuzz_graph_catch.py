@@ -310,7 +310,10 @@ def test_set1_graph_bugs_are_caught_with_exit_12(bug):
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)  # type: ignore[union-attr]
     patch = next((ROOT / "tests" / "bugs" / "set1").glob(f"{bug}-*.patch"))
-    row = bench.run_one(patch, ["--tour-depth", "4", "--examples", "8"])
+    # 03's stale list shows only after a sync that follows an unshare, past a depth-4 tour:
+    # it gets the CI profile whole (the harness observes the list and no longer writes it)
+    small = [] if bug == "03" else ["--tour-depth", "4", "--examples", "8"]
+    row = bench.run_one(patch, small)
     assert row["exit"] == 12, row
 
 
