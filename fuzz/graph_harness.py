@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import uuid
-import weakref
 from typing import Any, Callable
 
 from osf_check.models.dsl import ActionInstance, Model
@@ -22,7 +21,7 @@ from osf_check.relay.graph.server import GraphServer, ToolError
 
 from . import graph_inputs, mutants
 from .deadlines import CONTROL_POLL, RELAY_ROUND, GraphBook, Late
-from .harness import Divergence, HarnessBase
+from .harness import Divergence, HarnessBase, probed_once
 from .oracles import bounded, handed_over
 
 __all__ = ["Divergence", "GraphHarness", "IMPL_MUTANTS"]
@@ -254,17 +253,8 @@ class GraphHarness(HarnessBase):
         depend on nothing else, so every later walk or restored snapshot of the run gets
         the first outcome again, failure and all (as the wire harness's data probes)."""
         who = (id(self.model), type(self.server), self.mutant)
-        hit = _PROBED.get(who)
-        if hit is None or hit[0]() is not self.model:
-            try:
-                outcome: Any = graph_inputs.start_keys(lambda: type(self.server)())
-            except Divergence as e:
-                outcome = e
-            _PROBED[who] = (weakref.ref(self.model), outcome)
-        done = _PROBED[who][1]
-        if isinstance(done, Divergence):
-            raise Divergence(str(done))
-        self.classes = set(done)
+        self.classes = probed_once(_PROBED, who, self.model,
+                                   lambda: graph_inputs.start_keys(lambda: type(self.server)()))
 
     # one model action on the implementation -------------------------------------------
     def apply(self, inst: ActionInstance) -> dict[str, Any]:

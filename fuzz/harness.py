@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import sqlite3
+import weakref
 from pathlib import Path
 from typing import Any, Callable
 
@@ -152,3 +153,21 @@ class HarnessBase(IdleEvents):
         self.model = model
         setattr(self.desktop, self.STORE, store)
         data.backup(store.db)
+
+
+def probed_once(cache: dict[tuple, tuple[Any, Any]], who: tuple, model: Model,
+                probe: Callable[[], Any]) -> set:
+    """The data probes' classes, run once per run and implementation (``who``): every later
+    walk or restored snapshot of the run gets the first outcome again, failure and all.  A
+    new run (a new model object) probes again."""
+    hit = cache.get(who)
+    if hit is None or hit[0]() is not model:
+        try:
+            outcome: Any = probe()
+        except Divergence as e:
+            outcome = e
+        cache[who] = (weakref.ref(model), outcome)
+    done = cache[who][1]
+    if isinstance(done, Divergence):
+        raise Divergence(str(done))
+    return set(done)

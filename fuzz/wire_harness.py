@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import pickle
 import sqlite3
-import weakref
 from typing import Any
 
 from osf_check.models.dsl import ActionInstance, Model
@@ -28,7 +27,7 @@ from osf_check.relay.wire.relay_router import Client, RelayRouter, ToDesktop, To
 
 from . import mutants, wire_expiry, wire_inputs, wire_traffic
 from .deadlines import Late, WireBook
-from .harness import Divergence, HarnessBase
+from .harness import Divergence, HarnessBase, probed_once
 from .oracles import HEAVY_SAMPLE, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, REGISTRATIONS, \
     RELEASES_COMPLETED, REPLAY_SAFE, key_classes, shape_problem, wire_answer
 
@@ -451,18 +450,11 @@ class WireHarness(HarnessBase):
         process is probed as it is then."""
         who = (id(self.model), type(self.relay), type(self.desktop), type(self.app),
                self.mutant)
-        hit = _PROBED.get(who)
-        if hit is None or hit[0]() is not self.model:
-            try:
-                self._probe_data()
-                outcome: Any = self.classes
-            except Divergence as e:
-                outcome = e
-            _PROBED[who] = (weakref.ref(self.model), outcome)
-        done = _PROBED[who][1]
-        if isinstance(done, Divergence):
-            raise Divergence(str(done))
-        self.classes = set(done)
+        self.classes = probed_once(_PROBED, who, self.model, self._probed_classes)
+
+    def _probed_classes(self) -> set:
+        self._probe_data()
+        return self.classes
 
     def _fresh_relay(self) -> RelayRouter:
         """A relay of the implementation's own class at 004's limits, the desktop on."""
