@@ -35,7 +35,9 @@ SILENT = {
 
 
 class Bucket:
-    """The oracle's own token bucket: ``burst`` tokens, refilled at ``rate`` a second."""
+    """The oracle's own token bucket: ``burst`` tokens, refilled at ``rate`` a second.
+    Written apart from the relay's on purpose: an oracle that called the implementation's
+    bucket would share its bugs."""
 
     def __init__(self, burst: int, rate: float) -> None:
         self.burst, self.rate, self.tokens, self.last = burst, rate, float(burst), None
