@@ -243,7 +243,7 @@ def run_json(rep: Any, name: str, s: Settings, external: ExternalRun, seconds: f
     """One system's part of fuzz.json (with a failure's trace), and the files written to
     ``out``: the coverage plot, and a failure's trace and pictures."""
     from osf_check import report
-    from osf_check.fuzz.driver import model_for, path_trace
+    from osf_check.fuzz.driver import model_for, parted_along, path_trace
     # the hypothesis phase's time is the run's own configuration's (each other one has its
     # own seconds); the run's seconds are all of it
     run = report.fuzz_run_json(rep, name, s.mutant, s.depth(name),
@@ -255,8 +255,10 @@ def run_json(rep: Any, name: str, s: Settings, external: ExternalRun, seconds: f
     pictures = _coverage_plot(rep, name, s, out) if out is not None else []
     if rep.failure:
         at = s.params if rep.params is None else rep.params
-        tr = path_trace(model_for(name, s.mutant, at), rep.path, message=rep.failure,
-                        mutant=s.mutant, seed=failing_seed(rep, s), data=rep.data)
+        m, seed = model_for(name, s.mutant, at), failing_seed(rep, s)
+        tr = path_trace(m, rep.path, message=rep.failure, mutant=s.mutant, seed=seed,
+                        data=rep.data, parted=parted_along(m, s.mutant, rep.path, seed=seed,
+                                                           harness=external.harness))
         run["trace"] = tr
         if out is not None:
             stem = f"{name}{'-' + s.mutant if s.mutant else ''}-fuzz"

@@ -179,6 +179,9 @@ class Checker:
         #: the model steps taken after the one asked for in the last step checked: by the
         #: implementation unasked, or driven to show what a divergence breaks
         self.hidden: list[int] = []
+        #: where the implementation left the model: how many of :attr:`hidden` were driven
+        #: from its own state, and that state (None: it did not, or nothing was driven)
+        self.parted: tuple[int, tuple] | None = None
 
     def enabled(self, s: tuple) -> list[int]:
         return [i for i, f in enumerate(self.steps) if f(s) is not None]
@@ -201,7 +204,7 @@ class Checker:
 
     def _check(self, h: Harness, ai: int, before: tuple) -> tuple:
         inst = self.model.instances[ai]
-        self.hidden = []
+        self.hidden, self.parted = [], None
         outs = h.apply(inst)
         # the store is observed, never fixed up: an open transaction is the implementation's
         # failure here, not a crash of the snapshot that would copy it
@@ -306,6 +309,7 @@ class Checker:
                 broken = [pid for pid, f in self.invs if not f(seen)]
                 if broken:
                     self.hidden += way[:n + 1]
+                    self.parted = (n + 1, after)
                     return Violation(f"property {broken[0]} violated by the implementation "
                                      f"after {inst.label}, once "
                                      f"{diverged.replace('the implementation', 'it', 1)}")
@@ -578,6 +582,26 @@ def _fails(model: Model, chk: Checker, mutant: str | None, path: list[int],
     return None
 
 
+def parted_along(model: Model, mutant: str | None, path: list[int], *, seed: int = 0,
+                 harness: Callable[..., Harness] | None = None) -> tuple[int, tuple] | None:
+    """Where the implementation left the model on ``path``, for :func:`path_trace`: the
+    number of steps after which it was in a state of its own, and that state (None: the
+    path is the model's throughout)."""
+    steps, s = compile_steps(model), model.initial_states[0]
+    for ai in path:
+        s = steps[ai](s)
+        if s is None:
+            break
+    else:
+        return None
+    chk = Checker(model)
+    _fails(model, chk, mutant, path, seed, harness)
+    if chk.parted is None:
+        return None
+    driven, state = chk.parted
+    return len(path) - driven, state
+
+
 def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int = 0,
                 harness: Callable[..., Harness] | None = None
                 ) -> tuple[list[int], str] | None:
@@ -625,16 +649,21 @@ def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int 
 
 def path_trace(model: Model, path: list[int], *, message: str, mutant: str | None, seed: int,
                prop: str = "conformance",
-               data: list[dict[str, Any] | None] | None = None) -> dict[str, Any]:
+               data: list[dict[str, Any] | None] | None = None,
+               parted: tuple[int, tuple] | None = None) -> dict[str, Any]:
     """A fuzz failure as a standard trace: the model's states along the failing path, each
     step with the concrete ``data`` it handed the implementation, so that a replay of the
-    trace alone hands the same."""
+    trace alone hands the same.  ``parted`` (from :func:`parted_along`): after that many
+    steps the implementation was in that state, not the model's, and the steps after it
+    were driven from there to show the property the divergence breaks."""
     from osf_check.traces.format import make_trace
     steps = compile_steps(model)
     states = [model.initial_states[0]]
     acts: list[int | None] = [None]
-    for ai in path:
-        nxt = steps[ai](states[-1])
+    for k, ai in enumerate(path):
+        # the steps driven after a divergence go from the implementation's state
+        at = parted[1] if parted is not None and k == parted[0] else states[-1]
+        nxt = steps[ai](at)
         if nxt is None:  # the implementation did something the model does not: stop there
             break
         states.append(nxt)

@@ -802,7 +802,8 @@ def _impl_options(f: Any) -> Any:
     return click.option("--impl", default=None, metavar="COMMAND",
                         help="Drive the implementation behind this adapter command (the "
                              "driver protocol, docs/driver-protocol.md) instead of the "
-                             "Python reference implementation; needs --model.")(f)
+                             "Python reference implementation (fuzz: with --model; replay: "
+                             "the trace names the model).")(f)
 
 
 @main.command()

@@ -16,7 +16,7 @@ from osf_check.cli import main
 from osf_check.driver import protocol
 from osf_check.driver.external import Adapter, External, python_command
 from osf_check.driver.protocol import AdapterError, problem
-from osf_check.fuzz.driver import (IMPL_MUTANTS, hypothesis_run, model_for, path_trace, replay,
+from osf_check.fuzz.driver import (IMPL_MUTANTS, hypothesis_run, model_for, parted_along, path_trace, replay,
                                    tour)
 
 FAULTY = str(Path(__file__).parent / "adapters" / "faulty.py")
@@ -126,8 +126,9 @@ def test_every_implementation_mutant_is_caught_through_the_adapter(name, mutant)
         assert rep.failure is not None, mutant
         # the same shortest story and the same words as in process
         assert (rep.path, rep.failure) == (inproc.path, inproc.failure)
-        tr = path_trace(model_for(name, mutant), rep.path, message=rep.failure, mutant=None,
-                        seed=0)
+        m = model_for(name, mutant)
+        tr = path_trace(m, rep.path, message=rep.failure, mutant=None, seed=0,
+                        parted=parted_along(m, None, rep.path, harness=ext))
         steps = replay(tr, harness=ext)
     # followed up to the failing step; a divergence shown as the property it breaks adds
     # the steps driven to break it, which fail with it

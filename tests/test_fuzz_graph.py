@@ -314,8 +314,8 @@ def test_the_graph_runs_with_the_arguments_its_agent_passed(monkeypatch, where):
             dict(c, arguments={}) for c in sync(self, p, s)])
     else:
         reply = DesktopRelay.sync_reply
-        monkeypatch.setattr(DesktopRelay, "sync_reply", lambda self, cmds: reply(
-            self, [dict(c, arguments={}) for c in cmds]))
+        monkeypatch.setattr(DesktopRelay, "sync_reply", lambda self, cmds, **kw: reply(
+            self, [dict(c, arguments={}) for c in cmds], **kw))
     rep = tour("graph-relay", depth=6)
     assert rep.failure is not None and rep.failure.startswith(
         "start_graph(r=0): the desktop would run the Graph with the arguments {}, the agent "
