@@ -326,7 +326,7 @@ def test_retry_joins_the_running_copy_and_gets_its_answer():
 
 def test_waiter_limit_then_busy():
     # a joined copy keeps its slot, so 32 waiters need more than the real 8 light slots
-    # (docs/conformance.md, W17): the limit is tested on a router with 34
+    # (docs/conformance.md, W17b and W19c): the limit is tested on a router with 34
     d = DesktopRouter(":memory:", USER, waiters=32, light=34)
     d.start(d.receive(forwarded("a"), 0), 0)
     kinds = [d.start(d.receive(forwarded(f"r{i}"), 0), 0) for i in range(33)]
