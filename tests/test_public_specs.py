@@ -2,10 +2,14 @@
 quantifiers and initial-state sets (``tests/public_specs/``), their distinct-state counts
 pinned to TLC's.
 
-TLC figures: TLC2 Version 2.19 of 08 August 2024 (rev: 5a47802), tlaplus/Examples at
-commit 32a32c7b, one worker, as recorded in /work/tlc/results.md by the engineer who ran
-them (command for EWD840, from ``specs/ewd840``: ``java -cp tla2tools.jar tlc2.TLC
--workers 1 -fp 0 -config EWD840.cfg EWD840.tla``)."""
+TLC figures: ``benchmarks/tlc/results.md`` (and ``results.json``), written by
+``benchmarks/bench_tlc.py``: TLC2 Version 2.18 of 20 March 2023 (rev: 3ea3222), the
+released v1.7.3 tla2tools.jar, tlaplus/Examples at commit 32a32c7b, one worker, each run
+in a folder holding the published module(s) and the files of
+``tests/public_specs/tlc/<run>/``, with the command
+``java -XX:+UseParallelGC -cp tla2tools.jar tlc2.TLC -workers 1 -fp 0 -config X.cfg X.tla``
+(for EWD840: ``-config EWD840.cfg EWD840.tla``).  ``benchmarks/tlc/README.md`` says how
+to run them again."""
 
 from __future__ import annotations
 
@@ -24,12 +28,12 @@ def test_ewd840_counts_equal_tlcs():
     """TLC, EWD840.cfg (N=3): 192 initial states, 302 distinct, depth 9 (TLC counts the
     initial state as depth 1; our BFS depth is the number of steps, 8).  Liveness
     (terminated ~> terminationDetected, under WF_vars(System)) holds: TLC run ``ewd840``
-    in tests/public_specs/tlc/ (see below), 302 distinct, depth 9, no error."""
+    in benchmarks/tlc/results.md, 302 distinct, depth 9, no error."""
     r = osf_check.Checker(HERE / "ewd840.py").depth(None).explore()
-    assert r.distinct == 302  # TLC 2.19 (see the module docstring)
+    assert r.distinct == 302  # TLC 2.18 (see the module docstring)
     assert len(r.model.initial_states) == 192  # TLC: "192 distinct states generated"
     assert len(r.histogram) - 1 == 9 - 1
-    assert r.status == {"E1": "holds", "E2": "holds"}  # TLC 2.19, ewd840
+    assert r.status == {"E1": "holds", "E2": "holds"}  # TLC 2.18, ewd840
 
 
 def test_an_initial_set_is_one_predicate_for_z3_not_one_constraint_per_state():
@@ -62,12 +66,12 @@ def _cli(*args):
 
 
 def test_missionaries_counts_equal_tlcs_and_its_answer_is_tlcs_length():
-    """TLC, missionaries_typeok.cfg (TypeOK only): 64 distinct, depth 13; with Solution
-    violated, a 12-state trace (11 steps).  Command (cwd ``specs/missionaries_typeok``):
-    ``java -cp tla2tools.jar tlc2.TLC -workers 1 -fp 0 -config missionaries_typeok.cfg
-    MissionariesAndCannibals.tla``."""
+    """MissionariesAndCannibals.tla (``specifications/MissionariesAndCannibals/``).  TLC
+    run ``missionaries_typeok`` (TypeOK only): 64 distinct, depth 13; TLC run
+    ``missionaries`` (the published cfg): Solution violated, a 12-state trace (11 steps).
+    Command: ``-config MissionariesAndCannibals.cfg MissionariesAndCannibals.tla``."""
     r = osf_check.Checker(HERE / "missionaries.py").depth(None).keep_going().explore()
-    assert r.distinct == 64  # TLC 2.19
+    assert r.distinct == 64  # TLC 2.18
     assert len(r.histogram) == 13  # TLC's depth 13 counts states; 12 BFS levels past 0
     assert r.status == {"MC1": "violated"}
     doc = r.to_json()
@@ -123,10 +127,8 @@ def test_a_copy_with_other_initial_states_does_not_keep_the_old_predicate():
 
 
 # Specifications checked beside TLC runs made for these tests --------------------------------
-# TLC2 Version 2.19 of 08 August 2024 (rev: 5a47802), tlaplus/Examples at commit 32a32c7,
-# run in a folder holding the published module(s) and the .cfg (and MC*.tla) kept in
-# tests/public_specs/tlc/<run>/, with
-#     java -XX:+UseParallelGC -cp tla2tools.jar tlc2.TLC -workers 1 -fp 0 -config X.cfg X.tla
+# Each run's figures: benchmarks/tlc/results.md, by its name (TLC 2.18, the command and the
+# folder as the module docstring says).
 # Depth: TLC counts states (an initial state is depth 1), our histogram has one entry per
 # BFS level (steps 0, 1, ...), so TLC's depth d is a histogram of d entries.  A TLC trace
 # of n states is a counterexample of n - 1 steps here (``length``).
@@ -148,10 +150,10 @@ def test_diehard_counts_and_answer_equal_tlcs():
     BigToSmall, FillBigJug, BigToSmall (TLC stops there, at 14 distinct states; we
     keep going, so only the trace is compared)."""
     r = _explore("diehard")
-    assert (r.distinct, len(r.histogram)) == (16, 8)  # TLC 2.19, diehard_typeok
+    assert (r.distinct, len(r.histogram)) == (16, 8)  # TLC 2.18, diehard_typeok
     assert r.status == {"DH1": "violated"} and r.exit_code == 12
     v = _violation(r, "DH1")
-    assert v["length"] == 7 - 1  # TLC 2.19, diehard: 7 states
+    assert v["length"] == 7 - 1  # TLC 2.18, diehard: 7 states
     steps = v["trace"]["steps"]
     assert [st["label"] for st in steps[1:]] == [
         "FillBigJug", "BigToSmall", "EmptySmallJug", "BigToSmall", "FillBigJug",
@@ -164,7 +166,7 @@ def test_tcommit_counts_equal_tlcs():
     published cfg: RM = {r1, r2, r3}, CHECK_DEADLOCK FALSE): 34 distinct states, depth 7,
     TCConsistent holds."""
     r = osf_check.Checker(HERE / "tcommit.py").properties("TC1").depth(None).explore()
-    assert (r.distinct, len(r.histogram)) == (34, 7)  # TLC 2.19, tcommit
+    assert (r.distinct, len(r.histogram)) == (34, 7)  # TLC 2.18, tcommit
     assert r.status == {"TC1": "holds"} and r.exit_code == 0
 
 
@@ -174,8 +176,8 @@ def test_twophase_counts_equal_tlcs():
     distinct states, 1146 generated, depth 11, no error (so no deadlock: a state whose
     only steps leave it as it is, say every RM aborted, has those steps)."""
     r = _explore("twophase")
-    assert (r.distinct, len(r.histogram)) == (288, 11)  # TLC 2.19, twophase_tc
-    assert r.generated == 1146  # TLC 2.19 (equal here; see docs/tla-guide.md)
+    assert (r.distinct, len(r.histogram)) == (288, 11)  # TLC 2.18, twophase_tc
+    assert r.generated == 1146  # TLC 2.18 (equal here; see docs/tla-guide.md)
     assert r.status == {"TP1": "holds"} and r.exit_code == 0
 
 
@@ -184,8 +186,8 @@ def test_chameneos_counts_equal_tlcs():
     M = 3, CHECK_DEADLOCK FALSE): 27 initial states, 492 distinct, depth 8, SumMet
     holds."""
     r = _explore("chameneos")
-    assert len(r.model.initial_states) == 27  # TLC 2.19: "27 distinct states generated"
-    assert (r.distinct, len(r.histogram)) == (492, 8)  # TLC 2.19, chameneos
+    assert len(r.model.initial_states) == 27  # TLC 2.18: "27 distinct states generated"
+    assert (r.distinct, len(r.histogram)) == (492, 8)  # TLC 2.18, chameneos
     assert r.status == {"CH1": "holds"} and r.exit_code == 0
 
 
@@ -193,7 +195,7 @@ def test_chameneos_published_cfg_counts_equal_tlcs():
     """TLC run ``chameneos_44`` (the published cfg: N = 4, M = 4): 81 initial states,
     34534 distinct, 104697 generated, depth 13, SumMet holds."""
     r = _explore("chameneos", meetings=4, chameneoses=4)
-    assert len(r.model.initial_states) == 81  # TLC 2.19, chameneos_44
+    assert len(r.model.initial_states) == 81  # TLC 2.18, chameneos_44
     assert (r.distinct, len(r.histogram), r.generated) == (34534, 13, 104697)
     assert r.status == {"CH1": "holds"}
 

@@ -1,10 +1,12 @@
 """Liveness of public specifications of tlaplus/Examples (``tests/public_specs/``),
 verdicts, distinct-state counts and counterexamples checked beside TLC.
 
-TLC figures: TLC2 Version 2.19 of 08 August 2024 (rev: 5a47802), tlaplus/Examples at
-commit 32a32c7, each run in a folder holding the published module(s) and the .cfg (and
-MC*.tla, where the run checks something the module does not define) kept in
-``tests/public_specs/tlc/<run>/``, with the command
+TLC figures: ``benchmarks/tlc/results.md`` (and ``results.json``), by run name, written
+by ``benchmarks/bench_tlc.py``: TLC2 Version 2.18 of 20 March 2023 (rev: 3ea3222), the
+released v1.7.3 tla2tools.jar, tlaplus/Examples at commit 32a32c7, each run in a folder
+holding the published module(s) and the .cfg (and MC*.tla, where the run checks
+something the module does not define) kept in ``tests/public_specs/tlc/<run>/``, with
+the command
 ``java -XX:+UseParallelGC -cp tla2tools.jar tlc2.TLC -workers 1 -fp 0 -config X.cfg X.tla``.
 
 Comparing counterexamples: TLC prints a lasso of n states, then either "Stuttering" (the
@@ -49,7 +51,7 @@ def test_dining_philosophers_nobody_starves_as_tlc_says():
     ``dining`` (the published cfg, NP = 5): 67 distinct states, depth 29, TypeOK,
     ExclusiveAccess and NobodyStarves hold (and no deadlock)."""
     r = _explore("dining")
-    assert (r.distinct, len(r.histogram)) == (67, 29)  # TLC 2.19, dining
+    assert (r.distinct, len(r.histogram)) == (67, 29)  # TLC 2.18, dining
     assert r.status == {"DP1": "holds", "DP2": "holds"} and r.exit_code == 0
 
 
@@ -60,7 +62,7 @@ def test_dining_philosophers_without_fairness_starve():
     anywhere is a counterexample).  Ours is a shortest (hand count): the initial state,
     every philosopher hungry, then stuttering."""
     r = _explore("dining", "DP2", mutant="no-fairness")
-    assert r.distinct == 67  # TLC 2.19, dining_nofair
+    assert r.distinct == 67  # TLC 2.18, dining_nofair
     assert r.status == {"DP2": "violated"} and r.exit_code == 13
     states, loop, stutters, _ = _lasso(r, "DP2")
     assert (len(states), loop, stutters) == (1, 0, True)
@@ -75,8 +77,8 @@ def test_token_ring_stabilizes_as_tlc_says():
     its ALIAS): 256 initial states, 256 distinct, depth 1, Stab (<>[]UniqueToken)
     holds."""
     r = _explore("token_ring")
-    assert len(r.model.initial_states) == 256  # TLC 2.19: "256 distinct states generated"
-    assert (r.distinct, len(r.histogram)) == (256, 1)  # TLC 2.19, token_ring
+    assert len(r.model.initial_states) == 256  # TLC 2.18: "256 distinct states generated"
+    assert (r.distinct, len(r.histogram)) == (256, 1)  # TLC 2.18, token_ring
     assert r.status == {"TR1": "holds"} and r.exit_code == 0
 
 
@@ -86,10 +88,10 @@ def test_token_ring_without_fairness_may_stop_unstable():
     UniqueToken is false).  Every shortest counterexample is that: one initial state
     without a unique token, then stuttering; lengths equal."""
     r = _explore("token_ring", mutant="no-fairness")
-    assert r.distinct == 256  # TLC 2.19, token_ring_nofair
+    assert r.distinct == 256  # TLC 2.18, token_ring_nofair
     assert r.status == {"TR1": "violated"} and r.exit_code == 13
     states, loop, stutters, _ = _lasso(r, "TR1")
-    assert (len(states), loop, stutters) == (1, 0, True)  # TLC 2.19: 1 state, Stuttering
+    assert (len(states), loop, stutters) == (1, 0, True)  # TLC 2.18: 1 state, Stuttering
 
 
 # SimpleAllocator: strong fairness over a set of actions ---------------------------------
@@ -100,8 +102,8 @@ def test_simple_allocator_liveness_holds_as_tlc_says():
     distinct states, 199 generated, depth 5; TypeInvariant, ResourceMutex,
     ClientsWillReturn, ClientsWillObtain and InfOftenSatisfied hold (no deadlock)."""
     r = _explore("allocator")
-    assert (r.distinct, len(r.histogram)) == (64, 5)  # TLC 2.19, alloc
-    assert r.generated == 199  # TLC 2.19
+    assert (r.distinct, len(r.histogram)) == (64, 5)  # TLC 2.18, alloc
+    assert r.generated == 199  # TLC 2.18
     assert r.status == {"SA1": "holds", "SA2": "holds", "SA3": "holds", "SA4": "holds"}
     assert r.exit_code == 0
 
@@ -110,7 +112,7 @@ def test_simple_allocator_with_three_clients_as_tlc_says():
     """TLC run ``alloc_3c2r`` (the published cfg: Clients = {c1, c2, c3}): 400 distinct,
     1633 generated, depth 6, everything holds."""
     r = _explore("allocator", clients=3)
-    assert (r.distinct, len(r.histogram), r.generated) == (400, 6, 1633)  # TLC 2.19
+    assert (r.distinct, len(r.histogram), r.generated) == (400, 6, 1633)  # TLC 2.18
     assert set(r.status.values()) == {"holds"} and r.exit_code == 0
 
 
@@ -127,10 +129,10 @@ def test_simple_allocator2_clients_will_obtain_fails_as_tlc_says():
     neither can go on; one client alone is served, its Allocate set being strongly
     fair): lengths equal."""
     r = _explore("allocator", "SA3", mutant="weak-return")
-    assert r.distinct == 64  # TLC 2.19, alloc2_obtain
+    assert r.distinct == 64  # TLC 2.18, alloc2_obtain
     assert r.status == {"SA3": "violated"} and r.exit_code == 13
     states, loop, stutters, steps = _lasso(r, "SA3")
-    assert (len(states), loop, stutters) == (5, 4, True)  # TLC 2.19: 5 states, Stuttering
+    assert (len(states), loop, stutters) == (5, 4, True)  # TLC 2.18: 5 states, Stuttering
     assert [st["label"].split("(")[0] for st in steps[1:]] == DEADLY_EMBRACE
     assert states[-1] == {  # [Clients -> SUBSET Resources], shown as ITF's map of sets
         "unsat": {"#map": [["c1", {"#set": ["r1"]}], ["c2", {"#set": ["r2"]}]]},
@@ -143,7 +145,7 @@ def test_simple_allocator2_inf_often_satisfied_fails_as_tlc_says():
     r = _explore("allocator", "SA4", mutant="weak-return")
     assert r.status == {"SA4": "violated"} and r.exit_code == 13
     states, loop, stutters, steps = _lasso(r, "SA4")
-    assert (len(states), loop, stutters) == (5, 4, True)  # TLC 2.19: 5 states, Stuttering
+    assert (len(states), loop, stutters) == (5, 4, True)  # TLC 2.18: 5 states, Stuttering
     assert [st["label"].split("(")[0] for st in steps[1:]] == DEADLY_EMBRACE
 
 
@@ -151,7 +153,7 @@ def test_simple_allocator2_clients_still_return():
     """TLC run ``alloc2_return``: under SimpleAllocator2 ClientsWillReturn holds (64
     distinct, depth 5)."""
     r = _explore("allocator", "SA2", mutant="weak-return")
-    assert (r.distinct, len(r.histogram)) == (64, 5)  # TLC 2.19, alloc2_return
+    assert (r.distinct, len(r.histogram)) == (64, 5)  # TLC 2.18, alloc2_return
     assert r.status == {"SA2": "holds"} and r.exit_code == 0
 
 
@@ -163,10 +165,10 @@ def test_weak_fairness_of_the_allocations_lets_a_client_wait_for_ever():
     tableau).  Ours: the same 5 states, the last equal to state 2 (loop index 1); c1's
     allocation is enabled only when r1 is free, never continuously."""
     r = _explore("allocator", "SA3", mutant="weak-allocate")
-    assert r.distinct == 64  # TLC 2.19, alloc_wf
+    assert r.distinct == 64  # TLC 2.18, alloc_wf
     assert r.status == {"SA3": "violated"} and r.exit_code == 13
     states, loop, stutters, steps = _lasso(r, "SA3")
-    assert (len(states), loop, stutters) == (5, 1, False)  # TLC 2.19: 5 states
+    assert (len(states), loop, stutters) == (5, 1, False)  # TLC 2.18: 5 states
     assert states[-1] == states[1]
     assert [st["label"] for st in steps[1:]] == [
         "Request(c=c1, S={r1})", "Request(c=c2, S={r1})", "Allocate(c=c2, S={r1})",
@@ -179,11 +181,11 @@ def test_tcommit_without_fairness_need_not_decide():
     """TCommit.tla's TCSpec has no fairness.  TLC run ``tcommit_decided``
     (MCTCommit.tla: AllDecide == <>(\\A rm: rmState[rm] \\in {"committed",
     "aborted"}), RM = {r1, r2, r3}, CHECK_DEADLOCK FALSE): violated, 34 distinct; TLC
-    prints 4 states (Decide, Decide, Prepare) then "Stuttering", for every -fp from 0
-    to 7.  Not a shortest lasso: the initial state violates AllDecide if the behaviour
-    stutters there for ever (hand count: 1 state), which is what we print."""
+    prints 4 states (Decide, Decide, Prepare) then "Stuttering".  Not a shortest lasso:
+    the initial state violates AllDecide if the behaviour stutters there for ever (hand
+    count: 1 state), which is what we print."""
     r = _explore("tcommit", "TC2")
-    assert r.distinct == 34  # TLC 2.19, tcommit_decided
+    assert r.distinct == 34  # TLC 2.18, tcommit_decided
     assert r.status == {"TC2": "violated"} and r.exit_code == 13
     states, loop, stutters, _ = _lasso(r, "TC2")
     assert (states, loop, stutters) == ([{"rmState": ["working"] * 3}], 0, True)
@@ -200,7 +202,7 @@ def test_ewd840_without_fairness_need_not_detect_termination():
     is already a counterexample (hand count: 1 state), which is what we print.  With the
     fairness, Liveness holds (``test_ewd840_counts_equal_tlcs``)."""
     r = _explore("ewd840", "E2", mutant="no-fairness")
-    assert r.distinct == 302  # TLC 2.19, ewd840_nofair
+    assert r.distinct == 302  # TLC 2.18, ewd840_nofair
     assert r.status == {"E2": "violated"} and r.exit_code == 13
     states, loop, stutters, _ = _lasso(r, "E2")
     assert (len(states), loop, stutters) == (1, 0, True)
@@ -226,8 +228,9 @@ def test_the_cli_reports_simple_allocator2_as_a_user_runs_it():
 
 # the same specifications at other parameters ----------------------------------------------
 # (run, model file, mutant, parameters, properties checked, TLC's distinct states,
-# depth and generated states, and every verdict): one TLC 2.19 run each, its cfg in
-# tests/public_specs/tlc/<run>/; SimpleAllocator2 is the mutant weak-return.
+# depth and generated states, and every verdict): one TLC 2.18 run each, its cfg in
+# tests/public_specs/tlc/<run>/, its figures in benchmarks/tlc/results.md;
+# SimpleAllocator2 is the mutant weak-return.
 OTHER_PARAMETERS = [
     ("dp2", "dining", None, {"np": 2}, (), 11, 11, 23, "holds"),
     ("dp3", "dining", None, {"np": 3}, (), 19, 17, 58, "holds"),
@@ -260,7 +263,7 @@ def test_simple_allocator2_with_three_clients_fails_as_tlc_says():
     deadly embrace of two clients (the shortest, by the hand count of the two-client
     test; the third client stays idle), so here TLC's lasso is one state longer."""
     r = _explore("allocator", "SA3", mutant="weak-return", clients=3)
-    assert r.distinct == 400  # TLC 2.19, a32w
+    assert r.distinct == 400  # TLC 2.18, a32w
     assert r.status == {"SA3": "violated"} and r.exit_code == 13
     states, loop, stutters, steps = _lasso(r, "SA3")
     assert (len(states), loop, stutters) == (5, 4, True)
@@ -275,7 +278,7 @@ def test_a_strongly_fair_action_enabled_off_a_fair_cycle_does_not_save_the_goal(
     to state 1".  Ours: the same cycle, shown closed (its last state is state 0
     again)."""
     r = _explore("sf_subcycle")
-    assert r.distinct == 4  # TLC 2.19, sf_subcycle
+    assert r.distinct == 4  # TLC 2.18, sf_subcycle
     assert r.status == {"SF1": "violated"} and r.exit_code == 13
     states, loop, stutters, _ = _lasso(r, "SF1")
     assert ([s["x"] for s in states], loop, stutters) == ([0, 3, 0], 0, False)
@@ -287,8 +290,8 @@ def test_weak_fairness_of_a_set_is_not_weak_fairness_of_each():
     WF_x(B)`` (SpecEach) it is violated, 2 states (x = 0, x = 1) then "Back to state
     1".  Ours: the same cycle, shown closed."""
     r = _explore("wf_set")
-    assert r.distinct == 3 and r.status == {"WS1": "holds"}  # TLC 2.19, SpecSet
+    assert r.distinct == 3 and r.status == {"WS1": "holds"}  # TLC 2.18, SpecSet
     r = _explore("wf_set", mutant="each")
-    assert r.status == {"WS1": "violated"} and r.exit_code == 13  # TLC 2.19, SpecEach
+    assert r.status == {"WS1": "violated"} and r.exit_code == 13  # TLC 2.18, SpecEach
     states, loop, stutters, _ = _lasso(r, "WS1")
     assert ([s["x"] for s in states], loop, stutters) == ([0, 1, 0], 0, False)
