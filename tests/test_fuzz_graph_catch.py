@@ -357,8 +357,8 @@ def test_a_lost_2xx_arrives_after_a_restart_too(monkeypatch, tmp_path):
     h.reopen()
     assert "a completion's 2xx after a restart" in h.late and not h.violations
     monkeypatch.setattr(Outbox, "remove", _strict_remove)
-    with pytest.raises(Divergence, match="2xx .* late after a restart, made the implementation"):
-        h.reopen()
+    h.reopen()
+    assert "late after a restart, made the implementation raise KeyError" in h.violations[0]
 
 
 POSTED_TWICE = START + ["graph_finish(r=0, o=completed)", "lose_post(r=0)", "round_end", "tick",
