@@ -53,6 +53,7 @@ AGENTS = (1, 0, 2)
 LATE = {"get": "get_graph_run's answer", "cancel": "cancel_graph_run's answer",
         "post": "a completion POST", "ack": "a completion's 2xx"}
 #: how far a status is along a run's life: an answer the agent took later never has a lower
+#: one (the harness's own order, not the implementation's)
 RANK = {"queued": 0, "running": 1, "completed": 2, "failed": 2, "cancelled": 2}
 
 #: the key probes' outcome per model object and server class (see probe_data)
@@ -137,8 +138,9 @@ class GraphHarness(HarnessBase):
         self.classes: set[str] = set()
         #: what the agent knows of its runs, from the answers it got (on time or late)
         self.view = AgentRuns()
-        #: the answers the network lost, by (kind of LATE, command id): each arrives late,
-        #: after every later step and after a restart, and must change nothing known
+        #: the answers the network lost, by (kind of LATE, command id), the first of each (the
+        #: oldest): each arrives late, after every later step and after a restart, and must
+        #: change nothing its receiver knows
         self.held: dict[tuple[str, str], Any] = {}
         #: the runs whose completion left the outbox on a 2xx (a late 2xx may come now)
         self.acked: set[str] = set()
@@ -266,11 +268,11 @@ class GraphHarness(HarnessBase):
         was, got = before.get(cid), now.get(cid)
         if was is None or got == was:
             return None
-        back = got is None or RANK.get(got.get("status"), -1) < RANK[was["status"]]
-        if back or RANK[was["status"]] == RANK["completed"] and set(was) - {"command_id",
-                                                                              "status"}:
-            return (f"took the agent's view of the run from {was} back to {got}" if back else
-                    f"replaced the completion the agent read ({was}) by {got}")
+        rank = RANK.get(was.get("status"), -1)
+        if got is None or RANK.get(got.get("status"), -1) < rank:
+            return f"took the agent's view of the run from {was} back to {got}"
+        if rank == RANK["completed"] and set(was) - {"command_id", "status"}:
+            return f"replaced the completion the agent read ({was}) by {got}"
         return None
 
     def _late_get(self, cid: str, answer: dict[str, Any]) -> str | None:
@@ -280,14 +282,15 @@ class GraphHarness(HarnessBase):
         return self._late_view(self.view.cancelled, cid, answer)
 
     def _late_post(self, cid: str, payload: dict[str, Any]) -> str | None:
-        """A POST at the server, which holds the run's outcome: the run stays as it is."""
+        """A POST at the server, which holds the run's outcome: the run stays as it is (the
+        2xx it answers is lost: the desktop's own re-send was answered)."""
         run = self._run(cid)
         before = (run.status, copy.deepcopy(run.completion))
         self.server.complete(payload)
         after = (run.status, run.completion)
         return None if after == before else f"changed the run from {before} to {after}"
 
-    def _late_ack(self, cid: str, _payload: Any) -> str | None:
+    def _late_ack(self, cid: str, _completion: Any) -> str | None:
         """A 2xx at the desktop, whose outbox let the completion go: the outbox stays."""
         before = [e for e, _ in self.desktop.outbox.entries()]
         self.desktop.acked(cid)

@@ -310,19 +310,34 @@ def _in_arrival_order(self, answer):
 FINISHED = START + ["graph_finish(r=0, o=completed)", "deliver_post(r=0)"]
 
 
-@pytest.mark.parametrize("method, path, answer", [
+@pytest.mark.parametrize("method, path, answer, what", [
+    # the answer was "running"; the agent has since learnt the run's outcome
     ("read", START[:-1] + ["lose_get_reply(i=0, r=0)", "start_graph(r=0)"] + FINISHED[5:]
-     + ["get_graph_run(i=0, r=0)"], "get_graph_run's answer"),
+     + ["get_graph_run(i=0, r=0)"], "get_graph_run's answer", "back to"),
     ("cancelled", START + ["lose_cancel_reply(i=0, r=0)", "control_poll(r=0)"] + FINISHED[5:]
-     + ["cancel_graph_run(i=0, r=0)"], "cancel_graph_run's answer"),
+     + ["cancel_graph_run(i=0, r=0)"], "cancel_graph_run's answer", "back to"),
+    # a cancel of the completed run: its answer has the status only, the agent has since
+    # read the completion
+    ("cancelled", FINISHED + ["lose_cancel_reply(i=0, r=0)", "get_graph_run(i=0, r=0)"],
+     "cancel_graph_run's answer", "replaced the completion the agent read"),
 ])
 def test_a_lost_agent_answer_arriving_late_never_takes_the_run_back(monkeypatch, method, path,
-                                                                     answer):
-    # the answer was "running"; the agent has since learnt the run's outcome
+                                                                     answer, what):
     assert fails(path) is None
     monkeypatch.setattr(AgentRuns, method, _in_arrival_order)
     why = fails(path)
-    assert why and f"{answer} for " in why and "back to" in why, why
+    assert why and f"{answer} for " in why and what in why, why
+
+
+def test_a_late_answer_is_filed_under_the_run_it_names(monkeypatch):
+    def first_run(self, answer):  # the planted bug: every answer is the first run's
+        self.known[next(iter(self.known), answer["command_id"])] = dict(answer)
+    path = ["run_graph_session(i=0)", "answer_ticket(i=0)", "run_graph_session(i=1)",
+            "answer_ticket(i=1)", "get_graph_run(i=1, r=1)", "lose_get_reply(i=0, r=0)"]
+    assert fails(path) is None
+    monkeypatch.setattr(AgentRuns, "read", first_run)
+    why = fails(path)
+    assert why and "changed what the agent knows of another run" in why, why
 
 
 ACKED_TWICE = FINISHED + ["lose_ack(r=0)", "round_end", "tick", "deliver_post(r=0)",
