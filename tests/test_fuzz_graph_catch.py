@@ -1,7 +1,7 @@
 """The graph-relay fuzzer finds bugs nobody planted in it: every configuration the model
 declares is fuzzed, the actor of a request varies, the harness observes the server's
-session list instead of writing it, a timer the document requires must be armed, and a
-late control-poll answer is delivered, and idempotency keys come from 000's domain.  Each bug is planted here by a patch of the
+session list instead of writing it, a timer the document requires must be armed, every
+answer the network loses is delivered late, and idempotency keys come from 000's domain.  Each bug is planted here by a patch of the
 reference implementation from the test (tests/bugs/set1 has them as patches)."""
 
 from __future__ import annotations
