@@ -407,6 +407,13 @@ def test_the_walks_deliver_lost_answers_late(monkeypatch, where, method, bug):
     assert rep.failure and "lost earlier and delivered late after" in rep.failure, rep.failure
 
 
+def test_the_walks_list_the_late_answers_they_tried():
+    rep = hypothesis_run("graph-relay", examples=30, steps=40, profile="ci", start_depth=4)
+    assert rep.failure is None
+    assert {x.split(" after ")[0] for x in rep.late_answers} >= {
+        "get_graph_run's answer", "cancel_graph_run's answer", "a sync reply"}, rep.late_answers
+
+
 def test_the_run_lists_the_late_answers_it_tried():
     import jsonschema
 
