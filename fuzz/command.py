@@ -310,6 +310,9 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
     if run.get("data_classes"):
         lines.append(f"  data classes tried: {len(run['data_classes'])} "
                      f"({'; '.join(run['data_classes'])})")
+    if run.get("late_answers"):
+        lines.append(f"  late answers tried: {len(run['late_answers'])} "
+                     f"({'; '.join(run['late_answers'])})")
     other = run["configurations"][1:]
     if other:
         lines.append(f"  other configurations: {len(other)}, "

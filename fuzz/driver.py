@@ -136,6 +136,8 @@ class FuzzReport:
     #: the classes of concrete data handed to the implementation (payloads.data_classes)
     #: and tried on it by the harness's own probes (keys, frames, arguments)
     data_classes: set[str] = field(default_factory=set)
+    #: the answers the harness delivered late, each with what it came after
+    late_answers: set[str] = field(default_factory=set)
 
     @property
     def state_coverage(self) -> float:
@@ -467,6 +469,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
             if rep.steps % 256 == 0:
                 # (a restored snapshot forgets what the harness tried after it)
                 rep.data_classes |= getattr(h, "classes", set())
+                rep.late_answers |= getattr(h, "late", set())
                 rep.coverage.append((time.perf_counter() - t0, rep.steps, len(covered_states),
                                      n_edges))
                 if tick is not None:
@@ -482,6 +485,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
         rep.path = [x for seg in path for x in seg] + (chk.hidden if path else [])
     finally:
         rep.data_classes |= getattr(h, "classes", set())
+        rep.late_answers |= getattr(h, "late", set())
         h.close()
     rep.edges_covered = len(observed & graph_edges)
     rep.states_covered = len(covered_states)

@@ -15,13 +15,14 @@ from typing import Any, Callable
 
 from osf_check.models.dsl import ActionInstance, Model
 from osf_check.models.graph_relay.vocab import CALL, EXEC, OUTCOME, PHASE, POST, STATUS
+from osf_check.relay.graph.agent import AgentRuns
 from osf_check.relay.graph.desktop import DesktopRelay
 from osf_check.relay.graph.payload import whole
 from osf_check.relay.graph.server import GraphServer, ToolError
 
 from . import graph_inputs, mutants
 from .deadlines import CONTROL_POLL, RELAY_ROUND, GraphBook, Late
-from .harness import Divergence, HarnessBase, probed_once
+from .harness import Divergence, HarnessBase, crash_site, probed_once
 from .oracles import bounded, handed_over
 
 __all__ = ["Divergence", "GraphHarness", "IMPL_MUTANTS"]
@@ -46,6 +47,14 @@ FINISH = {"tokens": 123, "cost": 0.01}
 #: so that no id is special (a falsy 0, the first connection)
 AGENTS = (1, 0, 2)
 
+
+#: the answers the network may lose that the harness holds to deliver late, each as the
+#: late delivery is listed in the run's report
+LATE = {"get": "get_graph_run's answer", "cancel": "cancel_graph_run's answer",
+        "post": "a completion POST", "ack": "a completion's 2xx"}
+#: how far a status is along a run's life: an answer the agent took later never has a lower
+#: one (the harness's own order, not the implementation's)
+RANK = {"queued": 0, "running": 1, "completed": 2, "failed": 2, "cancelled": 2}
 
 #: the key probes' outcome per model object and server class (see probe_data)
 _PROBED: dict[tuple, tuple[Any, Any]] = {}
@@ -127,6 +136,16 @@ class GraphHarness(HarnessBase):
         self.late_reply: tuple[int | None, list[dict[str, Any]]] | None = None
         #: the key classes the probes tried on the implementation (coverage)
         self.classes: set[str] = set()
+        #: what the agent knows of its runs, from the answers it got (on time or late)
+        self.view = AgentRuns()
+        #: the answers the network lost, by (kind of LATE, command id), the first of each (the
+        #: oldest): each arrives late, after every later step and after a restart, and must
+        #: change nothing its receiver knows
+        self.held: dict[tuple[str, str], Any] = {}
+        #: the runs whose completion left the outbox on a 2xx (a late 2xx may come now)
+        self.acked: set[str] = set()
+        #: the late deliveries tried, each named by its answer and what it came after
+        self.late: set[str] = set()
 
     # helpers -------------------------------------------------------------------
     def cid(self, r: int) -> str | None:
@@ -184,6 +203,7 @@ class GraphHarness(HarnessBase):
         at the next sync)."""
         if self.late_reply is None:
             return
+        self.late.add(f"a sync reply after {label.split('(')[0]}")
         d = self.desktop
         before = (d.phase, {k: c.state for k, c in d.commands.items()})
         d.sync_reply(self.late_reply[1], round=self.late_reply[0])
@@ -198,6 +218,7 @@ class GraphHarness(HarnessBase):
         (stopped, or ended), is delivered: it must change nothing (000: the stop is sent
         once, and a terminal outcome stays)."""
         before = (c.state, c.outcome, c.stop_sent)
+        self.late.add(f"a control poll's answer after the Graph {what}")
         stopped = self.desktop.control_poll(c, True)
         if stopped or (c.state, c.outcome, c.stop_sent) != before:
             pid = "property A3 violated by the implementation: " if what == "ended" else ""
@@ -205,6 +226,76 @@ class GraphHarness(HarnessBase):
                 f"{pid}a control poll's late answer (cancelled), delivered after the Graph "
                 f"of {c.command_id} {what}, " + ("sent the stop again" if stopped else
                 f"changed it from {before} to {(c.state, c.outcome, c.stop_sent)}"))
+
+    def _late_answers(self, after: str) -> None:
+        """Each answer the network lost arrives now, late, after ``after`` (a step's name, or
+        a restart).  The model has it lost, so it must change nothing: the agent knew as
+        much or more, and the server and the desktop already took what it says.  A POST
+        arrives once the server holds the run's outcome (until then the model's lost POST is
+        a POST that never arrives), and a 2xx once the outbox let its completion go."""
+        for (kind, cid), answer in self.held.items():
+            if not self._arrives(kind, cid):
+                continue
+            self.late.add(f"{LATE[kind]} after {after}")
+            try:
+                why = getattr(self, f"_late_{kind}")(cid, answer)
+            except Exception as e:  # noqa: BLE001 (only the implementation's: see crash_site)
+                if crash_site(e) is None:
+                    raise
+                why = f"made the implementation raise {type(e).__name__}: {e} ({crash_site(e)})"
+            if why:
+                self.violations.append(f"{LATE[kind]} for {cid}, lost earlier and delivered "
+                                       f"late after {after}, {why}")
+
+    def _arrives(self, kind: str, cid: str) -> bool:
+        if kind == "post":
+            return RANK.get(self._run(cid).status, 0) == RANK["completed"]
+        return kind != "ack" or cid in self.acked
+
+    def _run(self, cid: str) -> Any:
+        return next(r for r in self.server.runs if r.command_id == cid)
+
+    def _late_view(self, take: Callable[[dict[str, Any]], None], cid: str,
+                   answer: dict[str, Any]) -> str | None:
+        """A late answer to the agent: what it knew of another run stays, and of this run
+        its status never goes back, nor, once terminal, the completion it read."""
+        before = copy.deepcopy(self.view.known)
+        take(answer)
+        now = self.view.known
+        others = sorted(k for k in set(before) | set(now) if k != cid and before.get(k) != now.get(k))
+        if others:
+            return f"changed what the agent knows of another run ({', '.join(others)})"
+        was, got = before.get(cid), now.get(cid)
+        if was is None or got == was:
+            return None
+        rank = RANK.get(was.get("status"), -1)
+        if got is None or RANK.get(got.get("status"), -1) < rank:
+            return f"took the agent's view of the run from {was} back to {got}"
+        if rank == RANK["completed"] and set(was) - {"command_id", "status"}:
+            return f"replaced the completion the agent read ({was}) by {got}"
+        return None
+
+    def _late_get(self, cid: str, answer: dict[str, Any]) -> str | None:
+        return self._late_view(self.view.read, cid, answer)
+
+    def _late_cancel(self, cid: str, answer: dict[str, Any]) -> str | None:
+        return self._late_view(self.view.cancelled, cid, answer)
+
+    def _late_post(self, cid: str, payload: dict[str, Any]) -> str | None:
+        """A POST at the server, which holds the run's outcome: the run stays as it is (the
+        2xx it answers is lost: the desktop's own re-send was answered)."""
+        run = self._run(cid)
+        before = (run.status, copy.deepcopy(run.completion))
+        self.server.complete(payload)
+        after = (run.status, run.completion)
+        return None if after == before else f"changed the run from {before} to {after}"
+
+    def _late_ack(self, cid: str, _completion: Any) -> str | None:
+        """A 2xx at the desktop, whose outbox let the completion go: the outbox stays."""
+        before = [e for e, _ in self.desktop.outbox.entries()]
+        self.desktop.acked(cid)
+        after = [e for e, _ in self.desktop.outbox.entries()]
+        return None if after == before else f"changed the outbox from {before} to {after}"
 
     def _same_key_elsewhere(self, call: dict[str, Any]) -> None:
         """Another agent sends the same idempotency key (000: the key deduplicates one
@@ -264,6 +355,7 @@ class GraphHarness(HarnessBase):
             self.probe_data()
         out = self._apply(inst)
         self._late_sync_reply(inst.label)
+        self._late_answers(inst.name)
         self.shared_just_now = inst.name == "toggle_share"
         try:
             self.book.check(self.desktop)
@@ -306,18 +398,24 @@ class GraphHarness(HarnessBase):
             self.call[a["i"]] = "done"
         elif name == "lose_call_request":
             pass  # the call never reached the server
-        elif name == "lose_get_reply":  # the server answered; the answer is dropped
-            self.server.get_graph_run(AGENTS[0], self.server.runs[a["r"]].command_id)
+        elif name == "lose_get_reply":  # the server answered; the answer is held
+            cid = self.server.runs[a["r"]].command_id
+            self.held.setdefault(("get", cid), self.server.get_graph_run(AGENTS[0], cid))
         elif name in ("cancel_graph_run", "lose_cancel_reply") and "i" in a:
             run = self.server.runs[a["r"]]
             was_queued = run.status == "queued"
-            self.server.cancel_graph_run(AGENTS[0], run.command_id)
+            got = self.server.cancel_graph_run(AGENTS[0], run.command_id)
+            if name == "cancel_graph_run":
+                self.view.cancelled(got)
+            else:
+                self.held.setdefault(("cancel", run.command_id), got)
             if was_queued:
                 self.qcancel[a["r"]] = 1
         elif name == "get_graph_run" and "i" in a:
             run = self.server.runs[a["r"]]
             got = self.server.get_graph_run(AGENTS[0], run.command_id)
             out["read"] = self._read(run.command_id, got)
+            self.view.read(got)
         elif name in ("get_graph_run", "cancel_graph_run"):
             target = self.cid(a["r"]) or str(uuid.UUID(int=a["r"] + 1))
             call = self.server.get_graph_run if name == "get_graph_run" else \
@@ -392,11 +490,15 @@ class GraphHarness(HarnessBase):
             self.server.complete(self.net[cid][1])  # type: ignore[index]
             self.net[cid] = ("acked", self.net[cid][1])  # type: ignore[index]
         elif name in ("lose_post", "lose_ack"):
-            self.net.pop(self.cid(a["r"]))  # type: ignore[arg-type]
+            cid = self.cid(a["r"])
+            payload = self.net.pop(cid)[1]  # type: ignore[arg-type]
+            self.held.setdefault(("post" if name == "lose_post" else "ack", cid),  # type: ignore[arg-type]
+                                 payload)
         elif name == "receive_ack":
             cid = self.cid(a["r"])
             self.desktop.acked(cid)  # type: ignore[arg-type]
             self.net.pop(cid)  # type: ignore[arg-type]
+            self.acked.add(cid)  # type: ignore[arg-type]
         elif name == "toggle_project":
             p = project_of(a.get("p", 0))
             self.desktop.set_enabled(p, not self.desktop.enabled[p])
@@ -520,9 +622,16 @@ class GraphHarness(HarnessBase):
             st["post"].append(POST.names.index(net[0]) if net else POST.none)
         return self.flatten(st)
 
+    def restore(self, snap: Any) -> None:
+        late = self.late  # what was tried stays tried, whatever state the tour goes back to
+        super().restore(snap)
+        self.late = late
+
     def reopen(self) -> None:
-        """Close the outbox database and open it again (a crash of the storage)."""
+        """Close the outbox database and open it again (a crash of the storage, the
+        desktop's restart); the answers lost before it arrive late, after it."""
         self.desktop.reopen()
+        self._late_answers("a restart")
 
     def close(self) -> None:
         self.desktop.outbox.close()

@@ -190,6 +190,7 @@ class Walk(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.w.rep.data_classes.update(getattr(self.h, "classes", ()))
+        self.w.rep.late_answers.update(getattr(self.h, "late", ()))
         self.h.close()
         self.tmp.cleanup()
 

@@ -371,6 +371,7 @@ def fuzz_run_json(rep: Any, name: str, mutant: str | None, depth: int, elapsed: 
                        "long_stories_out_of_reach": rep.out_of_reach,
                        "seeds": list(rep.seeds), "failed_at_seed": rep.seed},
         "data_classes": sorted(rep.data_classes),
+        "late_answers": sorted(rep.late_answers),
         "params": params,
         "failure": rep.failure}
 

@@ -1,7 +1,7 @@
 """The graph-relay fuzzer finds bugs nobody planted in it: every configuration the model
 declares is fuzzed, the actor of a request varies, the harness observes the server's
-session list instead of writing it, a timer the document requires must be armed, and a
-late control-poll answer is delivered, and idempotency keys come from 000's domain.  Each bug is planted here by a patch of the
+session list instead of writing it, a timer the document requires must be armed, every
+answer the network loses is delivered late, and idempotency keys come from 000's domain.  Each bug is planted here by a patch of the
 reference implementation from the test (tests/bugs/set1 has them as patches)."""
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ from click.testing import CliRunner
 from osf_check.cli import main
 from osf_check.fuzz import graph_inputs
 from osf_check.fuzz import sweep as configs
-from osf_check.fuzz.driver import Checker, _fails, model_for, tour
+from osf_check.fuzz.driver import Checker, _fails, hypothesis_run, model_for, tour
 from osf_check.fuzz.goals import Goal, Reached
 from osf_check.fuzz.graph_harness import GraphHarness
 from osf_check.fuzz.harness import Divergence
 from osf_check.models.dsl import Param
 from osf_check.properties import catalogue
+from osf_check.relay.graph.agent import AgentRuns
 from osf_check.relay.graph.desktop import DesktopRelay
+from osf_check.relay.graph.outbox import Outbox
 from osf_check.relay.graph import server as server_module
 from osf_check.relay.graph.server import GraphServer, ToolError
 
@@ -298,6 +300,137 @@ def test_a_lost_sync_reply_arriving_late_changes_nothing(monkeypatch, idle, path
     _takes_replies(monkeypatch, idle=idle)
     why = fails(path)
     assert why and "sync reply lost earlier, delivered late after " + after in why, why
+
+
+def _in_arrival_order(self, answer):
+    """The planted bug: the agent takes every answer as it comes, however old."""
+    self.known[answer["command_id"]] = dict(answer)
+
+
+FINISHED = START + ["graph_finish(r=0, o=completed)", "deliver_post(r=0)"]
+
+
+@pytest.mark.parametrize("method, path, answer, what", [
+    # the answer was "running"; the agent has since learnt the run's outcome
+    ("read", START[:-1] + ["lose_get_reply(i=0, r=0)", "start_graph(r=0)"] + FINISHED[5:]
+     + ["get_graph_run(i=0, r=0)"], "get_graph_run's answer", "back to"),
+    ("cancelled", START + ["lose_cancel_reply(i=0, r=0)", "control_poll(r=0)"] + FINISHED[5:]
+     + ["cancel_graph_run(i=0, r=0)"], "cancel_graph_run's answer", "back to"),
+    # a cancel of the completed run: its answer has the status only, the agent has since
+    # read the completion
+    ("cancelled", FINISHED + ["lose_cancel_reply(i=0, r=0)", "get_graph_run(i=0, r=0)"],
+     "cancel_graph_run's answer", "replaced the completion the agent read"),
+])
+def test_a_lost_agent_answer_arriving_late_never_takes_the_run_back(monkeypatch, method, path,
+                                                                     answer, what):
+    assert fails(path) is None
+    monkeypatch.setattr(AgentRuns, method, _in_arrival_order)
+    why = fails(path)
+    assert why and f"{answer} for " in why and what in why, why
+
+
+def test_a_late_answer_is_filed_under_the_run_it_names(monkeypatch):
+    def first_run(self, answer):  # the planted bug: every answer is the first run's
+        self.known[next(iter(self.known), answer["command_id"])] = dict(answer)
+    path = ["run_graph_session(i=0)", "answer_ticket(i=0)", "run_graph_session(i=1)",
+            "answer_ticket(i=1)", "get_graph_run(i=1, r=1)", "lose_get_reply(i=0, r=0)"]
+    assert fails(path) is None
+    monkeypatch.setattr(AgentRuns, "read", first_run)
+    why = fails(path)
+    assert why and "changed what the agent knows of another run" in why, why
+
+
+ACKED_TWICE = FINISHED + ["lose_ack(r=0)", "round_end", "tick", "deliver_post(r=0)",
+                          "receive_ack(r=0)"]
+
+
+def _strict_remove(self, execution_id):
+    """The planted bug: a 2xx for a completion the outbox no longer holds is an error."""
+    if not self.db.execute("DELETE FROM outbox WHERE execution_id = ?",
+                           (execution_id,)).rowcount:
+        raise KeyError(execution_id)
+
+
+def test_a_lost_2xx_arriving_after_the_resent_completions_changes_nothing(monkeypatch):
+    assert fails(ACKED_TWICE) is None
+    monkeypatch.setattr(Outbox, "remove", _strict_remove)
+    why = fails(ACKED_TWICE)
+    assert why and "a completion's 2xx for " in why and "raise KeyError" in why, why
+
+
+def _harness_after(labels: list[str], tmp_path) -> GraphHarness:
+    model = model_for("graph-relay", None, None)
+    h = GraphHarness(model, str(tmp_path / "outbox.sqlite"))
+    by = {i.label: i for i in model.instances}
+    for x in labels:
+        h.apply(by[x])
+    return h
+
+
+def test_a_lost_2xx_arrives_after_a_restart_too(monkeypatch, tmp_path):
+    h = _harness_after(ACKED_TWICE, tmp_path)
+    h.reopen()
+    assert "a completion's 2xx after a restart" in h.late and not h.violations
+    monkeypatch.setattr(Outbox, "remove", _strict_remove)
+    h.reopen()
+    assert "late after a restart, made the implementation raise KeyError" in h.violations[0]
+
+
+POSTED_TWICE = START + ["graph_finish(r=0, o=completed)", "lose_post(r=0)", "round_end", "tick",
+                        "deliver_post(r=0)"]
+
+
+def test_a_lost_completion_arrives_once_the_server_holds_the_outcome(monkeypatch, tmp_path):
+    h = _harness_after(POSTED_TWICE[:-1], tmp_path)
+    assert not any(x.startswith("a completion POST") for x in h.late)  # the run still runs
+    h.apply(next(i for i in h.model.instances if i.label == "deliver_post(r=0)"))
+    h.reopen()
+    assert {"a completion POST after deliver_post", "a completion POST after a restart"} <= h.late
+    assert not h.violations
+    complete = GraphServer.complete
+
+    def again(self, payload):  # the planted bug: a repeated completion is an error
+        if payload["execution_id"] in {r.command_id for r in self.runs if r.completion}:
+            raise ToolError("already completed")
+        complete(self, payload)
+    monkeypatch.setattr(GraphServer, "complete", again)
+    why = fails(POSTED_TWICE)
+    assert why and "a completion POST for " in why and "ToolError" in why, why
+
+
+@pytest.mark.parametrize("where, method, bug", [
+    (AgentRuns, "read", _in_arrival_order), (AgentRuns, "cancelled", _in_arrival_order),
+    (Outbox, "remove", _strict_remove)])
+def test_the_walks_deliver_lost_answers_late(monkeypatch, where, method, bug):
+    monkeypatch.setattr(where, method, bug)
+    rep = hypothesis_run("graph-relay", examples=300, steps=80, profile="ci", start_depth=6)
+    assert rep.failure and "lost earlier and delivered late after" in rep.failure, rep.failure
+
+
+def test_the_walks_list_the_late_answers_they_tried():
+    rep = hypothesis_run("graph-relay", examples=30, steps=40, profile="ci", start_depth=4)
+    assert rep.failure is None
+    assert {x.split(" after ")[0] for x in rep.late_answers} >= {
+        "get_graph_run's answer", "cancel_graph_run's answer", "a sync reply"}, rep.late_answers
+
+
+def test_the_run_lists_the_late_answers_it_tried():
+    import jsonschema
+
+    from osf_check.fuzz import command as fz
+    from osf_check.report import result_schema
+    got = CliRunner().invoke(main, ["fuzz", "--model", "graph-relay", "--tour-depth", "4",
+                                    "--examples", "0", "--json"])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.stdout)
+    jsonschema.validate(doc, result_schema())
+    late = doc["runs"][0]["late_answers"]
+    assert {"get_graph_run's answer after lose_get_reply",
+            "cancel_graph_run's answer after lose_cancel_reply",
+            "a sync reply after lose_sync_reply"} <= set(late), late
+    s = fz.Settings(mutant=None, seed=0, steps=40, examples=0, profile="dev", db=None,
+                    params={})
+    assert f"late answers tried: {len(late)} (" in fz.text(doc["runs"], s)
 
 
 # 6. set1's graph bugs, each applied as written, fuzzed by the CLI (CI profile, smaller) ------

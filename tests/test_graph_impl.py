@@ -350,3 +350,16 @@ def test_a_sync_reply_to_a_call_the_desktop_gave_up_on_is_ignored(tmp_path):
     assert (d.phase, d.commands) == ("sync", {})
     d.sync_reply([cmd], round=d.sync_requests()[0]["round"])
     assert d.phase == "work" and list(d.commands) == [cmd["command_id"]]
+
+
+def test_the_agent_keeps_the_newest_it_learnt_of_each_run():
+    from osf_check.relay.graph.agent import AgentRuns
+    view = AgentRuns()
+    done = {"command_id": "a", "status": "completed", "result": "r", "total_tokens": 1}
+    view.read({"command_id": "a", "status": "running"})
+    view.cancelled({"command_id": "a", "status": "completed"})  # a terminal run: no completion
+    view.read(done)  # the completion still comes
+    view.read({"command_id": "a", "status": "running"})  # late
+    view.cancelled({"command_id": "a", "status": "completed"})  # late, without the completion
+    view.read({"command_id": "b", "status": "queued"})
+    assert view.known == {"a": done, "b": {"command_id": "b", "status": "queued"}}
