@@ -30,7 +30,7 @@ import numpy as np
 from .allocator import huge_zeros
 
 __all__ = ["LevelStore", "sortable", "least", "first", "first_inverse", "rank", "key_rows",
-           "IdsExhausted", "check_ids", "MAX_IDS"]
+           "IdsExhausted", "check_ids", "MAX_IDS", "runs"]
 
 #: written into checkpoints: a checkpoint of another layout is refused, not misread
 #: (3: parents are the least (action, parent), not the first found in a chunk)
@@ -48,6 +48,20 @@ def sortable(keys: np.ndarray) -> np.ndarray:
 def rank(parent: np.ndarray, act: np.ndarray) -> np.ndarray:
     """A candidate's (action, parent id) as one int64 that orders like the pair."""
     return (act.astype(np.int64) << 32) + parent.astype(np.int64)
+
+
+def runs(src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sources of sorted ``src`` and how many times each comes (no copy of ``src``).
+
+    >>> s, k = runs(np.array([3, 3, 5, 8, 8, 8]))
+    >>> s.tolist(), k.tolist()
+    ([3, 5, 8], [2, 1, 3])
+    """
+    if not len(src):
+        return src[:0], np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(src[1:] != src[:-1]) + 1
+    bounds = np.concatenate(([0], starts, [len(src)]))
+    return src[bounds[:-1]], np.diff(bounds)
 
 
 def _runs(sk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -352,8 +352,10 @@ def _finish(ex: "_VectorExploration", store: LevelStore, run: _Run, judge: Judge
         ex.expanded = run.frontier[0]
     if edges is not None:
         # already by source, then action (the explicit engine's edge order): levels and
-        # their chunks come in id order; numpy arrays the graph checks read as they are
-        ex.edges = edges.finish()  # type: ignore[assignment]
+        # their chunks come in id order; numpy arrays the graph checks read as they are,
+        # kept by source (sources: on first read, which the graph checks never do)
+        ex.edge_off, dst, act = edges.finish(len(ex.keys))  # type: ignore[attr-defined]
+        ex.edges = (None, dst, act)  # type: ignore[assignment]
     ex.seconds = time.perf_counter() - t0
     return ex
 
