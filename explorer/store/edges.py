@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .allocator import give_back_freed
 from .levels import LevelStore, first_inverse, runs, sortable
 
 __all__ = ["EdgeLog", "cat_free"]
@@ -31,6 +32,8 @@ def cat_free(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
         out[at:at + len(p)] = p
         at += len(p)
         parts[i] = _EMPTY  # not p[:0]: a view would keep p's memory
+        del p
+        give_back_freed()  # a chunk's pieces come from the heap (see there)
     parts.clear()
     return out
 

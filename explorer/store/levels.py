@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .allocator import huge_zeros
+from .allocator import give_back_freed, huge_zeros
 
 __all__ = ["LevelStore", "sortable", "least", "first", "first_inverse", "rank", "key_rows",
            "IdsExhausted", "check_ids", "MAX_IDS", "runs"]
@@ -391,6 +391,8 @@ class LevelStore:
                 a[at:at + len(seg)] = seg
                 at += len(seg)
                 part[i] = seg[:0].copy()  # not a view: that would keep seg's memory
+                del seg
+                give_back_freed()  # else a level from the heap stays taken (see there)
             out.append(a)
         self.keys, self.parent, self.via = [out[0]], [out[1]], [out[2]]
         self.starts = [0]
