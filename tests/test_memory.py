@@ -52,3 +52,63 @@ def test_one_array_from_many_pieces_costs_about_its_size_once(what):
                          capture_output=True, text=True, check=True)
     grew = float(out.stdout)  # how much the peak rose, in the store's sizes
     assert grew < 0.3, f"putting the pieces together raised the peak by {grew:.2f} of their size"
+
+
+def _random_graph(n: int, deg: int, nacts: int):
+    import numpy as np
+    from types import SimpleNamespace
+    rng = np.random.default_rng(0)
+    off = np.arange(n + 1, dtype=np.int32) * deg
+    dst = rng.integers(0, n, size=n * deg, dtype=np.int32)
+    act = rng.integers(0, nacts, size=n * deg).astype(np.int16)
+    return SimpleNamespace(n=n, off=off, dst=dst, act=act, nacts=nacts)
+
+
+def test_the_fair_searchs_subgraph_costs_its_size_and_a_bounded_slice():
+    """The fair search reads the alive states' edges a slice at a time: its temporaries
+    (positions, sources, targets, each edge's fair-set column) must stay those of one
+    slice however large the graph, on top of the subgraph it returns.  Slices of 16 M
+    edges with 64-bit positions and columns cost half a gigabyte, the largest part of
+    graph-relay's peak; numpy's allocations are counted exactly (tracemalloc)."""
+    import tracemalloc
+    from types import SimpleNamespace
+    import numpy as np
+    from osf_check.explorer.graph import checks
+    g = _random_graph(1_000_000, 24, 40)  # 24 M edges
+    sets = [SimpleNamespace(instances=[0, 1, 2], kind="strong"),
+            SimpleNamespace(instances=[3, 4], kind="weak")]
+    f = checks._fairness(g, sets)
+    alive = np.ones(g.n, dtype=bool)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        s = checks._alive_csr(g, alive, f)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    kept = sum(a.nbytes for a in (s.ids, s.indptr, s.dst, s.act, s.strong_src, s.strong_col,
+                                  s.fair_moves, *s.weak_en.values()))
+    temporaries = peak - before - kept
+    assert len(s.dst) > 23_000_000  # (every state alive: nearly every edge kept)
+    assert temporaries < 160 * 2**20, f"{temporaries / 2**20:.0f} MB of temporaries"
+
+
+def test_the_reverse_graph_is_not_held_while_a_fair_goal_runs(monkeypatch):
+    """The reverse graph (4 bytes an edge) is read by the reach goals only; a fair goal,
+    whose own subgraphs make the run's peak, starts without it, and a later reach goal
+    builds it again: same verdicts."""
+    from osf_check.explorer.check import prepare
+    from osf_check.explorer.graph import checks
+    from osf_check.explorer.vector.search import vector_bfs
+    m, props, _ = prepare("graph-relay", params={"intents": 1}, props=["A2", "A10"])
+    ex = vector_bfs(m, props, depth=None, keep_graph=True)
+    held, fair = [], checks._fair
+
+    def spy(g, *a):
+        held.append(g._reverse is not None)
+        return fair(g, *a)
+    monkeypatch.setattr(checks, "_fair", spy)
+    rep = checks.check_graph(ex, props)
+    assert rep.checked == {"A2": "holds", "A10": "holds"}
+    kinds = [c.kind for p in props for c in p.checks if c.kind in ("reach", "fair")]
+    assert kinds.index("reach") < kinds.index("fair") and held and not any(held)

@@ -214,6 +214,10 @@ def _goal(g: _Graph, ex: Exploration, ext: "_Extension", p: Property, kind: str,
     violations it added to ``ex`` and the seconds it took."""
     t0, before = time.perf_counter(), len(ex.violations)
     und = [0]
+    if kind != "reach":
+        # the fair search never reads the reverse graph (4 bytes an edge), and its own
+        # subgraphs are the run's peak: a later reach goal builds it again (seconds)
+        g._reverse = None
     res = _reach(g, ex, ext, p, goal, und) if kind == "reach" else _fair(g, ex, p, goal)
     return res, und[0], ex.violations[before:], time.perf_counter() - t0
 
@@ -584,7 +588,10 @@ class _Fairness:
     member: np.ndarray  # action -> in some set
 
 
-_STEP = 1 << 24  # edges per slice: per-edge temporaries stay bounded (~100 MB)
+#: edges per slice: a slice's temporaries (positions, targets, sources, actions, each
+#: edge's fair-set column, masks: about 20 bytes an edge) stay near 100 MB however
+#: large the graph; at 1 << 24 they were 0.5 GB, on top of the alive subgraph
+_STEP = 1 << 22
 
 
 def _fairness(g: _Graph, sets: Sequence) -> _Fairness:
@@ -602,7 +609,7 @@ def _fairness(g: _Graph, sets: Sequence) -> _Fairness:
             m = np.zeros(nacts + 1, dtype=bool)
             m[mine] = True
             weak.append((c, m))
-    layers = [np.full(nacts + 1, -1, dtype=np.int64)
+    layers = [np.full(nacts + 1, -1, dtype=np.int16)  # read once per edge: keep it narrow
               for _ in range(max(map(len, cols_of.values()), default=1))]
     for a, cs in cols_of.items():
         for k, c in enumerate(cs):
@@ -622,8 +629,10 @@ def _out_edges(g: _Graph, ids: np.ndarray):
     and its edges' positions in ``g.dst``/``g.act`` (a state's edges together, by state).
     Reads only those edges, not the whole graph: the sets the fair search refines shrink
     fast."""
-    starts = g.off[ids].astype(np.int64)
-    deg = g.off[ids + 1].astype(np.int64) - starts
+    # positions in 32 bits while the edges fit: the largest temporary of a slice
+    it = np.int32 if len(g.dst) < 2**31 - 1 else np.int64
+    starts = g.off[ids].astype(it)
+    deg = g.off[ids + 1].astype(it) - starts
     ends = np.cumsum(deg)  # edges of ids[:u+1], over the states asked for
     u, k = 0, len(ids)
     while u < k:
@@ -675,7 +684,11 @@ def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
     counts = np.zeros(k, dtype=np.int64)
     weak_en = {c: np.zeros(k, dtype=bool) for c, _ in f.weak}
     fair_moves = np.zeros(k, dtype=bool)
-    dsts, acts, ssrc, scol = [], [], [], []
+    # the kept edges go straight into arrays sized for every edge read, cut to size at
+    # the end (in place): a list of slices joined would hold the subgraph twice
+    reads = int((g.off[ids + 1].astype(np.int64) - g.off[ids]).sum())
+    dst, act, at = np.empty(reads, dtype=np.int32), np.empty(reads, dtype=g.act.dtype), 0
+    ssrc, scol = [], []
     for u, v, deg, idx in _out_edges(g, ids):
         a_, gd = g.act[idx], g.dst[idx]
         del idx
@@ -696,12 +709,16 @@ def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
         fair_moves[src[f.member[a_]]] = True
         keep = nd >= 0
         counts[u:v] = np.bincount(src[keep] - u, minlength=v - u)
-        dsts.append(nd[keep])
-        acts.append(a_[keep])
+        kept = int(counts[u:v].sum())
+        dst[at:at + kept] = nd[keep]
+        act[at:at + kept] = a_[keep]
+        at += kept
+    dst.resize(at, refcheck=False)
+    act.resize(at, refcheck=False)
     indptr = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    return _Alive(ids, indptr, _cat(dsts, np.int32), _cat(acts, np.int16), _cat(ssrc, np.int32),
-                  _cat(scol, np.int16), weak_en, fair_moves)
+    return _Alive(ids, indptr, dst, act, _cat(ssrc, np.int32), _cat(scol, np.int16), weak_en,
+                  fair_moves)
 
 
 def _taken_inside(indptr: np.ndarray, dst: np.ndarray, act: np.ndarray, label: np.ndarray,
