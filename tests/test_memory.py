@@ -112,3 +112,18 @@ def test_the_reverse_graph_is_not_held_while_a_fair_goal_runs(monkeypatch):
     assert rep.checked == {"A2": "holds", "A10": "holds"}
     kinds = [c.kind for p in props for c in p.checks if c.kind in ("reach", "fair")]
     assert kinds.index("reach") < kinds.index("fair") and held and not any(held)
+
+
+def test_numbering_a_level_releases_every_piece_of_its_candidates():
+    """A level's candidates (keys, parents, actions) are joined before they are numbered;
+    the caller's pieces are released then, all three (not the keys alone): the parent
+    and action pieces held to the end were 6 bytes a candidate more at the level's peak."""
+    import numpy as np
+    from osf_check.explorer.store.levels import LevelStore
+    s = LevelStore(np.array([[0]], dtype=np.uint64), np.int16)
+    keys = [np.array([[5], [3]], dtype=np.uint64), np.array([[3]], dtype=np.uint64)]
+    parent = [np.array([0, 0], dtype=np.int32), np.array([0], dtype=np.int32)]
+    via = [np.array([1, 2], dtype=np.int16), np.array([0], dtype=np.int16)]
+    assert s.add_found(keys, parent, via) == 1
+    assert (keys, parent, via) == ([], [], [])
+    assert s.keys[1].ravel().tolist() == [3, 5] and s.via[1].tolist() == [0, 1]

@@ -332,7 +332,8 @@ class LevelStore:
             return self.total
         allk = np.concatenate(keys)
         par, act = np.concatenate(parent), np.concatenate(via)
-        keys.clear()  # the caller's pieces are no longer needed
+        for pieces in (keys, parent, via):  # the caller's pieces are no longer needed
+            pieces.clear()
         _, sel = least(sortable(allk), rank(par, act))
         return self.add_level(allk[sel], par[sel], act[sel])
 
