@@ -127,3 +127,33 @@ def test_numbering_a_level_releases_every_piece_of_its_candidates():
     assert s.add_found(keys, parent, via) == 1
     assert (keys, parent, via) == ([], [], [])
     assert s.keys[1].ravel().tolist() == [3, 5] and s.via[1].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("way", ["backward", "forward"])
+def test_a_reach_or_region_search_reads_a_slice_of_edges_at_a_time(way):
+    """The reach checks' backward search starts from every goal state, the fair checks'
+    forward search from every seed: a frontier of millions of states whose edges were
+    gathered at once (positions, targets, sources: gigabytes on graph-relay's complete
+    run).  They are read a slice at a time; the result is the same."""
+    import tracemalloc
+    import numpy as np
+    from osf_check.explorer.graph import checks
+    r = _random_graph(1_000_000, 24, 40)
+    g = checks._Graph.__new__(checks._Graph)
+    g.n, g.off, g.dst, g.act, g._reverse = r.n, r.off, r.dst, r.act, None
+    g.reverse()  # built before: the search's own temporaries are measured
+    start = np.zeros(g.n, dtype=bool)
+    start[::2] = True  # a frontier of half the states (12 M edges)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        got = g.backward(start) if way == "backward" else g.forward(start, ~start)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    reached = got if way == "backward" else got[0]
+    kept = reached.nbytes + (sum(a.nbytes for lv in got[1] for a in lv) if way == "forward"
+                             else 0)
+    assert reached.all()  # (random edges: every state reaches and is reached)
+    temporaries = peak - before - kept
+    assert temporaries < 110 * 2**20, f"{temporaries / 2**20:.0f} MB of temporaries"

@@ -102,20 +102,15 @@ class _Graph:
         mark = mark.copy()
         frontier = np.flatnonzero(mark)
         while frontier.size:
-            starts, ends = roff[frontier], roff[frontier + 1]
-            lens = ends - starts
-            total = int(lens.sum())
-            if total == 0:
-                break
-            # the predecessors of every frontier state, read from the reverse CSR at once
-            # (in 32 bits while the edges fit: half the memory traffic)
-            it = np.int32 if len(rsrc) < 2**31 - 1 else np.int64
-            preds = rsrc[_run_indices(starts.astype(it), lens.astype(it), total)]
-            preds = preds[~mark[preds]]
-            mark[preds] = True
-            # the new frontier without a sort: a bitmap keeps each state once
-            fresh = np.zeros(self.n, dtype=bool)
-            fresh[preds] = True
+            # the frontier's predecessors read from the reverse CSR a slice at a time: a
+            # frontier of millions of goal states has a predecessor list of gigabytes
+            fresh = np.zeros(self.n, dtype=bool)  # a bitmap keeps each state once
+            for _, _, _, idx in _slices(roff, frontier, len(rsrc)):
+                preds = rsrc[idx]
+                del idx
+                preds = preds[~mark[preds]]
+                mark[preds] = True
+                fresh[preds] = True
             frontier = np.flatnonzero(fresh)
         return mark
 
@@ -126,21 +121,25 @@ class _Graph:
         open_ = region & ~seeds  # where the search may still go: one gather per edge
         levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         frontier = np.flatnonzero(seeds)
-        # edge positions in 32 bits while the edges fit: half the memory traffic
-        it = np.int32 if len(self.dst) < 2**31 - 1 else np.int64
         while frontier.size:
-            starts = self.off[frontier].astype(it)
-            lens = self.off[frontier + 1].astype(it) - starts
-            idx = _run_indices(starts, lens, int(lens.sum()))
-            d = self.dst[idx]
-            keep = open_[d]
-            if not keep.any():
+            got = []
+            # a slice at a time; a state reached in an earlier slice is taken from there:
+            # its first edge in the frontier's order, as over the whole frontier at once
+            for u, v, lens, idx in _slices(self.off, frontier, len(self.dst)):
+                d = self.dst[idx]
+                keep = open_[d]
+                if not keep.any():
+                    continue
+                d, first = np.unique(d[keep], return_index=True)
+                src = np.repeat(frontier[u:v], lens)[keep][first]
+                got.append((d, src, self.act[idx][keep][first]))
+                open_[d] = False
+            if not got:
                 break
-            d, first = np.unique(d[keep], return_index=True)
-            src = np.repeat(frontier, lens)[keep][first]
-            levels.append((d, src, self.act[idx][keep][first]))
-            open_[d] = False
-            frontier = d
+            d, src, act = (np.concatenate(x) for x in zip(*got))
+            o = np.argsort(d, kind="stable")
+            levels.append((d[o], src[o], act[o]))
+            frontier = d[o]
         return seeds | (region & ~open_), levels
 
     def enabled(self, u: int) -> frozenset[int]:
@@ -624,15 +623,21 @@ def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
 
 
 def _out_edges(g: _Graph, ids: np.ndarray):
-    """The edges out of states ``ids`` (sorted), in blocks of about ``_STEP`` edges: for
-    each block, the range ``u, v`` of ``ids`` it covers, each of those states' out-degree
-    and its edges' positions in ``g.dst``/``g.act`` (a state's edges together, by state).
-    Reads only those edges, not the whole graph: the sets the fair search refines shrink
-    fast."""
+    """The edges out of states ``ids`` (sorted), in blocks of about ``_STEP`` edges
+    (:func:`_slices` of the graph).  Reads only those edges, not the whole graph: the
+    sets the fair search refines shrink fast."""
+    return _slices(g.off, ids, len(g.dst))
+
+
+def _slices(off: np.ndarray, ids: np.ndarray, edges: int):
+    """The edges of states ``ids`` in the CSR whose rows start at ``off`` (``edges`` in
+    all), in blocks of about ``_STEP`` edges: for each block, the range ``u, v`` of
+    ``ids`` it covers, each of those states' edge count and its edges' positions (a
+    state's edges together, in ``ids``' order)."""
     # positions in 32 bits while the edges fit: the largest temporary of a slice
-    it = np.int32 if len(g.dst) < 2**31 - 1 else np.int64
-    starts = g.off[ids].astype(it)
-    deg = g.off[ids + 1].astype(it) - starts
+    it = np.int32 if edges < 2**31 - 1 else np.int64
+    starts = off[ids].astype(it)
+    deg = off[ids + 1].astype(it) - starts
     ends = np.cumsum(deg)  # edges of ids[:u+1], over the states asked for
     u, k = 0, len(ids)
     while u < k:
