@@ -80,6 +80,7 @@ def test_the_graph_keeps_no_source_per_edge(tmp_path):
     _, dst, act = b.__dict__["_edges"]
     held = b.__dict__["_edges"][0], b.edge_off
     assert held[0] is None and len(held[1]) == b.distinct + 1
+    assert act.dtype == np.int8 and len(m.instances) < 128  # one byte an edge's action
     check_graph(b, props)
     assert b.__dict__["_edges"][0] is None  # the checks did not build them
     assert len(dst) > 10 * b.distinct  # (so that per-edge sources would show)
