@@ -157,3 +157,31 @@ def test_a_reach_or_region_search_reads_a_slice_of_edges_at_a_time(way):
     assert reached.all()  # (random edges: every state reaches and is reached)
     temporaries = peak - before - kept
     assert temporaries < 110 * 2**20, f"{temporaries / 2**20:.0f} MB of temporaries"
+
+
+def test_numbering_a_level_costs_a_bounded_number_of_bytes_a_candidate():
+    """A level's candidates are numbered at its end, the search's peak: sorted by key, a
+    winner chosen per key by least (action, parent).  The temporaries of that choice
+    are released as soon as read, and no rank is kept for every candidate beside them:
+    measured with two-word keys, as wire-relay's (numpy's allocations, tracemalloc)."""
+    import tracemalloc
+    import numpy as np
+    from osf_check.explorer.store.levels import LevelStore
+    rng = np.random.default_rng(1)
+    n = 2_000_000
+    s = LevelStore(np.zeros((1, 2), dtype=np.uint64), np.int16)
+    keys = rng.integers(1, n, size=(n, 2)).astype(np.uint64)
+    keys[:, 1] = 0  # a quarter of the candidates repeat another (one word varies)
+    parent = rng.integers(0, 1, size=n).astype(np.int32)
+    via = rng.integers(0, 60, size=n).astype(np.int16)
+    pieces = [keys], [parent], [via]
+    del keys, parent, via  # held by the lists alone, as the search hands them over
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        s.add_found(*pieces)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    per = (peak - before) / n
+    assert per < 70, f"{per:.0f} bytes a candidate"

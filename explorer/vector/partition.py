@@ -39,7 +39,8 @@ from osf_check.explorer.result import Progress, Violation
 from osf_check.explorer.store.layout import Layout
 from .shard_edges import Answers, OutEdges, fill, runs, sources
 from osf_check.explorer.store import levels as store
-from osf_check.explorer.store.levels import LevelStore, first, first_inverse, key_rows, least, rank, sortable
+from osf_check.explorer.store.levels import (LevelStore, first, first_inverse, key_rows, least_rows,
+                                             sortable)
 from .successors import Expansion, Successors, action_dtype
 from .verdicts import Judge
 from ..result import WorkerLost
@@ -264,7 +265,7 @@ class Shard:
             keys, parent, via = [np.zeros((0, self.lay.words), np.uint64)], \
                 [np.zeros(0, np.int32)], [np.zeros(0, self.succ.act_dtype)]
         ck, cp, ca = _cat(list(zip(keys, parent, via)))
-        _, rows = least(sortable(ck), rank(cp, ca))
+        rows = least_rows(sortable(ck), cp, ca)
         self.found = (ck[rows], cp[rows], ca[rows])
         if self.answers is not None and self.answers.final:  # nothing new here
             self.replies, self.answers = self.answers.ids, None
