@@ -41,7 +41,7 @@ from osf_check.explorer.result import Exploration, Progress
 from osf_check.explorer.store.layout import Layout
 from .shard_edges import sources
 from osf_check.explorer.store.levels import IdsExhausted, LevelStore
-from .successors import Expansion, Successors, action_dtype, expand_range
+from .successors import Expansion, Successors, edge_action_dtype, expand_range
 from .verdicts import Judge
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         t0 -= float(saved["seconds"])
         ex.seconds_before = float(saved["seconds"])
     judge = Judge(model, checks, store.path_to)
-    edges = EdgeLog(_edge_actions(model), saved if keep_graph and saved is not None else None) \
+    edges = EdgeLog(edge_action_dtype(model), saved if keep_graph and saved is not None else None) \
         if keep_graph else None
     if saved is not None:
         judge.restore(saved["meta"])
@@ -261,13 +261,6 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                       time.perf_counter() - t0)
             last_cp = time.perf_counter()
     return _finish(ex, store, run, judge, edges, stop_after_levels, t0)
-
-
-def _edge_actions(model: Model) -> type:
-    """The type of an edge's action: one byte while the actions fit (graph-relay's do),
-    since the graph keeps one an edge (the store's parent links keep theirs in
-    :func:`~.successors.action_dtype`, which its checkpoints name)."""
-    return np.int8 if len(model.instances) <= 127 else action_dtype(model)
 
 
 @dataclass
