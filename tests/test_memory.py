@@ -185,3 +185,26 @@ def test_numbering_a_level_costs_a_bounded_number_of_bytes_a_candidate():
         tracemalloc.stop()
     per = (peak - before) / n
     assert per < 70, f"{per:.0f} bytes a candidate"
+
+
+def test_building_the_reverse_graph_costs_its_size_and_a_byte_an_edge():
+    """The reach checks' reverse graph (scipy's CSR-to-CSC conversion) keeps the
+    predecessors (4 bytes an edge) and their offsets; the matrix's values, never read,
+    are the edges' actions (one byte), not an array of ones made for it."""
+    import tracemalloc
+    import numpy as np
+    from osf_check.explorer.graph import checks
+    r = _random_graph(1_000_000, 24, 40)
+    r.act = r.act.astype(np.int8)  # as the vector engine keeps them (fewer than 128)
+    g = checks._Graph.__new__(checks._Graph)
+    g.n, g.off, g.dst, g.act, g._reverse = r.n, r.off, r.dst, r.act, None
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        rsrc, roff = g.reverse()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(rsrc) == len(g.dst) and roff[-1] == len(g.dst)
+    per = (peak - before - rsrc.nbytes - roff.nbytes) / len(g.dst)
+    assert per < 1.75, f"{per:.2f} bytes an edge of temporaries"

@@ -90,8 +90,9 @@ class _Graph:
             # scipy's CSR-to-CSC conversion is a counting sort in C, not a sort of edges
             from scipy.sparse import csr_matrix
             n = self.n
-            rev = csr_matrix((np.ones(len(self.dst), dtype=np.int8),
-                              self.dst.astype(self.off.dtype, copy=False), self.off),
+            # the matrix's values are never read: the actions serve (one byte an edge on
+            # most models), where a new array of ones cost a byte an edge more
+            rev = csr_matrix((self.act, self.dst.astype(self.off.dtype, copy=False), self.off),
                              shape=(n, n)).tocsc()
             self._reverse = (rev.indices, rev.indptr.astype(np.int64))
         return self._reverse
