@@ -26,6 +26,7 @@ from osf_check.properties.base import Goal, Property
 from osf_check.explorer.result import Exploration, Violation, WorkerLost
 from osf_check.explorer.compiled.npeval import np_eval, packed_array, unpack_columns
 from osf_check.explorer.compiled.pycompile import compile_pack, compile_pred, compile_steps
+from osf_check.explorer.store.allocator import give_back_freed
 from osf_check.explorer.store.levels import get_bits, set_bits
 
 if TYPE_CHECKING:  # networkx is imported where a lasso is drawn: it costs a quarter
@@ -214,6 +215,10 @@ def _goal(g: _Graph, ex: Exploration, ext: "_Extension", p: Property, kind: str,
     violations it added to ``ex`` and the seconds it took."""
     t0, before = time.perf_counter(), len(ex.violations)
     und = [0]
+    # the last goal's slices (each below the allocator's mapping threshold) are freed
+    # but kept for reuse; this goal's arrays are of other sizes, and the memory kept
+    # would add to its resident peak
+    give_back_freed()
     if kind != "reach":
         # the fair search never reads the reverse graph (4 bytes an edge), and its own
         # subgraphs are the run's peak: a later reach goal builds it again (seconds)
