@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,39 @@ def test_storage_is_compact():
     m, props, _ = prepare("wire-relay")
     ex = vector_bfs(m, [], depth=5)
     assert ex.layout.words == 2 and 22 * ex.distinct < ex.stored_bytes() <= 24 * ex.distinct
+
+
+def test_the_graph_keeps_no_source_per_edge(tmp_path):
+    """The edges' sources are kept as where each state's edges start (8 bytes a state),
+    not 4 bytes an edge: the graph checks read that form, so a complete run with reach
+    or fair properties never spells the sources out.  The edges are the explicit
+    engine's, also after a checkpoint taken half way (whose file keeps a source per
+    edge) is resumed."""
+    m, props, _ = prepare("graph-relay", params={"intents": 1})
+    a = bfs(m, props, depth=None, keep_graph=True, stop_on_violation=False)
+    b = vector_bfs(m, props, depth=None, keep_graph=True, stop_on_violation=False, chunk=1000)
+    _, dst, act = b.__dict__["_edges"]
+    held = b.__dict__["_edges"][0], b.edge_off
+    assert held[0] is None and len(held[1]) == b.distinct + 1
+    assert act.dtype == np.int8 and len(m.instances) < 128  # one byte an edge's action
+    check_graph(b, props)
+    assert b.__dict__["_edges"][0] is None  # the checks did not build them
+    assert len(dst) > 10 * b.distinct  # (so that per-edge sources would show)
+    want = _edge_set(a)
+    assert _edge_set(b) == want
+    vector_bfs(m, props, depth=None, keep_graph=True, stop_on_violation=False, chunk=1000,
+               checkpoint=tmp_path, checkpoint_every=0, stop_after_levels=6)
+    c = vector_bfs(m, props, depth=None, keep_graph=True, stop_on_violation=False,
+                   chunk=1000, resume=tmp_path)
+    assert _edge_set(c) == want
+
+
+def _edge_set(ex) -> Counter:
+    """The edges as (source state, target state, action): the engines number states
+    differently."""
+    states = [ex.state(i) for i in range(ex.distinct)]
+    return Counter((states[s], states[d], a)
+                   for s, d, a in zip(*(np.asarray(e).tolist() for e in ex.edges)))
 
 
 def test_interrupted_run_resumes_to_the_same_counts(tmp_path):

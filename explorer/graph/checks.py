@@ -26,6 +26,7 @@ from osf_check.properties.base import Goal, Property
 from osf_check.explorer.result import Exploration, Violation, WorkerLost
 from osf_check.explorer.compiled.npeval import np_eval, packed_array, unpack_columns
 from osf_check.explorer.compiled.pycompile import compile_pack, compile_pred, compile_steps
+from osf_check.explorer.store.allocator import give_back_freed
 from osf_check.explorer.store.levels import get_bits, set_bits
 
 if TYPE_CHECKING:  # networkx is imported where a lasso is drawn: it costs a quarter
@@ -90,8 +91,9 @@ class _Graph:
             # scipy's CSR-to-CSC conversion is a counting sort in C, not a sort of edges
             from scipy.sparse import csr_matrix
             n = self.n
-            rev = csr_matrix((np.ones(len(self.dst), dtype=np.int8),
-                              self.dst.astype(self.off.dtype, copy=False), self.off),
+            # the matrix's values are never read: the actions serve (one byte an edge on
+            # most models), where a new array of ones cost a byte an edge more
+            rev = csr_matrix((self.act, self.dst.astype(self.off.dtype, copy=False), self.off),
                              shape=(n, n)).tocsc()
             self._reverse = (rev.indices, rev.indptr.astype(np.int64))
         return self._reverse
@@ -102,20 +104,15 @@ class _Graph:
         mark = mark.copy()
         frontier = np.flatnonzero(mark)
         while frontier.size:
-            starts, ends = roff[frontier], roff[frontier + 1]
-            lens = ends - starts
-            total = int(lens.sum())
-            if total == 0:
-                break
-            # the predecessors of every frontier state, read from the reverse CSR at once
-            # (in 32 bits while the edges fit: half the memory traffic)
-            it = np.int32 if len(rsrc) < 2**31 - 1 else np.int64
-            preds = rsrc[_run_indices(starts.astype(it), lens.astype(it), total)]
-            preds = preds[~mark[preds]]
-            mark[preds] = True
-            # the new frontier without a sort: a bitmap keeps each state once
-            fresh = np.zeros(self.n, dtype=bool)
-            fresh[preds] = True
+            # the frontier's predecessors read from the reverse CSR a slice at a time: a
+            # frontier of millions of goal states has a predecessor list of gigabytes
+            fresh = np.zeros(self.n, dtype=bool)  # a bitmap keeps each state once
+            for _, _, _, idx in _slices(roff, frontier, len(rsrc)):
+                preds = rsrc[idx]
+                del idx
+                preds = preds[~mark[preds]]
+                mark[preds] = True
+                fresh[preds] = True
             frontier = np.flatnonzero(fresh)
         return mark
 
@@ -126,21 +123,25 @@ class _Graph:
         open_ = region & ~seeds  # where the search may still go: one gather per edge
         levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         frontier = np.flatnonzero(seeds)
-        # edge positions in 32 bits while the edges fit: half the memory traffic
-        it = np.int32 if len(self.dst) < 2**31 - 1 else np.int64
         while frontier.size:
-            starts = self.off[frontier].astype(it)
-            lens = self.off[frontier + 1].astype(it) - starts
-            idx = _run_indices(starts, lens, int(lens.sum()))
-            d = self.dst[idx]
-            keep = open_[d]
-            if not keep.any():
+            got = []
+            # a slice at a time; a state reached in an earlier slice is taken from there:
+            # its first edge in the frontier's order, as over the whole frontier at once
+            for u, v, lens, idx in _slices(self.off, frontier, len(self.dst)):
+                d = self.dst[idx]
+                keep = open_[d]
+                if not keep.any():
+                    continue
+                d, first = np.unique(d[keep], return_index=True)
+                src = np.repeat(frontier[u:v], lens)[keep][first]
+                got.append((d, src, self.act[idx][keep][first]))
+                open_[d] = False
+            if not got:
                 break
-            d, first = np.unique(d[keep], return_index=True)
-            src = np.repeat(frontier, lens)[keep][first]
-            levels.append((d, src, self.act[idx][keep][first]))
-            open_[d] = False
-            frontier = d
+            d, src, act = (np.concatenate(x) for x in zip(*got))
+            o = np.argsort(d, kind="stable")
+            levels.append((d[o], src[o], act[o]))
+            frontier = d[o]
         return seeds | (region & ~open_), levels
 
     def enabled(self, u: int) -> frozenset[int]:
@@ -214,6 +215,14 @@ def _goal(g: _Graph, ex: Exploration, ext: "_Extension", p: Property, kind: str,
     violations it added to ``ex`` and the seconds it took."""
     t0, before = time.perf_counter(), len(ex.violations)
     und = [0]
+    # the last goal's slices (each below the allocator's mapping threshold) are freed
+    # but kept for reuse; this goal's arrays are of other sizes, and the memory kept
+    # would add to its resident peak
+    give_back_freed()
+    if kind != "reach":
+        # the fair search never reads the reverse graph (4 bytes an edge), and its own
+        # subgraphs are the run's peak: a later reach goal builds it again (seconds)
+        g._reverse = None
     res = _reach(g, ex, ext, p, goal, und) if kind == "reach" else _fair(g, ex, p, goal)
     return res, und[0], ex.violations[before:], time.perf_counter() - t0
 
@@ -584,7 +593,10 @@ class _Fairness:
     member: np.ndarray  # action -> in some set
 
 
-_STEP = 1 << 24  # edges per slice: per-edge temporaries stay bounded (~100 MB)
+#: edges per slice: a slice's temporaries (positions, targets, sources, actions, each
+#: edge's fair-set column, masks: about 20 bytes an edge) stay near 100 MB however
+#: large the graph; at 1 << 24 they were 0.5 GB, on top of the alive subgraph
+_STEP = 1 << 22
 
 
 def _fairness(g: _Graph, sets: Sequence) -> _Fairness:
@@ -602,7 +614,7 @@ def _fairness(g: _Graph, sets: Sequence) -> _Fairness:
             m = np.zeros(nacts + 1, dtype=bool)
             m[mine] = True
             weak.append((c, m))
-    layers = [np.full(nacts + 1, -1, dtype=np.int64)
+    layers = [np.full(nacts + 1, -1, dtype=np.int16)  # read once per edge: keep it narrow
               for _ in range(max(map(len, cols_of.values()), default=1))]
     for a, cs in cols_of.items():
         for k, c in enumerate(cs):
@@ -617,13 +629,21 @@ def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
 
 
 def _out_edges(g: _Graph, ids: np.ndarray):
-    """The edges out of states ``ids`` (sorted), in blocks of about ``_STEP`` edges: for
-    each block, the range ``u, v`` of ``ids`` it covers, each of those states' out-degree
-    and its edges' positions in ``g.dst``/``g.act`` (a state's edges together, by state).
-    Reads only those edges, not the whole graph: the sets the fair search refines shrink
-    fast."""
-    starts = g.off[ids].astype(np.int64)
-    deg = g.off[ids + 1].astype(np.int64) - starts
+    """The edges out of states ``ids`` (sorted), in blocks of about ``_STEP`` edges
+    (:func:`_slices` of the graph).  Reads only those edges, not the whole graph: the
+    sets the fair search refines shrink fast."""
+    return _slices(g.off, ids, len(g.dst))
+
+
+def _slices(off: np.ndarray, ids: np.ndarray, edges: int):
+    """The edges of states ``ids`` in the CSR whose rows start at ``off`` (``edges`` in
+    all), in blocks of about ``_STEP`` edges: for each block, the range ``u, v`` of
+    ``ids`` it covers, each of those states' edge count and its edges' positions (a
+    state's edges together, in ``ids``' order)."""
+    # positions in 32 bits while the edges fit: the largest temporary of a slice
+    it = np.int32 if edges < 2**31 - 1 else np.int64
+    starts = off[ids].astype(it)
+    deg = off[ids + 1].astype(it) - starts
     ends = np.cumsum(deg)  # edges of ids[:u+1], over the states asked for
     u, k = 0, len(ids)
     while u < k:
@@ -675,7 +695,11 @@ def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
     counts = np.zeros(k, dtype=np.int64)
     weak_en = {c: np.zeros(k, dtype=bool) for c, _ in f.weak}
     fair_moves = np.zeros(k, dtype=bool)
-    dsts, acts, ssrc, scol = [], [], [], []
+    # the kept edges go straight into arrays sized for every edge read, cut to size at
+    # the end (in place): a list of slices joined would hold the subgraph twice
+    reads = int((g.off[ids + 1].astype(np.int64) - g.off[ids]).sum())
+    dst, act, at = np.empty(reads, dtype=np.int32), np.empty(reads, dtype=g.act.dtype), 0
+    ssrc, scol = [], []
     for u, v, deg, idx in _out_edges(g, ids):
         a_, gd = g.act[idx], g.dst[idx]
         del idx
@@ -696,12 +720,16 @@ def _alive_csr(g: _Graph, alive: np.ndarray, f: _Fairness) -> _Alive:
         fair_moves[src[f.member[a_]]] = True
         keep = nd >= 0
         counts[u:v] = np.bincount(src[keep] - u, minlength=v - u)
-        dsts.append(nd[keep])
-        acts.append(a_[keep])
+        kept = int(counts[u:v].sum())
+        dst[at:at + kept] = nd[keep]
+        act[at:at + kept] = a_[keep]
+        at += kept
+    dst.resize(at, refcheck=False)
+    act.resize(at, refcheck=False)
     indptr = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    return _Alive(ids, indptr, _cat(dsts, np.int32), _cat(acts, np.int16), _cat(ssrc, np.int32),
-                  _cat(scol, np.int16), weak_en, fair_moves)
+    return _Alive(ids, indptr, dst, act, _cat(ssrc, np.int32), _cat(scol, np.int16), weak_en,
+                  fair_moves)
 
 
 def _taken_inside(indptr: np.ndarray, dst: np.ndarray, act: np.ndarray, label: np.ndarray,

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+from typing import Any
 
 import numpy as np
 
-__all__ = ["keep_freed_memory", "huge_zeros"]
+__all__ = ["keep_freed_memory", "give_back_freed", "huge_zeros"]
 
 # mallopt's parameters (glibc's malloc.h)
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
@@ -55,6 +56,35 @@ def keep_freed_memory() -> bool:
     return all(mallopt(p, v) == 1 for p, v in ((_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
                                                (_M_TRIM_THRESHOLD, TRIM_THRESHOLD),
                                                (_M_TOP_PAD, TOP_PAD)))
+
+
+def give_back_freed() -> None:
+    """Return to the kernel the free pages anywhere in the heap (glibc's ``malloc_trim``),
+    not only those at its top.
+
+    Where a search's pieces (a level's parent links, a chunk's edges: each below
+    :data:`MMAP_THRESHOLD`) are copied into one large array and freed one by one, the
+    large array is mapped on its own while the freed pieces stay in the heap, kept for
+    reuse: the copy then costs the whole size twice (0.45 GB of wire-relay's complete
+    run, the edges' size on graph-relay's).  Called as the pieces are released, the
+    copy costs one piece more.  Elsewhere than glibc it does nothing."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def _malloc_trim() -> Any:
+    global _TRIM
+    if _TRIM is False:
+        try:
+            _TRIM = ctypes.CDLL(None).malloc_trim
+            _TRIM.argtypes, _TRIM.restype = [ctypes.c_size_t], ctypes.c_int
+        except (OSError, AttributeError, TypeError):  # not glibc
+            _TRIM = None
+    return _TRIM
+
+
+_TRIM: Any = False  # not looked up yet
 
 
 #: the size of a transparent huge page on x86-64 and most arm64 kernels

@@ -1,9 +1,12 @@
 """The explored graph's edges, kept for the reach and fair checks.
 
 Edges come level by level, ordered by source and then action (the explicit engine's
-order), as three arrays: source id (int32), target id (int32), action (int16).  A
-target first found in the same level has no id until the level is numbered, so its
-key waits (:meth:`EdgeLog.end_level` looks it up once).
+order): target id (int32) and action (int16) per edge.  Their sources are kept as runs
+(each source once, with its number of edges) and given back as where each state's
+edges start (CSR): a source per edge would be 4 bytes an edge, the largest array of
+a complete run with reach or fair properties after the targets.  A target first found
+in the same level has no id until the level is numbered, so its key waits
+(:meth:`EdgeLog.end_level` looks it up once).
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .levels import LevelStore, first_inverse, sortable
+from .allocator import give_back_freed
+from .levels import LevelStore, first_inverse, runs, sortable
 
 __all__ = ["EdgeLog", "cat_free"]
 
@@ -28,6 +32,8 @@ def cat_free(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
         out[at:at + len(p)] = p
         at += len(p)
         parts[i] = _EMPTY  # not p[:0]: a view would keep p's memory
+        del p
+        give_back_freed()  # a chunk's pieces come from the heap (see there)
     parts.clear()
     return out
 
@@ -37,12 +43,19 @@ class EdgeLog:
 
     def __init__(self, act_dtype: Any, saved: dict[str, np.ndarray] | None = None):
         self.act_dtype = act_dtype
-        self.src: list[np.ndarray] = []
+        self.src: list[np.ndarray] = []  # each part's sources, once each (int32)
+        self.deg: list[np.ndarray] = []  # and how many edges leave each (int32)
         self.dst: list[np.ndarray] = []
         self.act: list[np.ndarray] = []
         if saved is not None:
-            self.src, self.dst, self.act = [saved["src_e"]], [saved["dst_e"]], [saved["act_e"]]
+            self._runs(saved["src_e"])
+            self.dst, self.act = [saved["dst_e"]], [saved["act_e"]]
         self._level()
+
+    def _runs(self, src: np.ndarray) -> None:
+        s, k = runs(src)
+        self.src.append(s.astype(np.int32))
+        self.deg.append(k.astype(np.int32))
 
     def _level(self) -> None:
         self.lvl_dst: list[np.ndarray] = []
@@ -66,7 +79,7 @@ class EdgeLog:
         self.pend_pos.append(miss + self.base)
         self.pend_keys.append(uniq[key[miss]])
         self.lvl_dst.append(dst)
-        self.src.append(cp[o])  # ids fit 32 bits (parent links are int32 too), actions 16
+        self._runs(cp[o])  # ids fit 32 bits (parent links are int32 too), actions 16
         self.act.append(ca[o].astype(self.act_dtype))
         self.base += len(ck)
         fresh = rows[~seen]
@@ -86,11 +99,19 @@ class EdgeLog:
     def saved(self) -> dict[str, np.ndarray]:
         """The edges so far, for a checkpoint (one array each, so that the next save
         does not copy pieces)."""
-        def cat(xs: list[np.ndarray]) -> np.ndarray:
-            return np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64)
-        self.src, self.dst, self.act = [cat(self.src)], [cat(self.dst)], [cat(self.act)]
-        return {"src_e": self.src[0], "dst_e": self.dst[0], "act_e": self.act[0]}
+        def cat(xs: list[np.ndarray], dtype: Any = np.int64) -> np.ndarray:
+            return np.concatenate(xs) if xs else np.zeros(0, dtype=dtype)
+        self.src, self.deg = [cat(self.src, np.int32)], [cat(self.deg, np.int32)]
+        self.dst, self.act = [cat(self.dst)], [cat(self.act)]
+        src = np.repeat(self.src[0], self.deg[0])  # the file keeps a source per edge
+        return {"src_e": src, "dst_e": self.dst[0], "act_e": self.act[0]}
 
-    def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return (cat_free(self.src, np.int32), cat_free(self.dst, np.int32),
-                cat_free(self.act, self.act_dtype))
+    def finish(self, states: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where the edges of each of the ``states`` states start (``states + 1``
+        offsets), then every edge's target and action."""
+        off = np.zeros(states + 1, dtype=np.int64)
+        for s, k in zip(self.src, self.deg):
+            np.add.at(off, s.astype(np.int64) + 1, k)  # a source may span two parts
+        np.cumsum(off, out=off)
+        self.src, self.deg = [], []
+        return off, cat_free(self.dst, np.int32), cat_free(self.act, self.act_dtype)

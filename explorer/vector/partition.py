@@ -39,8 +39,9 @@ from osf_check.explorer.result import Progress, Violation
 from osf_check.explorer.store.layout import Layout
 from .shard_edges import Answers, OutEdges, fill, runs, sources
 from osf_check.explorer.store import levels as store
-from osf_check.explorer.store.levels import LevelStore, first, first_inverse, key_rows, least, rank, sortable
-from .successors import Expansion, Successors, action_dtype
+from osf_check.explorer.store.levels import (LevelStore, first, first_inverse, key_rows, least_rows,
+                                             sortable)
+from .successors import Expansion, Successors, action_dtype, edge_action_dtype
 from .verdicts import Judge
 from ..result import WorkerLost
 
@@ -79,7 +80,7 @@ class Shard:
         self.kept: Parts = []  # this worker's own successors, between expand and merge
         # with the graph: the edges out of this worker's states, and its answers to
         # each sender for the level just merged (final once it is numbered)
-        self.out = OutEdges(parts, self.succ.act_dtype) if graph else None
+        self.out = OutEdges(parts, edge_action_dtype(model)) if graph else None
         self.answers: Answers | None = None
         self.replies: list[np.ndarray] | None = None
 
@@ -264,7 +265,7 @@ class Shard:
             keys, parent, via = [np.zeros((0, self.lay.words), np.uint64)], \
                 [np.zeros(0, np.int32)], [np.zeros(0, self.succ.act_dtype)]
         ck, cp, ca = _cat(list(zip(keys, parent, via)))
-        _, rows = least(sortable(ck), rank(cp, ca))
+        rows = least_rows(sortable(ck), cp, ca)
         self.found = (ck[rows], cp[rows], ca[rows])
         if self.answers is not None and self.answers.final:  # nothing new here
             self.replies, self.answers = self.answers.ids, None
@@ -999,7 +1000,7 @@ class _Files:
 
     def shape(self) -> tuple[int, int, str]:
         return (self.shard.total, self.shard.lay.words,
-                np.dtype(self.shard.succ.act_dtype).str)
+                np.dtype(edge_action_dtype(self.shard.succ.model)).str)
 
     def reserve(self, paths: list[str]) -> bool:
         """Allocate this worker's share of the pages of files that every worker then

@@ -41,7 +41,7 @@ from osf_check.explorer.result import Exploration, Progress
 from osf_check.explorer.store.layout import Layout
 from .shard_edges import sources
 from osf_check.explorer.store.levels import IdsExhausted, LevelStore
-from .successors import Expansion, Successors, expand_range
+from .successors import Expansion, Successors, edge_action_dtype, expand_range
 from .verdicts import Judge
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         t0 -= float(saved["seconds"])
         ex.seconds_before = float(saved["seconds"])
     judge = Judge(model, checks, store.path_to)
-    edges = EdgeLog(succ.act_dtype, saved if keep_graph and saved is not None else None) \
+    edges = EdgeLog(edge_action_dtype(model), saved if keep_graph and saved is not None else None) \
         if keep_graph else None
     if saved is not None:
         judge.restore(saved["meta"])
@@ -352,8 +352,10 @@ def _finish(ex: "_VectorExploration", store: LevelStore, run: _Run, judge: Judge
         ex.expanded = run.frontier[0]
     if edges is not None:
         # already by source, then action (the explicit engine's edge order): levels and
-        # their chunks come in id order; numpy arrays the graph checks read as they are
-        ex.edges = edges.finish()  # type: ignore[assignment]
+        # their chunks come in id order; numpy arrays the graph checks read as they are,
+        # kept by source (sources: on first read, which the graph checks never do)
+        ex.edge_off, dst, act = edges.finish(len(ex.keys))  # type: ignore[attr-defined]
+        ex.edges = (None, dst, act)  # type: ignore[assignment]
     ex.seconds = time.perf_counter() - t0
     return ex
 

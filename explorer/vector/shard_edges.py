@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from osf_check.explorer.store.levels import sortable
+from osf_check.explorer.store.levels import runs, sortable
 
 __all__ = ["OutEdges", "Answers", "fill", "place", "runs", "sources"]
 
@@ -121,20 +121,6 @@ class Answers:
     def final(self) -> bool:
         """No key waits for the level's numbering."""
         return not any(len(a) for a in self.new_at)
-
-
-def runs(src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sources of sorted ``src`` and how many times each comes (no copy of ``src``).
-
-    >>> s, k = runs(np.array([3, 3, 5, 8, 8, 8]))
-    >>> s.tolist(), k.tolist()
-    ([3, 5, 8], [2, 1, 3])
-    """
-    if not len(src):
-        return src[:0], np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(src[1:] != src[:-1]) + 1
-    bounds = np.concatenate(([0], starts, [len(src)]))
-    return src[bounds[:-1]], np.diff(bounds)
 
 
 def fill(outs: Sequence[np.ndarray], off: np.ndarray, mine: np.ndarray, src: np.ndarray,

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from osf_check.explorer.symmetry import Reduction
     from osf_check.explorer.store.layout import Layout
 
-__all__ = ["Successors", "Expansion", "expand_range", "action_dtype"]
+__all__ = ["Successors", "Expansion", "expand_range", "action_dtype", "edge_action_dtype"]
 
 
 class _Gather:
@@ -82,6 +82,13 @@ class Expansion:
 def action_dtype(model: Model) -> type:
     """The integer type that names one of the model's action instances."""
     return np.int16 if len(model.instances) < 32_000 else np.int32
+
+
+def edge_action_dtype(model: Model) -> type:
+    """The type of a graph edge's action: one byte while the actions fit (graph-relay's
+    do), since the graph keeps one an edge (the store's parent links keep theirs in
+    :func:`action_dtype`, which its checkpoints name)."""
+    return np.int8 if len(model.instances) <= 127 else action_dtype(model)
 
 
 class Successors:
