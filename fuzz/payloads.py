@@ -8,10 +8,11 @@ import functools
 from typing import Any
 
 from . import oracles
-from .graph_harness import FINISH
+from .graph_harness import FINISH, arguments
+from .graph_inputs import AGENT_KEYS
 
 __all__ = ["HALF", "TOUR_RESULTS", "ERRORS", "tour_result", "concrete", "step_data",
-           "handed_from", "data_classes"]
+           "handed_from", "data_classes", "chosen"]
 
 #: half a surrogate pair: valid JSON ("\\udc00") that a JavaScript string holds, and that
 #: Python's UTF-8 codec (and so SQLite's binding) refuses
@@ -57,6 +58,18 @@ def step_data(got: Any) -> dict[str, Any]:
     step ``data``: its result, and a failed one's error."""
     result, error = oracles.handed_over(got)
     return {"result": result} if error is None else {"result": result, "error": error}
+
+
+def chosen(name: str, args: dict[str, int]) -> dict[str, Any]:
+    """The concrete inputs of a step that are the checker's choice whatever the run: a
+    start call's idempotency key (the first two differ only in case) and the arguments
+    its agent passes (nested, not ASCII); a finishing Graph's tokens and cost.  Its
+    result and error (:func:`step_data`) come on top, from the phase that drives it."""
+    if name == "run_graph_session":
+        return {"key": AGENT_KEYS[args["i"]], "arguments": arguments(args["i"])}
+    if name == "graph_finish":
+        return dict(FINISH)
+    return {}
 
 
 def handed_from(data: dict[str, Any]) -> Any:

@@ -26,9 +26,9 @@ from typing import Any, Callable, Sequence
 
 from osf_check.models.dsl import ActionInstance, Model
 from osf_check.fuzz.graph_harness import FINISH, read_answer
-from osf_check.fuzz.graph_inputs import AGENT_KEYS
 from osf_check.fuzz.harness import Divergence, IdleEvents
-from osf_check.fuzz.oracles import handed_over, posted_bounded
+from osf_check.fuzz.oracles import posted_bounded
+from osf_check.fuzz.payloads import chosen, step_data
 from osf_check.models.graph_relay.vocab import OUTCOME
 from osf_check.models.errors import BadValue
 from osf_check.scratch import memory_dir
@@ -254,18 +254,15 @@ class ExternalHarness(IdleEvents):
 
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
         msg: dict[str, Any] = {"action": inst.name, "args": dict(inst.args), "label": inst.label}
+        data = chosen(inst.name, dict(inst.args))
         if inst.name == "tick" and self.shared_just_now:
-            msg["data"] = {"cause": "sharing"}  # the round the owner's change starts
-        if inst.name == "run_graph_session":  # the key is the checker's choice too: the
-            # first two differ only in case (a server comparing them without it merges them)
-            msg["data"] = {"key": AGENT_KEYS[inst.args["i"]]}
+            data["cause"] = "sharing"  # the round the owner's change starts
         if inst.name == "graph_finish":  # what the Graph produced is the harness's choice
             # (the status the Graph ends with: the adapter's relay may post it cancelled)
-            result, error = handed_over(self.result_for(inst.args["r"],
-                                                        OUTCOME.names[inst.args["o"]]))
-            msg["data"] = {"result": result, **FINISH}
-            if error is not None:
-                msg["data"]["error"] = error
+            data.update(step_data(self.result_for(inst.args["r"],
+                                                  OUTCOME.names[inst.args["o"]])))
+        if data:
+            msg["data"] = data
         status = self._status(inst)
         reply = self._step(msg)
         self._took = reply.get("took")
