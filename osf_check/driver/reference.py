@@ -56,6 +56,18 @@ class Reference:
         self.h = make_harness(self.model, self.mutant, self.tmp.name, self.seed,
                               lambda r, status: self._handed_over(r, status))
         self.seen = 0
+        self._map_the_agents_inputs()
+
+    def _map_the_agents_inputs(self) -> None:
+        """The start calls' key and arguments are osf-check's (step data), not the
+        harness's; an agent mutant (a fresh key per retry) keeps its own keys."""
+        from osf_check.fuzz.graph_harness import arguments
+        from osf_check.fuzz.mutants import GraphAgent
+        if type(getattr(self.h, "agent", None)) is not GraphAgent:
+            return
+        # closures, not bound methods, for the reason reset gives
+        self.h.key = lambda i: self.data.get("key", GraphAgent().key(i, 0))
+        self.h.arguments = lambda i: self.data.get("arguments", arguments(i))
 
     def _handed_over(self, r: int, status: str) -> Any:
         """What the Graph of this step hands over: osf-check's result, and its error."""
