@@ -668,7 +668,7 @@ def path_trace(model: Model, path: list[int], *, message: str, mutant: str | Non
     handed = list(data or ()) + [None] * len(path)
     for step, ai, d in zip(tr["steps"][1:], acts[1:], handed):
         inst = model.instances[ai]  # type: ignore[index]
-        full = {**chosen(inst.name, dict(inst.args)), **(d or {})}
+        full = {**chosen(model, inst.name, dict(inst.args)), **(d or {})}
         if full:  # every input the step message carried, as it carried them
             step["data"] = full
     return tr

@@ -254,7 +254,7 @@ class ExternalHarness(IdleEvents):
 
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
         msg: dict[str, Any] = {"action": inst.name, "args": dict(inst.args), "label": inst.label}
-        data = chosen(inst.name, dict(inst.args))
+        data = chosen(self.model, inst.name, dict(inst.args))
         if inst.name == "tick" and self.shared_just_now:
             data["cause"] = "sharing"  # the round the owner's change starts
         if inst.name == "graph_finish":  # what the Graph produced is the harness's choice
