@@ -271,8 +271,8 @@ class ExternalHarness(IdleEvents):
         if self.model.name == "graph-relay":
             self._completions(inst, status, reply, outputs)
         if inst.name == "graph_finish":  # A8, judged here on the payload the adapter sent
-            sent = reply.get("sent", [])
-            if "state" in reply and not any("post" in m for m in sent):
+            sent = [{"post": p} for r, p in self._posts(inst, reply) if r == inst.args["r"]]
+            if "state" in reply and not sent:
                 # the model posts the completion in this step: without its payload A8
                 # would hold unjudged, for any adapter that leaves `sent` out
                 raise AdapterError("malformed", f"the adapter's answer to {inst.label} reports "
@@ -282,6 +282,18 @@ class ExternalHarness(IdleEvents):
                                                   FINISH["tokens"], FINISH["cost"],
                                                   msg["data"].get("error")))
         return outputs
+
+    def _posts(self, inst: ActionInstance, reply: dict[str, Any]) -> list[tuple[int, Any]]:
+        """The completions the step posted, each with its run: ``sent`` lists them in the
+        order of the model steps taken (the one asked for, then ``took``'s), and each step
+        that posts (a Graph's end, a refusal) posted one."""
+        by_label = {i.label: i for i in self.model.instances}
+        steps = [inst, *(by_label[x] for x in (reply.get("took") or [])[1:] if x in by_label)]
+        runs = [i.args["r"] for i in steps if i.name in ("graph_finish", "refuse")]
+        posts = [m["post"] for m in reply.get("sent", []) if "post" in m]
+        if "r" in inst.args and len(runs) < len(posts):  # a step that posted more: its run's
+            runs += [inst.args["r"]] * (len(posts) - len(runs))
+        return list(zip(runs, posts))
 
     def _status(self, inst: ActionInstance) -> str | None:
         """Run r's status on the server before a deliver_post(r): whether it accepts."""
@@ -296,9 +308,8 @@ class ExternalHarness(IdleEvents):
         ``sent``; its ``read`` output follows from it)."""
         r = inst.args.get("r")
         sent = reply.get("sent", [])
-        for m in sent:
-            if "post" in m and r is not None:
-                self.posted[r] = m["post"]
+        for run, payload in self._posts(inst, reply):
+            self.posted[run] = payload
         if inst.name == "deliver_post" and status not in ("completed", "failed", "cancelled"):
             self.accepted[r] = self.posted.get(r)
         answers = [m["answer"] for m in sent if isinstance(m.get("answer"), dict)]
