@@ -43,10 +43,11 @@ def test_the_javascript_relay_follows_the_model():
         rep = tour("graph-relay", depth=6, harness=ext)
         assert ext.implementation == "node-graph-relay (JavaScript)"
         assert rep.failure is None, rep.failure
-        # every state and transition to depth 6, observed through the adapter (regression
-        # pins, as tests/test_fuzz_graph.py's: re-pinned with the lost requests and replies)
-        assert rep.states_covered == rep.states_total == 6_133
-        assert rep.edges_covered == rep.edges_total == 32_508
+        # the states and transitions to depth 6 the relay rests in, observed through the
+        # adapter (regression pins, as tests/test_fuzz_graph.py's): its loop starts a
+        # fetched command at once, so the states where one waits are not among them
+        assert (rep.states_covered, rep.states_total) == (5_501, 6_133)
+        assert (rep.edges_covered, rep.edges_total) == (30_244, 32_508)
         walks = hypothesis_run("graph-relay", examples=40, steps=30, profile="ci", harness=ext)
     assert walks.failure is None and walks.hypothesis_steps > 0
 
