@@ -35,7 +35,7 @@ from .graph_harness import IMPL_MUTANTS as GRAPH_MUTANTS
 from .graph_harness import GraphHarness
 from .harness import Crash, Divergence, Violation, crash_site
 from .payloads import ERRORS, HALF, TOUR_RESULTS, concrete, tour_result  # noqa: F401
-from .payloads import data_classes, handed_from, step_data
+from .payloads import chosen, data_classes, handed_from, step_data
 from .wire_harness import IMPL_MUTANTS as WIRE_MUTANTS
 from .wire_harness import WireHarness
 from osf_check.models.errors import BadValue
@@ -436,6 +436,8 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
     stack = [(0, iter(out.get(0, [])))]
     snaps = {0: h.snapshot()}
     here: int | None = 0  # the state the harness stands in, untouched since its snapshot
+    entered = {0}  # the states whose transitions the tour tries (each once)
+    merges = False  # the implementation took several model steps in one (fuzz.hidden)
     try:
         while stack:
             u, it = stack[-1]
@@ -459,6 +461,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
             path.append([a])
             after = chk.check(h, a, before)
             path[-1] += chk.hidden
+            merges = merges or bool(chk.hidden)
             rep.steps += 1
             target = ex.ids.get(pack(after))
             if target is not None:
@@ -474,10 +477,12 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
                                      n_edges))
                 if tick is not None:
                     tick(n_edges, rep.edges_total)
-            if ex.parent[v] == u and ex.via[v] == a and depth_of[v] < depth:
-                snaps[v] = h.snapshot()
-                here = v
-                stack.append((v, iter(out.get(v, []))))
+            land = _landed(ex, u, a, v, target, merges, entered)
+            if land is not None and depth_of[land] < depth:
+                snaps[land] = h.snapshot()
+                here = land
+                entered.add(land)
+                stack.append((land, iter(out.get(land, []))))
             else:
                 path.pop()
     except Divergence as e:
@@ -495,6 +500,20 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
         log(f"tour: {rep.steps:,} steps, {rep.states_covered:,}/{rep.states_total:,} states, "
             f"{rep.edges_covered:,}/{rep.edges_total:,} transitions in {rep.seconds:.1f} s")
     return rep
+
+
+def _landed(ex: Any, u: int, a: int, v: int, target: int | None, merges: bool,
+             entered: set[int]) -> int | None:
+    """The state the tour goes on from after the step ``(u, a, v)`` that left the
+    implementation in ``target`` (None: outside the map), if it goes on: by the explored
+    tree's edges; and, for an implementation that takes several model steps in one, from
+    each state of the map the first time it lands there, since the tree may pass through
+    states such an implementation never rests in."""
+    if target is None or target in entered:
+        return None
+    if merges or (target == v and ex.parent[v] == u and ex.via[v] == a):
+        return target
+    return None
 
 
 def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
@@ -679,9 +698,12 @@ def path_trace(model: Model, path: list[int], *, message: str, mutant: str | Non
                                                "kind": "fuzz"},
                     message=message, seed=seed, source="fuzz")
     tr["mutant"] = mutant
-    for step, d in zip(tr["steps"][1:], data or ()):
-        if d is not None:
-            step["data"] = d
+    handed = list(data or ()) + [None] * len(path)
+    for step, ai, d in zip(tr["steps"][1:], acts[1:], handed):
+        inst = model.instances[ai]  # type: ignore[index]
+        full = {**chosen(model, inst.name, dict(inst.args)), **(d or {})}
+        if full:  # every input the step message carried, as it carried them
+            step["data"] = full
     return tr
 
 
@@ -742,6 +764,21 @@ def _failed_at(model: Model, steps: list[dict[str, Any]], step: dict[str, Any],
             *(ReplayStep(s["index"], s["label"], how, str(e)) for s in rest)]
 
 
+def _took_as_recorded(model: Model, step: dict[str, Any], todo: list[dict[str, Any]],
+                      hidden: list[int]) -> list[dict[str, Any]] | ReplayStep:
+    """The trace's steps the implementation took with ``step`` (it first, then the ones it
+    took by itself, which the trace records as the steps that follow); where they are not
+    the ones the trace records next, the row that says so."""
+    labels = [model.instances[b].label for b in hidden]
+    recorded = [x["label"] for x in todo[:len(labels)]]
+    if recorded == labels:
+        return [step, *todo[:len(labels)]]
+    return ReplayStep(step["index"], step["label"], PARTED,
+                      f"the implementation does what the model does, and took "
+                      f"{', '.join(labels)} by itself with it where the trace goes on with "
+                      f"{', '.join(recorded) or 'nothing'}")
+
+
 def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int | None = None,
            harness: Callable[..., Harness] | None = None) -> list[ReplayStep]:
     """Run a trace (from explore, prove or fuzz) against the implementation, step by step
@@ -755,15 +792,17 @@ def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int | None
     handing: dict[str, Any] = {}  # the data of the step being replayed
 
     def result_for(r: int, status: str) -> Any:
-        data = handing.get("data")
-        return tour_result(r, status) if data is None else handed_from(data)
+        data = handing.get("data") or {}
+        return handed_from(data) if "result" in data else tour_result(r, status)
 
     seed = trace.get("seed", 0) if seed is None else seed
     h = (harness or make_harness)(model, mutant, None, seed, result_for)
     s = h.abstract()
     try:
         _same_shape(model, s, trace)
-        for step in trace["steps"][1:]:
+        todo = list(trace["steps"][1:])
+        while todo:
+            step = todo.pop(0)
             ai = labels.get(step["label"])
             if ai is None:  # the trace is corrupted, or of another model: bad input
                 raise BadValue(f"step {step['index']}: {step['label']!r} is no action of "
@@ -779,16 +818,21 @@ def replay(trace: dict[str, Any], *, mutant: str | None = None, seed: int | None
             except Divergence as e:
                 out += _failed_at(model, trace["steps"], step, chk.hidden, e)
                 break
+            took = _took_as_recorded(model, step, todo, chk.hidden)
+            if isinstance(took, ReplayStep):
+                out.append(took)
+                break
             # the trace's own record of the state (the variables both models have); the
             # implementation's is the correct model's here (check saw to that)
             got = model.show_state(s)
-            differ = [k for k, v in step["state"].items() if k in got and got[k] != v]
+            differ = [k for k, v in took[-1]["state"].items() if k in got and got[k] != v]
             if differ:
                 out.append(ReplayStep(step["index"], step["label"], PARTED,
                                       f"the implementation does what the model does; its state "
                                       f"differs from the trace in {', '.join(differ)}"))
                 break
-            out.append(ReplayStep(step["index"], step["label"], FOLLOWED))
+            out += [ReplayStep(x["index"], x["label"], FOLLOWED) for x in took]
+            del todo[:len(took) - 1]
     finally:
         h.close()
     return out

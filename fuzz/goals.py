@@ -29,6 +29,7 @@ from osf_check.models.expr import Not
 from osf_check.properties import catalogue, wire_relay
 from osf_check.properties.base import Check, Property
 
+from . import hidden
 from .driver import (Checker, Divergence, Harness, make_harness, model_for, shrink_path,
                      tour_result)
 
@@ -197,9 +198,13 @@ def _drive(model: Model, chk: Checker, mutant: str | None, path: list[int], seed
         s = h.abstract()
         if s != model.initial_states[0]:
             raise Divergence("the implementation's initial state is not the model's")
-        for ai in path:
+        todo = list(path)
+        while todo and chk.steps[todo[0]](s) is not None:
+            ai = todo.pop(0)
             done.append(ai)
             s = chk.check(h, ai, s)
+            done += chk.hidden  # steps the implementation took by itself, as the path may
+            todo = hidden.unasked(todo, chk.hidden)
         snap = h.snapshot()
         for ai in chk.enabled(s):
             h.restore(snap)

@@ -155,6 +155,9 @@ class GraphHarness(HarnessBase):
     def key(self, i: int) -> str:
         return self.agent.key(i, self.attempts[i])
 
+    def arguments(self, i: int) -> dict[str, Any]:
+        return arguments(i)
+
     def _key_index(self, r: int, key: str) -> int:
         k = self.agent.key_index(key, self.c.retries)
         if k is None:
@@ -378,7 +381,7 @@ class GraphHarness(HarnessBase):
             key = self.key(i)  # minted before the attempt is counted
             self.attempts[i] += 1
             call = {"graph_session_id": session_of(i % self.c.projects),
-                    "idempotency_key": key, "arguments": arguments(i)}
+                    "idempotency_key": key, "arguments": self.arguments(i)}
             try:
                 ticket = self._filed(call)
             except ToolError as e:
@@ -387,7 +390,7 @@ class GraphHarness(HarnessBase):
                                  f"to 128 characters)") from None
             self._same_key_elsewhere(call)
             self.ticket[i] = [r.command_id for r in self.server.runs].index(ticket["command_id"])
-            self.passed.setdefault(ticket["command_id"], arguments(i))
+            self.passed.setdefault(ticket["command_id"], call["arguments"])
             self.call[i] = "waiting"
         elif name == "lose_request":  # never reached the server: no implementation code
             self.attempts[a["i"]] += 1

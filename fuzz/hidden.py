@@ -52,6 +52,17 @@ def declared(model: Model, steps: Sequence[Step], ai: int, before: tuple,
     return out
 
 
+def unasked(todo: list[int], took: Sequence[int]) -> list[int]:
+    """``todo``, the rest of a path of model steps being driven, without the steps the
+    implementation just took by itself where the path takes them next (they are done).
+
+    >>> unasked([3, 4, 5], [3]), unasked([3, 4, 5], [4]), unasked([3], [])
+    ([4, 5], [3, 4, 5], [3])
+    """
+    n = len(took)
+    return todo[n:] if n and todo[:n] == list(took) else todo
+
+
 def search(steps: Sequence[Step], own: Sequence[int], start: tuple,
            target: tuple) -> list[int] | str:
     """The shortest sequence of the implementation's own steps (``own``, instance

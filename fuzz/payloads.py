@@ -7,11 +7,15 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from osf_check.models.dsl import Model
+
 from . import oracles
-from .graph_harness import FINISH
+from .graph_harness import FINISH, arguments
+from .graph_inputs import AGENT_KEYS
+from .wire_harness import op_key, op_params
 
 __all__ = ["HALF", "TOUR_RESULTS", "ERRORS", "tour_result", "concrete", "step_data",
-           "handed_from", "data_classes"]
+           "handed_from", "data_classes", "chosen"]
 
 #: half a surrogate pair: valid JSON ("\\udc00") that a JavaScript string holds, and that
 #: Python's UTF-8 codec (and so SQLite's binding) refuses
@@ -57,6 +61,27 @@ def step_data(got: Any) -> dict[str, Any]:
     step ``data``: its result, and a failed one's error."""
     result, error = oracles.handed_over(got)
     return {"result": result} if error is None else {"result": result, "error": error}
+
+
+#: wire-relay's actions that make a request frame of the phone
+SENDS = ("send", "send_malformed", "send_lost")
+
+
+def chosen(model: Model, name: str, args: dict[str, int]) -> dict[str, Any]:
+    """The concrete inputs of a step that are the checker's choice whatever the run:
+    graph-relay's start call's idempotency key (the first two differ only in case) and
+    the arguments its agent passes (nested, not ASCII), a finishing Graph's tokens and
+    cost; wire-relay's request's method, params and operation key (even-numbered ones
+    end in an emoji).  A Graph's result and error (:func:`step_data`) come on top, from
+    the phase that drives it."""
+    if name == "run_graph_session":
+        return {"key": AGENT_KEYS[args["i"]], "arguments": arguments(args["i"])}
+    if name == "graph_finish":
+        return dict(FINISH)
+    if model.name == "wire-relay" and name in SENDS:
+        op = model.constants["ctx"].ops[args["o"]]
+        return {"method": op.method, "params": op_params(op), "key": op_key(op)}
+    return {}
 
 
 def handed_from(data: dict[str, Any]) -> Any:

@@ -25,7 +25,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 from osf_check.explorer.result import Exploration
 from osf_check.models.dsl import Model
 
-from . import oracles
+from . import hidden, oracles
 from .harness import Divergence
 from .payloads import ERRORS, HALF, concrete, data_classes, step_data
 
@@ -110,8 +110,10 @@ class Walk(RuleBasedStateMachine):
         if start % 4 == 0:
             return
         starts = self.w.starts
-        for ai in self.w.tree.path_to(starts[(start // 4) % len(starts)])[1][1:]:
-            self.apply(ai)
+        todo = self.w.tree.path_to(starts[(start // 4) % len(starts)])[1][1:]
+        while todo and self.w.chk.steps[todo[0]](self.s) is not None:
+            self.apply(todo.pop(0))
+            todo = hidden.unasked(todo, self.w.chk.hidden)  # (done with the step before)
 
     @rule(data=st.data())
     def step(self, data: Any) -> None:

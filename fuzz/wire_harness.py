@@ -68,6 +68,19 @@ def _named(prefix: str, n: int) -> str:
     """
     return f"{prefix}{n}" + ("" if n % 2 else "😀")
 
+def op_params(op: Any) -> dict[str, Any]:
+    """The params an operation of the workload sends (its text numbered by the model)."""
+    if op.method == OUTBOX:
+        return outbox_params(SESSION, f"op-{op.phone}-{op.key}",
+                             text=_named("message ", op.params))
+    return {"profileId": _named("profile-", op.params)}
+
+
+def op_key(op: Any) -> str:
+    """The operation key the phone makes an operation's idempotency key from."""
+    return _named("op-key-", op.key)
+
+
 #: the data probes' outcome per model object (one run: the tour, the goals at one set of
 #: parameters, the walks) and implementation (see probe_data)
 _PROBED: dict[tuple, tuple[Any, Any]] = {}
@@ -174,11 +187,10 @@ class WireHarness(HarnessBase):
                      self.phones[phone].key(_named("op-key-", key), attempt=k))
 
     def params(self, o: int) -> dict[str, Any]:
-        op = self.c.ops[o]
-        if op.method == OUTBOX:
-            return outbox_params(SESSION, f"op-{op.phone}-{op.key}",
-                                 text=_named("message ", op.params))
-        return {"profileId": _named("profile-", op.params)}
+        return op_params(self.c.ops[o])
+
+    def op_key(self, o: int) -> str:
+        return op_key(self.c.ops[o])
 
     def op_of(self, client_id: str, rid: str) -> int:
         for o in range(len(self.c.ops)):
@@ -268,7 +280,7 @@ class WireHarness(HarnessBase):
         if name == "send":
             op = self.c.ops[o]
             frame = self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
-                                                  _named("op-key-", op.key))
+                                                  self.op_key(o))
             self.tries[o] += 1
             out = self.relay.on_request(self.client(o), frame, now)
             if out:
@@ -281,7 +293,7 @@ class WireHarness(HarnessBase):
         elif name == "send_malformed":
             op = self.c.ops[o]
             frame = self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
-                                                  _named("op-key-", op.key))
+                                                  self.op_key(o))
             frame["payload"]["traceparent"] = "00-not-a-trace-context"
             self.tries[o] += 1
             out = self.relay.on_request(self.client(o), frame, now)
@@ -298,7 +310,7 @@ class WireHarness(HarnessBase):
             # the frame is made (the phone keeps its key) and lost before the relay reads it
             op = self.c.ops[o]
             self.phones[op.phone].request(self.rid(o), op.method, self.params(o),
-                                          _named("op-key-", op.key))
+                                          self.op_key(o))
             self.tries[o] += 1
             self.ph[o] = "waiting"
             self.lost += 1

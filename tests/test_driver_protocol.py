@@ -228,6 +228,88 @@ def _rooms() -> set[str]:
             for p in d.glob(f"osf-adapter-{os.getpid()}-*")}
 
 
+def test_every_step_message_carries_the_inputs_the_checker_chose(monkeypatch):
+    """Keys, arguments, results, errors, tokens and cost are osf-check's choice, in the
+    step message of every action that has them (docs/driver-protocol.md lists which)."""
+    from osf_check.fuzz.graph_harness import FINISH, arguments
+    from osf_check.fuzz.graph_inputs import AGENT_KEYS
+    steps: list[dict] = []
+    ask = Adapter.request
+
+    def spy(self, kind, **fields):
+        if kind == "step":
+            steps.append(fields)
+        return ask(self, kind, **fields)
+
+    monkeypatch.setattr(Adapter, "request", spy)
+    with External(reference()) as ext:
+        rep = tour("graph-relay", depth=5, harness=ext)
+    assert rep.failure is None, rep.failure
+    by: dict[str, list[dict]] = {}
+    for f in steps:
+        by.setdefault(f["action"], []).append(f)
+    for f in by["run_graph_session"]:
+        i = f["args"]["i"]
+        assert f["data"] == {"key": AGENT_KEYS[i], "arguments": arguments(i)}
+    assert {f["args"]["i"] for f in by["run_graph_session"]} == {0, 1}
+    finished = by["graph_finish"]
+    assert all(f["data"]["tokens"] == FINISH["tokens"] and f["data"]["cost"] == FINISH["cost"]
+               and isinstance(f["data"]["result"], str) for f in finished)
+    assert any("error" in f["data"] for f in finished if f["label"].endswith("o=failed)"))
+    assert any(len(f["data"]["result"]) > 30_000 for f in finished)
+    # the other actions carry none, but the tick the owner's change of sharing starts
+    others = [f for f in steps if f["action"] not in ("run_graph_session", "graph_finish")]
+    assert all(f.get("data", {"cause": "sharing"}) == {"cause": "sharing"} for f in others)
+    # wire-relay's requests: the method, the params and the operation key
+    steps.clear()
+    with External(reference()) as ext:
+        assert tour("wire-relay", depth=3, harness=ext).failure is None
+    wm = model_for("wire-relay", None)
+    sends = [f for f in steps if f["action"] in ("send", "send_malformed", "send_lost")]
+    assert {f["action"] for f in sends} == {"send", "send_malformed"}  # (no losses)
+    for f in sends:
+        op = wm.constants["ctx"].ops[f["args"]["o"]]
+        assert f["data"]["method"] == op.method and set(f["data"]) == {"method", "params",
+                                                                       "key"}
+    assert any("😀" in f["data"]["key"] for f in sends)
+    assert all("data" not in f for f in steps if f not in sends)
+    # the trace records them as the messages carried them
+    m = model_for("graph-relay", None)
+    idx = {i.label: i.index for i in m.instances}
+    tr = path_trace(m, [idx["run_graph_session(i=1)"]], message="x", mutant=None, seed=0)
+    assert tr["steps"][1]["data"] == {"key": AGENT_KEYS[1], "arguments": arguments(1)}
+
+
+def test_the_reference_adapter_starts_runs_with_the_key_and_arguments_it_is_sent():
+    from osf_check.driver.reference import Reference
+    from osf_check.fuzz.graph_inputs import AGENT_KEYS
+    m = model_for("graph-relay", None)
+    ref = Reference("graph-relay", dict(m.params), 0, None)
+    ref.reset()
+    ref.step("run_graph_session", {"i": 0}, "run_graph_session(i=0)",
+             {"key": AGENT_KEYS[1], "arguments": {"given": ["by osf-check"]}})
+    [run] = ref.h.server.runs
+    assert run.key == AGENT_KEYS[1] and run.arguments == {"given": ["by osf-check"]}
+
+
+def test_the_reference_adapter_sends_requests_with_the_params_and_key_it_is_sent():
+    from osf_check.driver.reference import Reference
+    from osf_check.fuzz.payloads import chosen
+    m = model_for("wire-relay", None)
+    ref = Reference("wire-relay", dict(m.params), 0, None)
+    ref.reset()
+    [send] = [i for i in m.instances if i.label == "send(o=0)"]
+    mine = chosen(m, "send", {"o": 0})
+    assert set(mine) == {"method", "params", "key"} and mine["key"].startswith("op-key-")
+    frames = []
+    ref.h.relay.on_request = lambda client, frame, now: frames.append(frame) or []
+    ref.step("send", {"o": 0}, send.label, {**mine, "params": {"profileId": "given"},
+                                            "key": "given-key"})
+    [frame] = frames
+    assert frame["payload"]["params"] == {"profileId": "given"}, frame
+    assert "given-key" in json.dumps(frame), frame
+
+
 def test_the_reference_adapter_keeps_its_files_in_the_room_osf_check_removes():
     """Killed (here: it hangs and is killed), an adapter cannot clean up: its files live
     in the room osf-check made for it, which osf-check removes."""
@@ -308,3 +390,19 @@ def test_the_protocol_document_shows_each_models_state_as_the_code_reads_it():
         assert protocol.state_table(m) in doc, name
     for kind in protocol.REQUESTS:
         assert f"| `{kind}` |" in doc, kind
+
+
+def test_the_protocol_document_lists_the_data_of_every_action_that_carries_some():
+    from osf_check.fuzz.payloads import chosen
+    doc = (Path(__file__).parent.parent / "docs" / "driver-protocol.md").read_text()
+    rows = [x.strip() for x in doc.splitlines()
+            if x.strip().startswith(("| graph-relay |", "| wire-relay |"))]
+    for name in ("graph-relay", "wire-relay"):
+        m = model_for(name, None, {"losses": 1} if name == "wire-relay" else None)
+        for i in m.instances:
+            fields = chosen(m, i.name, dict(i.args))
+            if not fields:
+                continue
+            [row] = [x for x in rows if x.startswith(f"| {name} |") and f"`{i.name}`" in
+                     x.split("|")[2]]
+            assert all(f"`{f}`" in row for f in fields), (i.label, row)

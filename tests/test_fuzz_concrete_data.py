@@ -15,6 +15,8 @@ from click.testing import CliRunner
 from osf_check.cli import main
 from osf_check.fuzz import profiles
 from osf_check.fuzz.driver import hypothesis_run, make_harness, model_for, path_trace, replay
+from osf_check.fuzz.graph_harness import FINISH
+from osf_check.fuzz.graph_inputs import AGENT_KEYS
 from osf_check.relay.graph import desktop
 
 sys.path.insert(0, str(Path(__file__).parent / "adapters"))
@@ -49,7 +51,7 @@ def test_a_hypothesis_failure_replays_from_its_trace_alone_through_the_adapter(
     assert rep.data[-1] is not None and rep.data[-1]["result"] == ""
     tr = path_trace(model_for("graph-relay", None), rep.path, message=rep.failure,
                     mutant=None, seed=rep.seed, data=rep.data)
-    assert tr["steps"][-1]["data"] == rep.data[-1]
+    assert tr["steps"][-1]["data"] == {**FINISH, **rep.data[-1]}
     got = _replay_cli(tr, tmp_path, "walk.json")
     assert got.exit_code == 12, got.output
     assert "A8" in got.output and "was not posted whole" in got.output, got.output
@@ -128,11 +130,14 @@ def test_a_fuzz_run_reports_its_data_classes_and_its_trace_carries_the_data(tmp_
     assert {"key equal to another once trimmed, blanks around it", "key ASCII, 129 characters",
             "key in another case, the agent's first key", "result: non-ASCII",
             "arguments: nested, non-ASCII, each intent its own"} <= set(run["data_classes"])
-    # the tour's failure: the completed Graph's step carries the result it was handed
+    # the tour's failure: the completed Graph's step carries the result it was handed,
+    # the start call its key and arguments, the other steps nothing
     last = run["trace"]["steps"][-1]
     assert last["label"] == "graph_finish(r=0, o=completed)"
-    assert last["data"] == step_data(tour_result(0, "completed"))
-    assert all("data" not in s for s in run["trace"]["steps"][:-1])
+    assert last["data"] == {**FINISH, **step_data(tour_result(0, "completed"))}
+    for s in run["trace"]["steps"][1:-1]:
+        assert ("data" in s) == s["label"].startswith("run_graph_session"), s
+        assert s.get("data", {}).get("key") in (None, *AGENT_KEYS)
     assert run["trace"]["seed"] == 0 and run["hypothesis"]["failed_at_seed"] is None
     s = fz.Settings(mutant="truncate-by-bytes", seed=0, steps=40, examples=0, profile="dev",
                     db=None, params={})

@@ -143,3 +143,31 @@ def test_walks_and_shrinking_keep_the_hidden_steps_in_the_path():
         assert s is not None, m.instances[ai].label
     assert any(m.instances[ai].name == "start_graph" for ai in rep.path)
     assert shrink_path(m, None, rep.path, harness=built(Broken)) is not None
+
+
+def test_a_failure_whose_steps_were_taken_together_replays_from_its_trace():
+    """The trace records the steps the implementation took by itself after the one asked
+    for; a replay asks for the one and counts the others as taken with it, in the
+    trace's order, up to the failing step."""
+    from osf_check.fuzz.driver import FOLLOWED, VIOLATED, path_trace, replay
+
+    class Declares(SyncStarts):
+        hides = ()
+        declare = True
+
+    mu = "truncate-by-bytes"
+    rep = tour("graph-relay", depth=5, mutant=mu, harness=built(Declares))
+    m = model_for("graph-relay", mu)
+    labels = [m.instances[a].label for a in rep.path]
+    assert labels == ["run_graph_session(i=0)", "tick", "sync", "start_graph(r=0)",
+                      "graph_finish(r=0, o=completed)"], (rep.failure, labels)
+    tr = path_trace(m, rep.path, message=rep.failure, mutant=mu, seed=0)
+    got = replay(tr, mutant=mu, harness=built(Declares))
+    assert [(s.label, s.outcome) for s in got] == [(x, FOLLOWED) for x in labels[:-1]] + \
+        [(labels[-1], VIOLATED)]
+    # the same trace with a step the implementation did not take by itself where the
+    # trace records it: not followed, and said so
+    moved = dict(tr, steps=[tr["steps"][k] for k in (0, 1, 2, 3)])
+    last = replay(moved, mutant=mu, harness=built(Declares))[-1]
+    assert last.label == "sync" and not last.ok and "took start_graph(r=0) by itself" in \
+        last.note, last

@@ -52,16 +52,24 @@ class World {
     this.net[payload.execution_id] = ["sent", payload];
     this.sent.push({ post: payload }); // reported: the checker judges the payload itself
   }
+  ran(did) { // the relay's loop went on by itself: its own model steps, reported in took
+    for (const { id, payload } of did) {
+      const r = this.server.runs.findIndex((x) => x.command_id === id);
+      this.took.push(`${payload ? "refuse" : "start_graph"}(r=${r})`);
+      this.post(payload);
+    }
+  }
   step(action, a, data) {
     const d = this.desktop, s = this.server, out = {};
+    this.took = [];
     const command = (r) => d.commands.get(this.cid(r));
     switch (action) {
-      case "run_graph_session": { // the key is osf-check's choice
+      case "run_graph_session": { // the key and the arguments are osf-check's choice
         const key = data.key;
         this.intentOf[key] = a.i;
         this.attempts[a.i] += 1;
         const t = s.runGraphSession(0, { graph_session_id: sessionOf(a.i % this.p.projects),
-                                         idempotency_key: key, arguments: {} });
+                                         idempotency_key: key, arguments: data.arguments });
         this.ticket[a.i] = s.runs.findIndex((r) => r.command_id === t.command_id);
         this.call[a.i] = "waiting";
         break;
@@ -106,22 +114,25 @@ class World {
       case "sync": {
         const cmds = d.syncRequests().flatMap((req) => s.sync(req.project_id, req.sessions));
         this.publish();
-        d.syncReply(cmds);
+        this.ran(d.syncReply(cmds));
         break;
       }
       case "sync_failed": d.syncFailed(); break;
-      case "start_graph": // the relay's own choice (osf-check compares the state after)
-      case "refuse": this.post(d.startOrRefuse(d.nextCommand())); break;
+      case "start_graph": // the relay's loop takes these by itself, with a sync or a finish
+      case "refuse": break;
       case "control_poll":
       case "control_poll_clear": {
         const c = command(a.r);
         d.controlPoll(c, s.control(c.id));
         break;
       }
-      case "graph_finish":
-        this.post(d.finish(command(a.r), OUTCOME[a.o], data.result ?? "done", data.tokens ?? 123,
-                           data.cost ?? 0.01, data.error ?? null));
+      case "graph_finish": {
+        const { payload, next } = d.graphEnded(command(a.r), OUTCOME[a.o], data.result,
+                                               data.tokens, data.cost, data.error ?? null);
+        this.post(payload);
+        this.ran(next);
         break;
+      }
       case "round_end": d.roundEnd(); break;
       case "go_offline": d.online = false; break;
       case "go_online": d.online = true; break;
@@ -216,7 +227,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       case "reset": world.fresh(); break;
       case "step": {
         const outputs = world.step(m.action, m.args, m.data ?? {});
-        return reply({ type: "observed", id: m.id, ...world.observe(), outputs });
+        const took = world.took.length ? { took: [m.label, ...world.took] } : {};
+        return reply({ type: "observed", id: m.id, ...world.observe(), outputs, ...took });
       }
       case "observe": break;
       // the 20 s timer, or the loop asking whether its round is over, where the model

@@ -80,6 +80,7 @@ export class DesktopRelay {
                                         arguments: c.arguments ?? {} });
     }
     this.phase = "work";
+    return this.work();
   }
   syncFailed() { this.phase = "idle"; }
   executing() {
@@ -106,6 +107,20 @@ export class DesktopRelay {
     if (c.state === "stopping") status = "cancelled";
     c.state = "done"; c.outcome = status;
     return this.complete(c, status, result, tokens, cost, error);
+  }
+  // The Graph ended: its completion is kept and posted, and the loop goes straight on.
+  graphEnded(c, status, result, tokens, cost, error) {
+    const payload = this.finish(c, status, result, tokens, cost, error);
+    return { payload, next: this.work() };
+  }
+  // The loop, after the sync reply and after each Graph: the fetched commands in order,
+  // each refused (its consent gone) or started, until one runs. Returns what it did.
+  work() {
+    const did = [];
+    for (let c = this.nextCommand(); c !== null; c = this.nextCommand()) {
+      did.push({ id: c.id, payload: this.startOrRefuse(c) });
+    }
+    return did;
   }
   complete(c, status, result, tokens, cost, error) {
     const payload = completionPayload(c.id, status, result, tokens, cost, error);

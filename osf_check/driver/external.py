@@ -26,9 +26,9 @@ from typing import Any, Callable, Sequence
 
 from osf_check.models.dsl import ActionInstance, Model
 from osf_check.fuzz.graph_harness import FINISH, read_answer
-from osf_check.fuzz.graph_inputs import AGENT_KEYS
 from osf_check.fuzz.harness import Divergence, IdleEvents
-from osf_check.fuzz.oracles import handed_over, posted_bounded
+from osf_check.fuzz.oracles import posted_bounded
+from osf_check.fuzz.payloads import chosen, step_data
 from osf_check.models.graph_relay.vocab import OUTCOME
 from osf_check.models.errors import BadValue
 from osf_check.scratch import memory_dir
@@ -254,18 +254,15 @@ class ExternalHarness(IdleEvents):
 
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
         msg: dict[str, Any] = {"action": inst.name, "args": dict(inst.args), "label": inst.label}
+        data = chosen(self.model, inst.name, dict(inst.args))
         if inst.name == "tick" and self.shared_just_now:
-            msg["data"] = {"cause": "sharing"}  # the round the owner's change starts
-        if inst.name == "run_graph_session":  # the key is the checker's choice too: the
-            # first two differ only in case (a server comparing them without it merges them)
-            msg["data"] = {"key": AGENT_KEYS[inst.args["i"]]}
+            data["cause"] = "sharing"  # the round the owner's change starts
         if inst.name == "graph_finish":  # what the Graph produced is the harness's choice
             # (the status the Graph ends with: the adapter's relay may post it cancelled)
-            result, error = handed_over(self.result_for(inst.args["r"],
-                                                        OUTCOME.names[inst.args["o"]]))
-            msg["data"] = {"result": result, **FINISH}
-            if error is not None:
-                msg["data"]["error"] = error
+            data.update(step_data(self.result_for(inst.args["r"],
+                                                  OUTCOME.names[inst.args["o"]])))
+        if data:
+            msg["data"] = data
         status = self._status(inst)
         reply = self._step(msg)
         self._took = reply.get("took")
@@ -274,8 +271,8 @@ class ExternalHarness(IdleEvents):
         if self.model.name == "graph-relay":
             self._completions(inst, status, reply, outputs)
         if inst.name == "graph_finish":  # A8, judged here on the payload the adapter sent
-            sent = reply.get("sent", [])
-            if "state" in reply and not any("post" in m for m in sent):
+            sent = [{"post": p} for r, p in self._posts(inst, reply) if r == inst.args["r"]]
+            if "state" in reply and not sent:
                 # the model posts the completion in this step: without its payload A8
                 # would hold unjudged, for any adapter that leaves `sent` out
                 raise AdapterError("malformed", f"the adapter's answer to {inst.label} reports "
@@ -285,6 +282,18 @@ class ExternalHarness(IdleEvents):
                                                   FINISH["tokens"], FINISH["cost"],
                                                   msg["data"].get("error")))
         return outputs
+
+    def _posts(self, inst: ActionInstance, reply: dict[str, Any]) -> list[tuple[int, Any]]:
+        """The completions the step posted, each with its run: ``sent`` lists them in the
+        order of the model steps taken (the one asked for, then ``took``'s), and each step
+        that posts (a Graph's end, a refusal) posted one."""
+        by_label = {i.label: i for i in self.model.instances}
+        steps = [inst, *(by_label[x] for x in (reply.get("took") or [])[1:] if x in by_label)]
+        runs = [i.args["r"] for i in steps if i.name in ("graph_finish", "refuse")]
+        posts = [m["post"] for m in reply.get("sent", []) if "post" in m]
+        if "r" in inst.args and len(runs) < len(posts):  # a step that posted more: its run's
+            runs += [inst.args["r"]] * (len(posts) - len(runs))
+        return list(zip(runs, posts))
 
     def _status(self, inst: ActionInstance) -> str | None:
         """Run r's status on the server before a deliver_post(r): whether it accepts."""
@@ -299,9 +308,8 @@ class ExternalHarness(IdleEvents):
         ``sent``; its ``read`` output follows from it)."""
         r = inst.args.get("r")
         sent = reply.get("sent", [])
-        for m in sent:
-            if "post" in m and r is not None:
-                self.posted[r] = m["post"]
+        for run, payload in self._posts(inst, reply):
+            self.posted[run] = payload
         if inst.name == "deliver_post" and status not in ("completed", "failed", "cancelled"):
             self.accepted[r] = self.posted.get(r)
         answers = [m["answer"] for m in sent if isinstance(m.get("answer"), dict)]

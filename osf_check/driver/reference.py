@@ -18,7 +18,10 @@ import sys
 import tempfile
 from typing import Any
 
+from osf_check.fuzz.graph_harness import GraphHarness
 from osf_check.fuzz.harness import Divergence
+from osf_check.fuzz.mutants import GraphAgent
+from osf_check.fuzz.wire_harness import WireHarness
 from osf_check.scratch import memory_dir
 
 from .serve import serve
@@ -31,6 +34,34 @@ def _scratch() -> tempfile.TemporaryDirectory:
     # disk each of them waits for an fsync)
     where = os.environ.get("OSF_CHECK_SCRATCH") or memory_dir()
     return tempfile.TemporaryDirectory(prefix="osf-reference-", dir=where)
+
+
+class GivenGraph(GraphHarness):
+    """The graph harness, its start calls made with the key and the arguments osf-check
+    sent in the step's data (``given``); an agent mutant (a fresh key per retry) keeps
+    its own keys."""
+
+    given: dict[str, Any] = {}
+
+    def key(self, i: int) -> str:
+        own = super().key(i)
+        return self.given.get("key", own) if type(self.agent) is GraphAgent else own
+
+    def arguments(self, i: int) -> dict[str, Any]:
+        return self.given.get("arguments", super().arguments(i))
+
+
+class GivenWire(WireHarness):
+    """The wire harness, its requests made with the params and the operation key
+    osf-check sent in the step's data (``given``)."""
+
+    given: dict[str, Any] = {}
+
+    def params(self, o: int) -> dict[str, Any]:
+        return self.given.get("params", super().params(o))
+
+    def op_key(self, o: int) -> str:
+        return self.given.get("key", super().op_key(o))
 
 
 class Reference:
@@ -46,15 +77,19 @@ class Reference:
         self.labels = {i.label: i for i in self.model.instances}
 
     def reset(self) -> None:
-        from osf_check.fuzz.driver import make_harness
         if self.h is not None:
             self.h.close()
         self.tmp.cleanup()
         self.tmp = _scratch()
         # a closure, not the bound method: a snapshot deep-copies the harness, and with it
         # a bound method's object, whose data would then be the snapshot's, not the step's
-        self.h = make_harness(self.model, self.mutant, self.tmp.name, self.seed,
-                              lambda r, status: self._handed_over(r, status))
+        handed = lambda r, status: self._handed_over(r, status)  # noqa: E731
+        if self.model.name == "wire-relay":
+            self.h = GivenWire(self.model, os.path.join(self.tmp.name, "claims.sqlite"),
+                               mutant=self.mutant, seed=self.seed)
+        else:
+            self.h = GivenGraph(self.model, os.path.join(self.tmp.name, "outbox.sqlite"),
+                                mutant=self.mutant, seed=self.seed, result_for=handed)
         self.seen = 0
 
     def _handed_over(self, r: int, status: str) -> Any:
@@ -69,7 +104,7 @@ class Reference:
         inst = self.labels.get(label)
         if inst is None or inst.name != action or dict(inst.args) != args:
             raise ValueError(f"no action {label} of {self.model.name} at these parameters")
-        self.data = data
+        self.data = self.h.given = data
         posts = {k: v for k, v in getattr(self.h, "net", {}).items() if v[0] == "sent"}
         try:
             return self.h.apply(inst)
