@@ -298,7 +298,9 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
     lines = [f"{run['model']}{who}: seed {s.seed}, profile {s.profile}",
              f"  tour to depth {tr_['depth']}: {rnd.n_steps(tr_['steps'])} in "
              f"{tr_['seconds']:.1f} s, states {share(*tr_['states'])}, "
-             f"transitions {share(*tr_['transitions'])}"]
+             f"transitions {share(*tr_['transitions'])}"
+             + (f", {tr_['taken_together']:,} of them taken together with another step"
+                if tr_.get("taken_together") else "")]
     skipped = (run["implementation"] or {}).get("idle_events_not_tried")
     if skipped:
         lines.append(f"  idle events not tried (the adapter lacks the idle capability): "

@@ -105,6 +105,9 @@ class FuzzReport:
     states_total: int = 0
     edges_covered: int = 0
     edges_total: int = 0
+    #: of the covered transitions, those covered only inside a step of the implementation
+    #: that took several model steps at once (their ends between were not observed)
+    edges_taken: int = 0
     failure: str | None = None
     path: list[int] = field(default_factory=list)  # instance indices from the initial state
     hypothesis_steps: int = 0
@@ -403,6 +406,28 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
     return rep
 
 
+def _edges_taken(ex: Any, pack: Callable[[tuple], Any], chk: Checker, u: int,
+                 taken: list[int], target: int | None) -> list[tuple[int, int, int]]:
+    """The map's edges one step covered: ``(u, a, target)``; or, where the implementation
+    took several model steps at once (``taken``: the one asked for, then those it took
+    by itself) and ended where the model's steps end, each of them.  Only the end is
+    observed; the steps between are counted because the implementation said it took
+    them (or the checker found them) and its end state is theirs."""
+    if target is None:
+        return []
+    if len(taken) == 1:
+        return [(u, taken[0], target)]
+    edges, here, state = [], u, ex.state(u)
+    for x in taken:
+        state = chk.steps[x](state)
+        nxt = ex.ids.get(pack(state)) if state is not None else None
+        if nxt is None:
+            return [(u, taken[0], target)]  # (beyond the map's depth: the first step only)
+        edges.append((here, x, nxt))
+        here = nxt
+    return edges if here == target else [(u, taken[0], target)]
+
+
 def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
           params: dict | None = None, result_for: Callable[[int, str], Any] | None = None,
           log: Callable[[str], None] | None = None,
@@ -430,6 +455,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
         raise Divergence("the implementation's initial state is not the model's")
     covered_states = {0}
     observed: set[tuple[int, int, int]] = set()  # (source, action, target) seen done
+    seen: set[tuple[int, int, int]] = set()  # of them, those whose both ends were observed
     n_edges = 0  # of them, transitions of the map
     rep.coverage.append((time.perf_counter() - t0, 0, 1, 0))
     path: list[list[int]] = []  # each step asked for, then the ones it took unasked
@@ -464,11 +490,14 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
             merges = merges or bool(chk.hidden)
             rep.steps += 1
             target = ex.ids.get(pack(after))
-            if target is not None:
-                if (u, a, target) in graph_edges and (u, a, target) not in observed:
+            edges = _edges_taken(ex, pack, chk, u, [a, *chk.hidden], target)
+            for edge in edges:
+                if edge in graph_edges and edge not in observed:
                     n_edges += 1
-                observed.add((u, a, target))
-                covered_states.add(target)
+                observed.add(edge)
+                covered_states.add(edge[2])
+            if len(edges) == 1:
+                seen.add(edges[0])
             if rep.steps % 256 == 0:
                 # (a restored snapshot forgets what the harness tried after it)
                 rep.data_classes |= getattr(h, "classes", set())
@@ -493,6 +522,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
         rep.late_answers |= getattr(h, "late", set())
         h.close()
     rep.edges_covered = len(observed & graph_edges)
+    rep.edges_taken = len((observed - seen) & graph_edges)
     rep.states_covered = len(covered_states)
     rep.seconds = time.perf_counter() - t0
     rep.coverage.append((rep.seconds, rep.steps, rep.states_covered, rep.edges_covered))

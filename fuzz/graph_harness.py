@@ -60,6 +60,12 @@ RANK = {"queued": 0, "running": 1, "completed": 2, "failed": 2, "cancelled": 2}
 _PROBED: dict[tuple, tuple[Any, Any]] = {}
 
 
+def made_up_id(r: int) -> str:
+    """A well-formed command id no run has: what another agent asks for about run ``r``
+    before it exists (the server must answer not found, never access denied)."""
+    return str(uuid.UUID(int=r + 1))
+
+
 def arguments(i: int) -> dict[str, Any]:
     """What intent ``i``'s agent passes to its Graph (its own, nested, not ASCII)."""
     return {"intent": i, "brief": {"lang": "日本語", "items": [i, "😀"]}}
@@ -151,6 +157,10 @@ class GraphHarness(HarnessBase):
     def cid(self, r: int) -> str | None:
         runs = self.server.runs
         return runs[r].command_id if r < len(runs) else None
+
+    def unknown_id(self, r: int) -> str:
+        """The command id another agent asks for when run ``r`` does not exist."""
+        return made_up_id(r)
 
     def key(self, i: int) -> str:
         return self.agent.key(i, self.attempts[i])
@@ -420,7 +430,7 @@ class GraphHarness(HarnessBase):
             out["read"] = self._read(run.command_id, got)
             self.view.read(got)
         elif name in ("get_graph_run", "cancel_graph_run"):
-            target = self.cid(a["r"]) or str(uuid.UUID(int=a["r"] + 1))
+            target = self.cid(a["r"]) or self.unknown_id(a["r"])
             call = self.server.get_graph_run if name == "get_graph_run" else \
                 self.server.cancel_graph_run
             try:

@@ -8,11 +8,12 @@ import functools
 from typing import Any
 
 from osf_check.models.dsl import Model
+from osf_check.models.wire_relay.desktop import OUT
 
 from . import oracles
-from .graph_harness import FINISH, arguments
+from .graph_harness import FINISH, arguments, made_up_id
 from .graph_inputs import AGENT_KEYS
-from .wire_harness import op_key, op_params
+from .wire_harness import handler_failure, op_key, op_params
 
 __all__ = ["HALF", "TOUR_RESULTS", "ERRORS", "tour_result", "concrete", "step_data",
            "handed_from", "data_classes", "chosen"]
@@ -71,16 +72,24 @@ def chosen(model: Model, name: str, args: dict[str, int]) -> dict[str, Any]:
     """The concrete inputs of a step that are the checker's choice whatever the run:
     graph-relay's start call's idempotency key (the first two differ only in case) and
     the arguments its agent passes (nested, not ASCII), a finishing Graph's tokens and
-    cost; wire-relay's request's method, params and operation key (even-numbered ones
-    end in an emoji).  A Graph's result and error (:func:`step_data`) come on top, from
+    cost, the command id another agent asks for about a run that does not exist yet;
+    wire-relay's request's method, params and operation key (even-numbered ones
+    end in an emoji), and the error a handler fails with (its class, message and
+    retryable flag).  A Graph's result and error (:func:`step_data`) come on top, from
     the phase that drives it."""
     if name == "run_graph_session":
         return {"key": AGENT_KEYS[args["i"]], "arguments": arguments(args["i"])}
     if name == "graph_finish":
         return dict(FINISH)
+    if name in ("get_graph_run", "cancel_graph_run") and "a" in args:
+        return {"unknown_id": made_up_id(args["r"])}
     if model.name == "wire-relay" and name in SENDS:
         op = model.constants["ctx"].ops[args["o"]]
         return {"method": op.method, "params": op_params(op), "key": op_key(op)}
+    if model.name == "wire-relay" and name == "execute":
+        out = model.constants["ctx"].q(args["o"], args["a"])
+        outcome = OUT.names[args["out"]]
+        return {} if outcome == "success" else {"error": handler_failure(outcome, out)}
     return {}
 
 

@@ -21,6 +21,7 @@ from osf_check.relay.clock import ManualClock
 from osf_check.relay.wire.app import DesktopApp
 from osf_check.relay.wire.desktop_router import DesktopRouter
 from osf_check.relay.wire.envelope import outbox_params
+from osf_check.relay.wire.errors import desktop_error
 from osf_check.relay.wire.idempotency import Scope
 from osf_check.relay.wire.phone import Phone
 from osf_check.relay.wire.relay_router import Client, RelayRouter, ToDesktop, ToPhone
@@ -29,7 +30,7 @@ from . import mutants, wire_expiry, wire_inputs, wire_traffic
 from .deadlines import Late, WireBook
 from .harness import Divergence, HarnessBase, probed_once
 from .oracles import HEAVY_SAMPLE, HEAVY_SLOTS, LIGHT_SAMPLE, LIGHT_SLOTS, REGISTRATIONS, \
-    RELEASES_COMPLETED, REPLAY_SAFE, key_classes, shape_problem, wire_answer
+    FINAL_CLASSES, RELEASES_COMPLETED, REPLAY_SAFE, key_classes, shape_problem, wire_answer
 
 USER, DESK, SESSION = "user-1", "desk-1", "s-1"
 IMPL_MUTANTS = mutants.names("wire-relay")
@@ -42,10 +43,33 @@ def ans_of(answer: dict[str, Any] | None) -> str:
     return wire_answer(answer)
 
 
-def handler_error(kind: str, retryable: bool) -> dict[str, Any]:
-    """An error a handler returns, in the shape of wire-relay.md's error classes."""
-    return {"error": {"code": -32004 if kind == "not_found" else -32035, "message": kind,
-                      "data": {"kind": kind, "retryable": retryable}}}
+#: the errors a handler may end with, per outcome of the model's ``execute``: every final
+#: class 004 names but conflict (the model's own answer), and for one the phone may send
+#: again, the retryable flag ("alles mit retryable-Kennzeichen sind wiederholbar") on a
+#: retryable class and on classes that are otherwise ambiguous (internal, database,
+#: foreign service).  (A parse error is retryable in the replay store, but the model's
+#: phone sends a retryable answer's request again, which for an unreadable one cannot help.)
+HANDLER_ERRORS = {
+    "final_error": tuple((k, False) for k in sorted(FINAL_CLASSES - {"conflict"})),
+    "retryable_error": (("unavailable", True), ("database", True), ("internal", True),
+                        ("foreign_service", True)),
+}
+#: the handlers' messages: ASCII, German with umlauts, and one past the BMP
+_MESSAGES = ("{k}", "Vorgang abgelehnt: {k} (Prüfung fehlgeschlagen)", "{k} 😀")
+
+
+def handler_failure(outcome: str, n: int) -> dict[str, Any]:
+    """The ``n``-th error a handler ends with for the model's ``outcome``
+    (``final_error`` or ``retryable_error``): its class (004's name), message and
+    retryable flag.  The class's number is the implementation's own.
+
+    >>> handler_failure("retryable_error", 2)
+    {'kind': 'internal', 'message': 'internal 😀', 'retryable': True}
+    """
+    choices = HANDLER_ERRORS[outcome]
+    kind, retryable = choices[n % len(choices)]
+    message = _MESSAGES[n % len(_MESSAGES)].format(k=kind.replace("_", " "))
+    return {"kind": kind, "message": message, "retryable": retryable}
 
 
 def _deny_writes(action: int, *args: Any) -> int:
@@ -191,6 +215,15 @@ class WireHarness(HarnessBase):
 
     def op_key(self, o: int) -> str:
         return op_key(self.c.ops[o])
+
+    def failure(self, o: int, a: int, outcome: str) -> dict[str, Any]:
+        """How copy ``a`` of operation ``o``'s handler fails (:func:`handler_failure`)."""
+        return handler_failure(outcome, self.c.q(o, a))
+
+    def handler_error(self, o: int, a: int, outcome: str) -> dict[str, Any]:
+        """That failure as the reference desktop's handler returns it."""
+        f = self.failure(o, a, outcome)
+        return desktop_error(f["kind"], f["message"], retryable=f["retryable"])
 
     def op_of(self, client_id: str, rid: str) -> int:
         for o in range(len(self.c.ops)):
@@ -380,12 +413,8 @@ class WireHarness(HarnessBase):
         elif name == "execute":
             call = self._call(o, a["a"])
             outcome = inst.arg_domains["out"].names[a["out"]]
-            if outcome == "success":
-                result = self._effect(o)
-            elif outcome == "final_error":
-                result = handler_error("not_found", retryable=False)
-            else:
-                result = handler_error("unavailable", retryable=True)
+            result = self._effect(o) if outcome == "success" else \
+                self.handler_error(o, a["a"], outcome)
             db = self.desktop.claims.db
             if not a["stored"]:  # the disk refuses the store (fault injected from outside)
                 db.set_authorizer(_deny_writes)

@@ -355,7 +355,8 @@ def fuzz_run_json(rep: Any, name: str, mutant: str | None, depth: int, elapsed: 
         "seconds": round(elapsed, 2),
         "tour": {"depth": depth, "steps": rep.steps, "seconds": round(t_tour, 2),
                  "states": [rep.states_covered, rep.states_total],
-                 "transitions": [rep.edges_covered, rep.edges_total]},
+                 "transitions": [rep.edges_covered, rep.edges_total],
+                 "taken_together": rep.edges_taken},
         "goals": {"seconds": round(t_goals, 2), "reached": sum(g.path is not None
                                                                 for g in rep.goals),
                   "total": len(rep.goals), "each": [g.json() for g in rep.goals]},

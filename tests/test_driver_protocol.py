@@ -257,8 +257,15 @@ def test_every_step_message_carries_the_inputs_the_checker_chose(monkeypatch):
                and isinstance(f["data"]["result"], str) for f in finished)
     assert any("error" in f["data"] for f in finished if f["label"].endswith("o=failed)"))
     assert any(len(f["data"]["result"]) > 30_000 for f in finished)
+    # another agent's question names the id osf-check chose for a run not there yet
+    from osf_check.fuzz.graph_harness import made_up_id
+    asked = [f for f in steps if f["action"] in ("get_graph_run", "cancel_graph_run")
+             and "a" in f["args"]]
+    assert {f["action"] for f in asked} == {"get_graph_run", "cancel_graph_run"}
+    assert all(f["data"] == {"unknown_id": made_up_id(f["args"]["r"])} for f in asked)
     # the other actions carry none, but the tick the owner's change of sharing starts
-    others = [f for f in steps if f["action"] not in ("run_graph_session", "graph_finish")]
+    others = [f for f in steps if f["action"] not in ("run_graph_session", "graph_finish")
+              and f not in asked]
     assert all(f.get("data", {"cause": "sharing"}) == {"cause": "sharing"} for f in others)
     # wire-relay's requests: the method, the params and the operation key
     steps.clear()

@@ -171,3 +171,21 @@ def test_a_failure_whose_steps_were_taken_together_replays_from_its_trace():
     last = replay(moved, mutant=mu, harness=built(Declares))[-1]
     assert last.label == "sync" and not last.ok and "took start_graph(r=0) by itself" in \
         last.note, last
+
+
+def test_steps_taken_together_count_as_covered_transitions():
+    """A desktop that starts at sync never rests where a fetched command waits: the
+    start from there is covered only as a step its adapter said it took with the sync,
+    and the report says how many transitions were covered that way."""
+    class Declares(SyncStarts):
+        hides = ()
+        declare = True
+
+    rep = tour("graph-relay", depth=5, harness=built(Declares))
+    assert rep.failure is None, rep.failure
+    assert 0 < rep.edges_taken < rep.edges_covered, (rep.edges_taken, rep.edges_covered)
+    strict = tour("graph-relay", depth=5, harness=built(type("Plain", (Declares,), {
+        "took": lambda self: None, "hides": GraphHarness.OWN})))
+    assert strict.failure is None, strict.failure
+    # found by the search instead of declared: the same transitions, taken together too
+    assert strict.edges_covered == rep.edges_covered and strict.edges_taken == rep.edges_taken

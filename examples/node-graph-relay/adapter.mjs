@@ -99,7 +99,7 @@ class World {
             if (queued) this.qcancel[a.r] = true;
           }
         } else { // another agent, with a run's id or a made-up one
-          const target = this.cid(a.r) ?? `00000000-0000-0000-0000-${String(a.r + 1).padStart(12, "0")}`;
+          const target = this.cid(a.r) ?? data.unknown_id;
           try {
             (action === "get_graph_run" ? s.getGraphRun : s.cancelGraphRun).call(s, a.a + 1, target);
             out.answer = "answered";

@@ -50,6 +50,9 @@ class GivenGraph(GraphHarness):
     def arguments(self, i: int) -> dict[str, Any]:
         return self.given.get("arguments", super().arguments(i))
 
+    def unknown_id(self, r: int) -> str:
+        return self.given.get("unknown_id", super().unknown_id(r))
+
 
 class GivenWire(WireHarness):
     """The wire harness, its requests made with the params and the operation key
@@ -62,6 +65,9 @@ class GivenWire(WireHarness):
 
     def op_key(self, o: int) -> str:
         return self.given.get("key", super().op_key(o))
+
+    def failure(self, o: int, a: int, outcome: str) -> dict[str, Any]:
+        return self.given.get("error", super().failure(o, a, outcome))
 
 
 class Reference:
