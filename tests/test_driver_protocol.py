@@ -413,3 +413,44 @@ def test_the_protocol_document_lists_the_data_of_every_action_that_carries_some(
             [row] = [x for x in rows if x.startswith(f"| {name} |") and f"`{i.name}`" in
                      x.split("|")[2]]
             assert all(f"`{f}`" in row for f in fields), (i.label, row)
+
+
+def test_the_reference_adapter_fails_a_handler_with_the_error_it_is_sent():
+    """A handler's failure is osf-check's choice too: the step's ``error`` (class, message,
+    retryable flag) is what the desktop stores and answers, in its own code for the class."""
+    from collections import deque
+
+    from osf_check.driver.reference import Reference
+    from osf_check.explorer.compiled.pycompile import compile_steps
+    from osf_check.fuzz.payloads import chosen
+    m = model_for("wire-relay", None)
+    steps = compile_steps(m)
+    goal = next(i for i in m.instances if i.label == "execute(o=0, a=0, out=final_error, "
+                                                     "stored=1)")
+    # the model's shortest way to where that step is enabled
+    start = m.initial_states[0]
+    back: dict[tuple, tuple | None] = {start: None}
+    todo = deque([start])
+    while steps[goal.index](todo[0]) is None:
+        s = todo.popleft()
+        for i in m.instances:
+            t = steps[i.index](s)
+            if t is not None and t not in back:
+                back[t] = (s, i)
+                todo.append(t)
+    path, s = [], todo[0]
+    while back[s] is not None:
+        s, i = back[s]  # type: ignore[misc]
+        path.append(i)
+    ref = Reference("wire-relay", dict(m.params), 0, None)
+    ref.reset()
+    for i in reversed(path):
+        ref.step(i.name, dict(i.args), i.label, chosen(m, i.name, dict(i.args)))
+    mine = {"kind": "validation", "message": "Ungültige Eingabe: „ä“ 😀", "retryable": False}
+    assert chosen(m, "execute", dict(goal.args))["error"] != mine
+    ref.step("execute", dict(goal.args), goal.label, {"error": mine})
+    call = ref.h._call(0, 0)
+    stored = ref.h.desktop.claims.row(call.scope).answer
+    err = stored["error"]
+    assert err["message"] == mine["message"] and err["data"]["kind"] == "validation"
+    assert err["data"]["retryable"] is False and err["code"] != -32004
