@@ -203,7 +203,9 @@ def base_checkout(rev: str) -> Path:
     sha = subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True,
                          text=True, check=False)
     if sha.returncode != 0:
-        sys.exit(f"--base {rev}: not a commit of this repository")
+        print(f"bench_structured: --base {rev}: not a commit of this repository",
+              file=sys.stderr)
+        sys.exit(150)
     path = Path("/tmp") / f"osf-check-base-{sha.stdout.strip()}"
     if not (path / "pyproject.toml").exists():
         subprocess.run(["git", "worktree", "add", "--detach", str(path), sha.stdout.strip()],

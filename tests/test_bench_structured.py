@@ -79,6 +79,14 @@ def test_a_repeat_below_one_is_refused_in_one_line(bench, capsys):
     assert capsys.readouterr().err.strip() == "bench_structured: --repeat is at least 1"
 
 
+def test_a_base_that_is_no_commit_is_refused_in_one_line(bench, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--base", "no-such-commit-61"])
+    assert e.value.code == 150
+    assert capsys.readouterr().err.strip() == (
+        "bench_structured: --base no-such-commit-61: not a commit of this repository")
+
+
 def test_the_records_twophase_explores_what_the_flat_one_does(bench):
     # TLC's figures for TwoPhase.tla with N = 3 (models/two_phase.py): 288 distinct,
     # 1,146 generated; the records version must find the same graph
