@@ -21,7 +21,7 @@ from osf_check.relay.clock import ManualClock
 from osf_check.relay.wire.app import DesktopApp
 from osf_check.relay.wire.desktop_router import DesktopRouter
 from osf_check.relay.wire.envelope import outbox_params
-from osf_check.relay.wire.errors import desktop_error
+from osf_check.relay.wire.errors import DESKTOP
 from osf_check.relay.wire.idempotency import Scope
 from osf_check.relay.wire.phone import Phone
 from osf_check.relay.wire.relay_router import Client, RelayRouter, ToDesktop, ToPhone
@@ -221,9 +221,12 @@ class WireHarness(HarnessBase):
         return handler_failure(outcome, self.c.q(o, a))
 
     def handler_error(self, o: int, a: int, outcome: str) -> dict[str, Any]:
-        """That failure as the reference desktop's handler returns it."""
+        """That failure as the reference desktop's handler returns it: 004's error shape,
+        with the implementation's own number for the class (its table, not its helpers:
+        the harness builds the answer itself)."""
         f = self.failure(o, a, outcome)
-        return desktop_error(f["kind"], f["message"], retryable=f["retryable"])
+        return {"error": {"code": DESKTOP[f["kind"]], "message": f["message"],
+                          "data": {"kind": f["kind"], "retryable": f["retryable"]}}}
 
     def op_of(self, client_id: str, rid: str) -> int:
         for o in range(len(self.c.ops)):
