@@ -407,17 +407,19 @@ def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
 
 
 def _edges_taken(ex: Any, pack: Callable[[tuple], Any], chk: Checker, u: int,
-                 taken: list[int], target: int | None) -> list[tuple[int, int, int]]:
+                 before: tuple, taken: list[int],
+                 target: int | None) -> list[tuple[int, int, int]]:
     """The map's edges one step covered: ``(u, a, target)``; or, where the implementation
     took several model steps at once (``taken``: the one asked for, then those it took
     by itself) and ended where the model's steps end, each of them.  Only the end is
     observed; the steps between are counted because the implementation said it took
-    them (or the checker found them) and its end state is theirs."""
+    them (or the checker found them) and its end state is theirs.  ``before`` is
+    state ``u``, where the implementation stood."""
     if target is None:
         return []
     if len(taken) == 1:
         return [(u, taken[0], target)]
-    edges, here, state = [], u, ex.state(u)
+    edges, here, state = [], u, before
     for x in taken:
         state = chk.steps[x](state)
         nxt = ex.ids.get(pack(state)) if state is not None else None
@@ -454,8 +456,9 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
     if h.abstract() != model.initial_states[0]:
         raise Divergence("the implementation's initial state is not the model's")
     covered_states = {0}
-    observed: set[tuple[int, int, int]] = set()  # (source, action, target) seen done
-    seen: set[tuple[int, int, int]] = set()  # of them, those whose both ends were observed
+    # (source, action, target) seen done -> whether both its ends were observed (False:
+    # only as one of several model steps the implementation took at once)
+    observed: dict[tuple[int, int, int], bool] = {}
     n_edges = 0  # of them, transitions of the map
     rep.coverage.append((time.perf_counter() - t0, 0, 1, 0))
     path: list[list[int]] = []  # each step asked for, then the ones it took unasked
@@ -490,14 +493,12 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
             merges = merges or bool(chk.hidden)
             rep.steps += 1
             target = ex.ids.get(pack(after))
-            edges = _edges_taken(ex, pack, chk, u, [a, *chk.hidden], target)
+            edges = _edges_taken(ex, pack, chk, u, before, [a, *chk.hidden], target)
             for edge in edges:
                 if edge in graph_edges and edge not in observed:
                     n_edges += 1
-                observed.add(edge)
+                observed[edge] = observed.get(edge, False) or len(edges) == 1
                 covered_states.add(edge[2])
-            if len(edges) == 1:
-                seen.add(edges[0])
             if rep.steps % 256 == 0:
                 # (a restored snapshot forgets what the harness tried after it)
                 rep.data_classes |= getattr(h, "classes", set())
@@ -521,8 +522,8 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
         rep.data_classes |= getattr(h, "classes", set())
         rep.late_answers |= getattr(h, "late", set())
         h.close()
-    rep.edges_covered = len(observed & graph_edges)
-    rep.edges_taken = len((observed - seen) & graph_edges)
+    rep.edges_covered = len(observed.keys() & graph_edges)
+    rep.edges_taken = sum(1 for e, whole in observed.items() if not whole and e in graph_edges)
     rep.states_covered = len(covered_states)
     rep.seconds = time.perf_counter() - t0
     rep.coverage.append((rep.seconds, rep.steps, rep.states_covered, rep.edges_covered))

@@ -87,9 +87,9 @@ def chosen(model: Model, name: str, args: dict[str, int]) -> dict[str, Any]:
         op = model.constants["ctx"].ops[args["o"]]
         return {"method": op.method, "params": op_params(op), "key": op_key(op)}
     if model.name == "wire-relay" and name == "execute":
-        out = model.constants["ctx"].q(args["o"], args["a"])
+        q = model.constants["ctx"].q(args["o"], args["a"])  # the copy, as the harness's
         outcome = OUT.names[args["out"]]
-        return {} if outcome == "success" else {"error": handler_failure(outcome, out)}
+        return {} if outcome == "success" else {"error": handler_failure(outcome, q)}
     return {}
 
 
