@@ -144,9 +144,13 @@ def _store(levels: int, n: int) -> LevelStore:
     return s
 
 
-def test_relieving_spills_the_oldest_cold_arrays_first_and_fits_the_budget(tmp_path):
+def test_relieving_spills_the_oldest_cold_arrays_first_and_fits_the_budget(tmp_path,
+                                                                          monkeypatch):
+    from osf_check.explorer.store import spill as sp_mod
     s = _store(6, 10_000)
     held = s.held()
+    monkeypatch.setattr(sp_mod, "resident", lambda: s.held())  # the store alone
+    monkeypatch.setattr(sp_mod, "peak_resident", lambda: 0)
     with Spill(s.bloom.nbytes + 200_000, tmp_path) as sp:
         s.spill = sp
         sp.relieve(s, None, 6)
@@ -181,3 +185,23 @@ def test_the_filter_alone_over_the_budget_is_refused(tmp_path):
     with Spill(s.bloom.nbytes - 1, tmp_path) as sp:
         with pytest.raises(BudgetTooSmall, match="cannot hold the visited set's filter"):
             sp.relieve(s, None, 2)
+
+
+@pytest.mark.parametrize("working", [0, 300_000])
+def test_the_next_levels_working_set_is_left_room_for(working, tmp_path, monkeypatch):
+    """The budget is the process's: the store spills enough to leave room for the rest
+    of the process (its resident size less the store, here nothing) and for the next
+    level's working set, measured on the last one (here ``working`` bytes, twice that
+    for a frontier twice as large)."""
+    from osf_check.explorer.store import spill as sp_mod
+    s = _store(6, 10_000)
+    held = s.held()
+    monkeypatch.setattr(sp_mod, "resident", lambda: held)
+    monkeypatch.setattr(sp_mod, "peak_resident", lambda: 0)
+    with Spill(held, tmp_path) as sp:
+        s.spill = sp
+        sp.level_starts()
+        sp._peak += working  # as sampled at the level's largest
+        sp.relieve(s, None, 6, grow=2.0)
+        assert sp.bytes >= 2 * working and s.held() <= held - 2 * working
+        assert (sp.bytes == 0) == (working == 0)

@@ -398,6 +398,8 @@ class LevelStore:
         for pieces in (keys, parent, via):  # the caller's pieces are no longer needed
             pieces.clear()
         sel = least_rows(sortable(allk), par, act)
+        if self.spill is not None:  # near the level's largest: measured for the budget
+            self.spill.sample()
         new = allk[sel], par[sel], act[sel]
         del allk, par, act, sel  # before the filter hashes the new keys
         return self.add_level(*new)

@@ -29,6 +29,7 @@ import mmap
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
@@ -79,6 +80,25 @@ def human_bytes(n: int) -> str:
     return f"{n} B"
 
 
+def resident() -> int:
+    """This process's resident size in bytes (0 where ``/proc`` does not say)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * mmap.PAGESIZE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def peak_resident() -> int:
+    """This process's largest resident size so far, in bytes (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return 0
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kb * 1024 if sys.platform.startswith("linux") else kb  # (macOS: bytes)
+
+
 class BudgetTooSmall(BadValue):
     """The budget cannot hold what must stay in memory (the filter): bad input, said in
     one line, since no spilling can help."""
@@ -113,6 +133,7 @@ class Spill:
         self.levels: set[int] = set()  # levels with an array on disk
         self.reads = 0  # times a spilled array was read back (a look-up, a chunk)
         self._files = 0
+        self._start = self._peak = self._lifetime = 0  # a level's resident sizes
 
     def __enter__(self) -> "Spill":
         return self
@@ -192,17 +213,42 @@ class Spill:
             yield a
             self.forget(a)
 
-    def relieve(self, store: "LevelStore", edges: "EdgeLog | None", depth: int) -> None:
-        """Spill, oldest first, until what ``store`` and ``edges`` hold in memory fits
-        the budget: first what the search does not read again (parent links, actions,
-        edges), then keys, the frontier last.  ``depth``: the level just stored (for the
-        message when the filter alone is over budget)."""
+    def level_starts(self) -> None:
+        """A level's expansion starts: its working set is measured from here."""
+        self._start = self._peak = resident()
+        self._lifetime = peak_resident()
+
+    def sample(self) -> None:
+        """The resident size now, where a level's working set is near its largest."""
+        self._peak = max(self._peak, resident())
+
+    def _working(self) -> int:
+        """What the level just done took on top of the store: its largest resident size
+        sampled, or the process's peak if that level raised it, less where it started."""
+        top = self._peak
+        if peak_resident() > self._lifetime:
+            top = max(top, peak_resident())
+        return max(0, top - self._start)
+
+    def relieve(self, store: "LevelStore", edges: "EdgeLog | None", depth: int,
+                grow: float = 1.0) -> None:
+        """Spill, oldest first, until what ``store`` and ``edges`` hold in memory leaves
+        room in the budget for the rest of the process (measured: its resident size
+        less the store) and for the next level's working set (the last level's,
+        measured, times ``grow``: how much larger the next frontier is).  First what
+        the search does not read again (parent links, actions, edges), then keys, the
+        frontier last.  ``depth``: the level just stored (for the message when the
+        filter alone is over budget)."""
         if store.bloom.nbytes > self.budget:
             raise BudgetTooSmall(
                 f"--memory {human_bytes(self.budget)} cannot hold the visited set's filter "
                 f"({human_bytes(store.bloom.nbytes)} at depth {depth}), which stays in "
                 "memory: give a larger budget")
-        over = store.held() + (edges.held() if edges is not None else 0) - self.budget
+        held = store.held() + (edges.held() if edges is not None else 0)
+        now = resident()
+        rest = max(0, now - held) if now else 0  # Python, the model, memory kept for reuse
+        room = self.budget - rest - int(self._working() * max(grow, 0.0))
+        over = held - room
         if over <= 0:
             return
         chosen: list[tuple[list[np.ndarray], int, int | None]] = []

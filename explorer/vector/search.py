@@ -277,8 +277,12 @@ def _one_process(model: Model, ex: "_VectorExploration", succ: Successors, check
             break  # resumed may hold more already; and at the depth bound nothing was cut)
         # the level in chunks, so that temporaries stay bounded
         lo, hi = run.frontier
+        if spill is not None:
+            spill.level_starts()
         found = expand_range(succ, store, lo, hi, lo, hi, chunk=chunk, failed=judge.failed,
                              for_graph=keep_graph, tick=tick)
+        if spill is not None:  # the level's candidates are held: measured for the budget
+            spill.sample()
         try:
             start = _merge_level([found], store, run, judge, edges)
         except IdsExhausted:
@@ -295,7 +299,8 @@ def _one_process(model: Model, ex: "_VectorExploration", succ: Successors, check
             deepest = run.level if run.frontier[1] > run.frontier[0] else run.level - 1
             progress(deepest, len(store), run.generated, time.perf_counter() - t0)
         if spill is not None:  # the level is judged: what is past goes to disk
-            spill.relieve(store, edges, run.level)
+            spill.relieve(store, edges, run.level, (run.frontier[1] - run.frontier[0])
+                          / max(1, hi - lo))
         if checkpoint is not None and time.perf_counter() - last_cp >= checkpoint_every:
             _save_run(Path(checkpoint), ident, store, run, judge, edges,
                       time.perf_counter() - t0)
