@@ -220,12 +220,12 @@ class Checker:
 
     def memory(self, size: int | str | None, spill_dir: str | os.PathLike[str] | None = None
                ) -> "Checker":
-        """A memory budget for the vector engine's store: bytes, or a size such as
-        ``"512M"`` or ``"8G"`` (``None``: no budget).  Beyond it, the store's older arrays
+        """A memory budget for the vector engine: bytes, or a size such as ``"512M"``
+        or ``"8G"`` (``None``: no budget).  To stay within it, the store's older arrays
         go to files in a directory made under ``spill_dir`` (the system's temporary one
         by default) and removed as the search ends; the run slows down, its counts and
         verdicts are the same.  Python, the level being expanded and the checks after
-        the search are not bounded by it."""
+        the search cannot spill."""
         from osf_check.explorer.store.spill import parse_size
         if isinstance(size, str):
             size = parse_size(size)

@@ -593,9 +593,9 @@ def _running(name: str, disp: Any, task: Any,
                    "(as `ray start --head` prints it), or `local` for a Ray instance "
                    "started for the run (pip install 'osf-check[cluster]').")
 @click.option("--memory", metavar="SIZE", default=None, callback=lambda c, p, v: _size(v),
-              help="A memory budget for the search's store (e.g. 512M, 8G; vector engine, "
-                   "one process): beyond it, its older levels and the graph's edges go to "
-                   "disk, and the run slows down instead of running out of memory.")
+              help="A memory budget (e.g. 512M, 8G; vector engine, one process): to stay "
+                   "within it, the search's older levels, frontier and edges go to disk, and "
+                   "the run slows down instead of running out of memory.")
 @click.option("--spill-dir", type=click.Path(file_okay=False), default=None,
               callback=lambda c, p, v: v and str(_usable_dir(Path(v), "--spill-dir")),
               help="Where --memory spills (default: the system's temporary directory); "

@@ -1,20 +1,22 @@
-"""A memory budget for the vector engine's store: what it keeps between levels goes to
-disk, oldest first, once it outgrows the budget.
+"""A memory budget for the vector engine: what the search keeps between levels goes to
+disk, oldest first, when it would not leave room for the rest.
 
 The search keeps, from one level to the next, each level's keys, parent links and
 actions, the Bloom filter over the keys, and (for the reach and fair checks) the
-graph's edges.  Under a budget, :meth:`Spill.relieve` measures what of it is in
-memory after each level and, while that is more than the budget, moves arrays to one
-file in the spill directory, mapped back read-only (``mmap``): first those the search
-never reads again before it ends (parent links, actions, edges), then the keys, the
-oldest level first and the frontier last.  A spilled array is still an array: a
-look-up in a spilled level reads the pages it needs, and those pages are given back
-(``madvise(MADV_DONTNEED)``) once the look-up is done, so that they do not stay in the
-resident set.  The filter stays in memory: most keys looked up are new, and it
-answers "never seen" for them without touching the disk.
+graph's edges.  Under a budget, :meth:`Spill.relieve` measures after each level the
+process's resident size and the last level's working set (its largest resident size,
+sampled, less where it started); while the store's arrays in memory would not leave
+room in the budget for the rest of the process and the next level's working set, it
+moves arrays to one file in the spill directory, mapped back read-only (``mmap``):
+first those the search never reads again before it ends (parent links, actions,
+edges), then the keys, the oldest level first and the frontier last.  A spilled array
+is still an array: a look-up in a spilled level reads the pages it needs, and those
+pages are given back (``madvise(MADV_DONTNEED)``) once the look-up is done, so that
+they do not stay in the resident set.  The filter stays in memory: most keys looked
+up are new, and it answers "never seen" for them without touching the disk.
 
-What the budget does not bound: Python and the model, the level being expanded (its
-candidates, sorted at its end) and the checks run after the search.
+What cannot spill: Python and the model, the level being expanded (its candidates,
+sorted at its end), the filter, and the checks run after the search.
 
 >>> import numpy as np
 >>> with Spill(budget=100) as sp:
@@ -121,7 +123,7 @@ class Spill:
     Parameters
     ----------
     budget : int
-        Bytes the store may keep in memory between levels.
+        Bytes the process should stay within.
     where : path, optional
         Where the spill directory is made.
     """

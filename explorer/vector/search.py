@@ -189,7 +189,7 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     ``tick(done, total)`` reports progress within a level: frontier states expanded so
     far of the level's (one process only).
 
-    ``memory``: bytes the store may keep in memory between levels; beyond, its older
+    ``memory``: a budget in bytes for the process; to stay within it, the store's older
     arrays go to files in a directory made under ``spill_dir`` (the system's temporary
     one by default) and removed as the search ends (:mod:`.store.spill`; one process
     only).  The counts and verdicts are the same; ``ex.spill`` says what was spilled."""
