@@ -205,3 +205,21 @@ def test_the_next_levels_working_set_is_left_room_for(working, tmp_path, monkeyp
         sp.relieve(s, None, 6, grow=2.0)
         assert sp.bytes >= 2 * working and s.held() <= held - 2 * working
         assert (sp.bytes == 0) == (working == 0)
+
+
+def test_an_interrupted_run_removes_its_spill_directory(tmp_path):
+    """Ctrl-C (here, raised by the progress callback once a level has spilled) ends the
+    run without leaving its files behind."""
+    from osf_check.explorer.vector.search import vector_bfs
+    from osf_check.models.two_phase import SPEC
+    seen = []
+
+    def progress(depth, *_):
+        seen.append([p for p in tmp_path.rglob("*.bin")])
+        if depth == 8:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        vector_bfs(SPEC.build({"rms": 5}), [], depth=None, memory=20_000, spill_dir=tmp_path,
+                   progress=progress)
+    assert seen[-1]  # files were there when it stopped
+    assert not list(tmp_path.iterdir())
