@@ -65,13 +65,15 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
           tick: Callable[[int, int], None] | None = None, symmetry: bool = False,
           cluster: str | None = None,
           running: Callable[[str, int, int], None] | None = None,
-          por: bool = False) -> ModelResult:
+          por: bool = False, memory: int | None = None,
+          spill_dir: str | None = None) -> ModelResult:
     """Explore ``model`` and check its properties; raises ``LookupError``/``ValueError`` on
     bad names or parameters (the CLI turns those into exit code 150)."""
     t0 = time.perf_counter()
     m, chosen, from_mutant = prepare(model, params=params, mutant=mutant, props=props, drop=drop)
     eng = engines.get(engine if not (por and engine == "auto") else _por_engine())
-    _offered(eng, checkpoint=checkpoint or resume, cluster=cluster, por=por)
+    _offered(eng, checkpoint=checkpoint or resume, cluster=cluster, por=por,
+             memory=memory is not None)
     if por:
         por_allowed(chosen, symmetry)
     want_graph = any(kinds.on_graph(c.kind) for p in chosen for c in p.checks)
@@ -82,7 +84,8 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         depth=depth, max_states=max_states, keep_graph=want_graph,
         check_deadlock=check_deadlock, stop_on_violation=stop_on_violation, progress=progress,
         reduce=reduce, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-        resume=resume, workers=workers, tick=tick, cluster=cluster, por=por))
+        resume=resume, workers=workers, tick=tick, cluster=cluster, por=por, memory=memory,
+        spill_dir=spill_dir))
     if por:
         _replay_all(m, chosen, ex)
     if reduce is not None:
@@ -135,7 +138,7 @@ def _graph_not_run(props: Sequence[Property], status: dict[str, str], *, reduced
 def _offered(eng: engines.Engine, **asked: object) -> None:
     """Refuse an option the engine does not offer, naming the engines that do."""
     flags = {"checkpoint": "--checkpoint and --resume need", "cluster": "--cluster needs",
-             "por": "--por needs"}
+             "por": "--por needs", "memory": "--memory needs"}
     for feature, value in asked.items():
         if value and feature not in eng.features:
             raise BadValue(f"{flags[feature]} {engines.needing(feature)}")

@@ -46,6 +46,8 @@ class Search:
     tick: Callable[[int, int], None] | None = None
     cluster: str | None = None
     por: bool = False  # partial-order reduction (safety checks only)
+    memory: int | None = None  # bytes the store keeps in memory; beyond, it spills
+    spill_dir: str | None = None  # where the spill directory is made (None: a temp dir)
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,8 @@ class Engine:
     features : frozenset of str
         What it offers besides: ``checkpoint`` (``--checkpoint``/``--resume``),
         ``cluster`` (``--cluster``), ``workers`` (more than one process), ``por``
-        (``--por``, partial-order reduction).
+        (``--por``, partial-order reduction), ``memory`` (``--memory``, a budget the
+        store spills to disk beyond).
     """
 
     name: str
@@ -131,10 +134,10 @@ def _vector(m: Model, props: Sequence[Property], s: Search) -> Exploration:
                       stop_on_violation=s.stop_on_violation, progress=s.progress,
                       checkpoint=s.checkpoint, checkpoint_every=s.checkpoint_every,
                       resume=s.resume, workers=s.workers, tick=s.tick, reduce=s.reduce,
-                      cluster=s.cluster)
+                      cluster=s.cluster, memory=s.memory, spill_dir=s.spill_dir)
 
 
 register(Engine("explicit", "compiled Python, one state at a time, one process", _explicit,
                 features=frozenset({"por"})))
 register(Engine("vector", "numpy, a level of packed states at once; checkpoints, workers, "
-                "a cluster", _vector, features=frozenset({"checkpoint", "cluster", "workers"})))
+                "a cluster", _vector, features=frozenset({"checkpoint", "cluster", "workers", "memory"})))

@@ -163,6 +163,8 @@ class Checker:
     _symmetry: bool = False
     _cluster: str | None = None
     _por: bool = False
+    _memory: int | None = None
+    _spill_dir: str | None = None
 
     def __post_init__(self) -> None:
         name = load(self.model)
@@ -215,6 +217,22 @@ class Checker:
         if address is not None and (not isinstance(address, str) or not address.strip()):
             raise BadValue(f"cluster is an address, 'local' or None, got {address!r}")
         return self._with(_cluster=address)
+
+    def memory(self, size: int | str | None, spill_dir: str | os.PathLike[str] | None = None
+               ) -> "Checker":
+        """A memory budget for the vector engine: bytes, or a size such as ``"512M"``
+        or ``"8G"`` (``None``: no budget).  To stay within it, the store's older arrays
+        go to files in a directory made under ``spill_dir`` (the system's temporary one
+        by default) and removed as the search ends; the run slows down, its counts and
+        verdicts are the same.  Python, the level being expanded and the checks after
+        the search cannot spill."""
+        from osf_check.explorer.store.spill import parse_size
+        if isinstance(size, str):
+            size = parse_size(size)
+        elif size is not None:
+            size = _integer("memory", size, 1)
+        where = None if spill_dir is None else os.fspath(spill_dir)
+        return self._with(_memory=size, _spill_dir=where)
 
     def max_states(self, n: int | None) -> "Checker":
         """Stop (verdict ``incomplete``) once this many distinct states are stored with
@@ -271,7 +289,8 @@ class Checker:
                   progress=progress, log=log, engine=self._engine, checkpoint=checkpoint,
                   checkpoint_every=checkpoint_every, resume=resume, workers=self._workers,
                   tick=tick, symmetry=self._symmetry, cluster=self._cluster,
-                  running=running, por=self._por)
+                  running=running, por=self._por, memory=self._memory,
+                  spill_dir=self._spill_dir)
         return ExploreResult(r, self._depth, self._seed)
 
     def prove(self, *, k: int = 4, timeout: float = 120.0, mine: bool = True,

@@ -350,6 +350,17 @@ def _parse_params(items: Sequence[str], opt: str = "--param", what: str = "value
     return out
 
 
+def _size(s: str | None) -> int | None:
+    """``--memory``'s size in bytes (bad input: one line)."""
+    if s is None:
+        return None
+    from osf_check.explorer.store.spill import parse_size
+    try:
+        return parse_size(s)
+    except InputError as e:
+        raise BadInput(f"--memory: {e}") from None
+
+
 def _parse_depth(s: str) -> int | None:
     if s in ("none", "unbounded", "inf"):
         return None
@@ -581,6 +592,14 @@ def _running(name: str, disp: Any, task: Any,
               help="Partition the search over the actors of a Ray cluster: its address "
                    "(as `ray start --head` prints it), or `local` for a Ray instance "
                    "started for the run (pip install 'osf-check[cluster]').")
+@click.option("--memory", metavar="SIZE", default=None, callback=lambda c, p, v: _size(v),
+              help="A memory budget (e.g. 512M, 8G; vector engine, one process): to stay "
+                   "within it, the search's older levels, frontier and edges go to disk, and "
+                   "the run slows down instead of running out of memory.")
+@click.option("--spill-dir", type=click.Path(file_okay=False), default=None,
+              callback=lambda c, p, v: v and str(_usable_dir(Path(v), "--spill-dir")),
+              help="Where --memory spills (default: the system's temporary directory); "
+                   "its files are removed as the run ends.")
 @click.option("--symmetry", is_flag=True,
               help="Store one state per class of states equal up to permuting the model's "
                    "symmetric sets, once z3 has proved the model symmetric (safety only: "
@@ -595,7 +614,8 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
             out: Path | None, strict: bool, go_on: bool, no_deadlock: bool,
             drop: tuple[str, ...], engine: str, checkpoint: str | None,
             checkpoint_every: float, resume: str | None, workers: int,
-            cluster: str | None, symmetry: bool, por: bool) -> None:
+            cluster: str | None, memory: int | None, spill_dir: str | None, symmetry: bool,
+            por: bool) -> None:
     """Breadth-first exploration to a depth, with shortest counterexamples.
 
     \b
@@ -643,7 +663,7 @@ def explore(depth: str, models: tuple[str, ...], model_files: list[str],
                 .drop(*drop).depth(bound).engine(engine).workers(workers) \
                 .max_states(max_states).seed(seed).keep_going(go_on) \
                 .deadlocks(not no_deadlock).strict(strict).symmetry(symmetry) \
-                .cluster(cluster).por(por)
+                .cluster(cluster).por(por).memory(memory, spill_dir)
             explored.append(checker.explore(
                 progress=_progress(n, disp, task), log=disp.line,
                 tick=lambda done, total, t=task: disp.update(t, completed=done, total=total),

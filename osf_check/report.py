@@ -84,6 +84,24 @@ def _property_json(r: ModelResult, p: Any) -> dict[str, Any]:
             "undecided": r.graph.undecided.get(p.id, 0) if r.graph else 0}
 
 
+def memory_json(ex: Any) -> dict[str, Any]:
+    """The run's memory budget (``None``: none) and what went to disk under it."""
+    got = getattr(ex, "spill", None)
+    return dict(got) if got else {"budget": None, "spilled_bytes": 0, "spilled_levels": 0,
+                                  "spill_reads": 0}
+
+
+def _memory_line(ex: Any) -> list[str]:
+    """One line on the memory budget, if the run had one."""
+    got = getattr(ex, "spill", None)
+    if not got:
+        return []
+    from osf_check.explorer.store.spill import human_bytes
+    return [f"  memory budget {human_bytes(got['budget'])}: {human_bytes(got['spilled_bytes'])} "
+            f"spilled to disk ({got['spilled_levels']} levels), "
+            f"{human(got['spill_reads'])} reads back"]
+
+
 def result_json(command: str, seed: int, bound: int | None, results: Sequence[ModelResult],
                 traces: dict[int, list[dict[str, Any]]], exit_code: int) -> dict[str, Any]:
     models = []
@@ -111,6 +129,7 @@ def result_json(command: str, seed: int, bound: int | None, results: Sequence[Mo
             "stored_bytes": int(ex.stored_bytes()),
             "symmetry": r.symmetry,
             "workers": r.workers,
+            "memory": memory_json(ex),
             **({"por": r.por} if r.por else {}),
             "states_per_depth": ex.histogram(),
             "actions": fired,
@@ -197,6 +216,7 @@ def explore_text(r: ModelResult, depth: int | None, seed: int) -> str:
     elif sym.get("why"):
         lines.append(f"  symmetry: not used ({sym['why']})")
     lines += _por_lines(r, depth)
+    lines += _memory_line(ex)
     wk = r.workers
     if wk.get("partitions", 1) > 1:
         lines.append(f"  search partitioned over {wk['partitions']} workers, "

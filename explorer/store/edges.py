@@ -11,12 +11,15 @@ in the same level has no id until the level is numbered, so its key waits
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .allocator import give_back_freed
 from .levels import LevelStore, first_inverse, runs, sortable
+
+if TYPE_CHECKING:
+    from .spill import Spill
 
 __all__ = ["EdgeLog", "cat_free"]
 
@@ -47,10 +50,17 @@ class EdgeLog:
         self.deg: list[np.ndarray] = []  # and how many edges leave each (int32)
         self.dst: list[np.ndarray] = []
         self.act: list[np.ndarray] = []
+        self.spill: "Spill | None" = None  # under a memory budget: where parts go
         if saved is not None:
             self._runs(saved["src_e"])
             self.dst, self.act = [saved["dst_e"]], [saved["act_e"]]
         self._level()
+
+    def held(self) -> int:
+        """Bytes of the finished levels' edges in memory (not spilled)."""
+        sp = self.spill
+        return sum(a.nbytes for part in (self.src, self.deg, self.dst, self.act)
+                   for a in part if sp is None or not sp.spilled(a))
 
     def _runs(self, src: np.ndarray) -> None:
         s, k = runs(src)
@@ -112,6 +122,12 @@ class EdgeLog:
         off = np.zeros(states + 1, dtype=np.int64)
         for s, k in zip(self.src, self.deg):
             np.add.at(off, s.astype(np.int64) + 1, k)  # a source may span two parts
+            if self.spill is not None:
+                self.spill.forget(s)
+                self.spill.forget(k)
         np.cumsum(off, out=off)
         self.src, self.deg = [], []
+        if self.spill is not None:  # under a memory budget: the result on disk
+            return off, self.spill.concat(self.dst, np.int32), \
+                self.spill.concat(self.act, self.act_dtype)
         return off, cat_free(self.dst, np.int32), cat_free(self.act, self.act_dtype)

@@ -23,11 +23,14 @@ one-word state, against 26 with a sorted copy and its ids.
 from __future__ import annotations
 
 import bisect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .allocator import give_back_freed, huge_zeros
+
+if TYPE_CHECKING:
+    from .spill import Spill
 
 __all__ = ["LevelStore", "sortable", "least", "first", "first_inverse", "rank", "key_rows",
            "IdsExhausted", "check_ids", "MAX_IDS", "runs", "least_rows"]
@@ -337,6 +340,7 @@ class LevelStore:
         self.total = len(o)
         self.bloom = Bloom(init_keys.shape[1])
         self.bloom.add(self.keys[0])
+        self.spill: "Spill | None" = None  # under a memory budget: where levels go
 
     def __len__(self) -> int:
         return self.total
@@ -345,6 +349,28 @@ class LevelStore:
     def nbytes(self) -> int:
         return sum(a.nbytes for part in (self.keys, self.parent, self.via) for a in part) \
             + self.bloom.nbytes
+
+    def held(self) -> int:
+        """Bytes in memory (:attr:`nbytes` less what is spilled to disk)."""
+        sp = self.spill
+        return self.bloom.nbytes + sum(a.nbytes for part in (self.keys, self.parent, self.via)
+                                       for a in part if sp is None or not sp.spilled(a))
+
+    def frontier(self, lo: int, hi: int) -> np.ndarray:
+        """Rows ``lo``..``hi`` of the newest level (the frontier); read into memory, and
+        its pages given back, when the level is spilled."""
+        level = self.keys[-1]
+        if self.spill is None or not self.spill.spilled(level):
+            return level[lo:hi]
+        got = np.array(level[lo:hi])
+        self.spill.read(level)
+        self.spill.forget(level)
+        return got
+
+    def _all_keys(self) -> Any:
+        """Every level's keys, for a refill of the filter (a spilled level read once and
+        given back)."""
+        return iter(self.keys) if self.spill is None else self.spill.each(self.keys)
 
     def add_level(self, keys: np.ndarray, parent: np.ndarray, via: np.ndarray,
                   expect: int | None = None) -> int:
@@ -357,7 +383,7 @@ class LevelStore:
         self.via.append(via.astype(self.act_dtype))
         self.starts.append(start)
         self.total += len(keys)
-        self.bloom.add(self.keys[-1], refill=lambda: iter(self.keys), expect=expect)
+        self.bloom.add(self.keys[-1], refill=self._all_keys, expect=expect)
         return start
 
     def add_found(self, keys: list[np.ndarray], parent: list[np.ndarray],
@@ -372,6 +398,8 @@ class LevelStore:
         for pieces in (keys, parent, via):  # the caller's pieces are no longer needed
             pieces.clear()
         sel = least_rows(sortable(allk), par, act)
+        if self.spill is not None:  # near the level's largest: measured for the budget
+            self.spill.sample()
         new = allk[sel], par[sel], act[sel]
         del allk, par, act, sel  # before the filter hashes the new keys
         return self.add_level(*new)
@@ -389,6 +417,8 @@ class LevelStore:
         for start, seg in zip(reversed(self.starts), reversed(self.keys)):
             if not len(seg) or not len(todo):
                 continue
+            if self.spill is not None:
+                self.spill.read(seg)
             sk = sortable(seg)
             q = uniq[todo]
             pos = np.searchsorted(sk, q)
@@ -398,6 +428,8 @@ class LevelStore:
             found[got] = True
             ids[got] = start + pc[hit]
             todo = todo[~hit]
+            if self.spill is not None:  # its pages out of the resident set again
+                self.spill.forget(seg)
         return found, ids
 
     def _at(self, sid: int) -> tuple[int, int]:
@@ -421,9 +453,14 @@ class LevelStore:
 
     def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Like :meth:`arrays`, but the levels are released as they are copied, so the
-        peak is the result plus one level, not twice the store."""
+        peak is the result plus one level, not twice the store.  Under a memory budget,
+        the result is a file in the spill directory, mapped back."""
         out = []
         for part in (self.keys, self.parent, self.via):
+            if self.spill is not None:
+                tail, dtype = part[0].shape[1:], part[0].dtype
+                out.append(self.spill.concat(part, dtype).reshape((-1,) + tail))
+                continue
             shape = (self.total,) + part[0].shape[1:]
             a = np.empty(shape, dtype=part[0].dtype)
             at = 0
@@ -451,6 +488,7 @@ class LevelStore:
         s.via = [via[a:b] for a, b in zip(bounds, bounds[1:])]
         s.starts = list(level_start)
         s.total = len(keys)
+        s.spill = None
         size = _size_for(len(keys), expect)
         s.bloom = Bloom(keys.shape[1], capacity=max(64, int(GROWTH * size)))
         s.bloom.add(keys)

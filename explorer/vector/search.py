@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from osf_check.models.dsl import Model
+from osf_check.models.errors import BadValue
 from osf_check.properties.base import CheckList, Property
 
 from osf_check.explorer.store.checkpoint import load as load_checkpoint
@@ -41,6 +43,7 @@ from osf_check.explorer.result import Exploration, Progress
 from osf_check.explorer.store.layout import Layout
 from .shard_edges import sources
 from osf_check.explorer.store.levels import IdsExhausted, LevelStore
+from osf_check.explorer.store.spill import Spill
 from .successors import Expansion, Successors, edge_action_dtype, expand_range
 from .verdicts import Judge
 
@@ -172,7 +175,9 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                checkpoint_every: float = 300.0, resume: str | os.PathLike | None = None,
                stop_after_levels: int | None = None, chunk: int = CHUNK,
                workers: int = 1, tick: Callable[[int, int], None] | None = None,
-               reduce: "Reduction | None" = None, cluster: str | None = None) -> Exploration:
+               reduce: "Reduction | None" = None, cluster: str | None = None,
+               memory: int | None = None, spill_dir: str | os.PathLike | None = None
+               ) -> Exploration:
     """Breadth-first search with numpy; same results as :func:`osf_check.explorer.explicit.bfs`.
 
     A search of parts with one job each: :class:`~.successors.Successors` (the model's
@@ -182,7 +187,12 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     search is partitioned over workers (:mod:`.partition`), with the same results.
 
     ``tick(done, total)`` reports progress within a level: frontier states expanded so
-    far of the level's (one process only)."""
+    far of the level's (one process only).
+
+    ``memory``: a budget in bytes for the process; to stay within it, the store's older
+    arrays go to files in a directory made under ``spill_dir`` (the system's temporary
+    one by default) and removed as the search ends (:mod:`.store.spill`; one process
+    only).  The counts and verdicts are the same; ``ex.spill`` says what was spilled."""
     t0 = time.perf_counter()
     lay = Layout(model)
     checks = CheckList.of(model, props)
@@ -197,6 +207,8 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     starts = model.initial_states
     if reduce is not None:
         starts = [reduce.canon(s) for s in starts]
+    if memory is not None and (workers > 1 or cluster is not None):
+        raise BadValue("--memory works in one process: leave out --workers and --cluster")
     if workers > 1 or cluster is not None:
         return _partitioned(model, props, ex, _distinct(lay, starts, model.nslots), ident,
                             workers=workers, keep_graph=keep_graph, depth=depth,
@@ -206,6 +218,29 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
                             checkpoint_every=checkpoint_every, resume=resume,
                             stop_after_levels=stop_after_levels, chunk=chunk, reduce=reduce,
                             t0=t0, cluster=cluster)
+    with (Spill(memory, spill_dir) if memory is not None else nullcontext()) as spill:
+        # (the spill directory is removed at the end, also on an error or Ctrl-C)
+        got = _one_process(model, ex, succ, checks, ident, starts, depth=depth,
+                           max_states=max_states, keep_graph=keep_graph,
+                           stop_on_violation=stop_on_violation, progress=progress,
+                           checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                           resume=resume, stop_after_levels=stop_after_levels, chunk=chunk,
+                           tick=tick, t0=t0, spill=spill)
+    if spill is not None:
+        got.spill = spill.counts()  # type: ignore[attr-defined]
+    return got
+
+
+def _one_process(model: Model, ex: "_VectorExploration", succ: Successors, checks: CheckList,
+                 ident: dict[str, Any], starts: Sequence[tuple], *, depth: int | None,
+                 max_states: int | None, keep_graph: bool, stop_on_violation: bool,
+                 progress: Progress | None, checkpoint: str | os.PathLike | None,
+                 checkpoint_every: float, resume: str | os.PathLike | None,
+                 stop_after_levels: int | None, chunk: int,
+                 tick: Callable[[int, int], None] | None, t0: float,
+                 spill: Spill | None) -> Exploration:
+    """The search in this process, under ``spill``'s budget if one."""
+    lay = ex.layout  # type: ignore[attr-defined]
     store = LevelStore(_distinct(lay, starts, model.nslots), succ.act_dtype)
     run = _Run(generated=len(store), fired=np.zeros(len(model.instances), dtype=np.int64),
                frontier=(0, len(store)), level=0)
@@ -220,6 +255,9 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
     judge = Judge(model, checks, store.path_to)
     edges = EdgeLog(edge_action_dtype(model), saved if keep_graph and saved is not None else None) \
         if keep_graph else None
+    store.spill = spill
+    if edges is not None:
+        edges.spill = spill
     if saved is not None:
         judge.restore(saved["meta"])
     else:
@@ -239,8 +277,12 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
             break  # resumed may hold more already; and at the depth bound nothing was cut)
         # the level in chunks, so that temporaries stay bounded
         lo, hi = run.frontier
+        if spill is not None:
+            spill.level_starts()
         found = expand_range(succ, store, lo, hi, lo, hi, chunk=chunk, failed=judge.failed,
                              for_graph=keep_graph, tick=tick)
+        if spill is not None:  # the level's candidates are held: measured for the budget
+            spill.sample()
         try:
             start = _merge_level([found], store, run, judge, edges)
         except IdsExhausted:
@@ -256,6 +298,9 @@ def vector_bfs(model: Model, props: Sequence[Property], *, depth: int | None = 1
         if progress is not None:  # the depth of the deepest state, as the result says it
             deepest = run.level if run.frontier[1] > run.frontier[0] else run.level - 1
             progress(deepest, len(store), run.generated, time.perf_counter() - t0)
+        if spill is not None:  # the level is judged: what is past goes to disk
+            spill.relieve(store, edges, run.level, (run.frontier[1] - run.frontier[0])
+                          / max(1, hi - lo))
         if checkpoint is not None and time.perf_counter() - last_cp >= checkpoint_every:
             _save_run(Path(checkpoint), ident, store, run, judge, edges,
                       time.perf_counter() - t0)

@@ -170,13 +170,12 @@ def expand_range(succ: Successors, store: "LevelStore", lo: int, hi: int, fronti
     last level, starting at ``frontier_lo``), in chunks; without ``for_graph`` only the
     least (action, parent) of each successor not yet stored is kept."""
     out = Expansion(np.zeros(len(succ.insts), dtype=np.int64))
-    level = store.keys[-1]
     for clo in range(lo, hi, chunk):
         chi = min(clo + chunk, hi)
         if tick is not None:
             tick(clo - frontier_lo, frontier_hi - frontier_lo)
         before = len(out.parts)
-        succ.chunk(level[clo - frontier_lo:chi - frontier_lo], clo, failed, out)
+        succ.chunk(store.frontier(clo - frontier_lo, chi - frontier_lo), clo, failed, out)
         if not for_graph and len(out.parts) > before:
             ck, cp, ca = out.parts[-1]
             uniq, rows = first(succ.layout.sortable(ck))  # least (action, parent): see least
