@@ -16,7 +16,8 @@ from typing import Any, Callable
 from osf_check.models.errors import InputError, did_you_mean
 
 __all__ = ["ExternalRun", "Settings", "impl_needs", "systems_for", "checked_params",
-           "examples_for", "run_system", "run_json", "text", "share", "failing_seed"]
+           "examples_for", "run_system", "run_json", "text", "share", "failing_seed", "tried",
+           "by_answer", "by_prefix", "WIDTH"]
 
 
 def impl_needs(impl: str | None, model: str | None, mutant: str | None) -> None:
@@ -370,16 +371,16 @@ def tried(title: str, items: list[str], how: str,
         return [one]
     lines = [f"  {title}: {len(items)}, {how}"]
     for label, members in grouping(items):
-        lines += packed(f"    {label} ({len(members)}): ", members, " " * 6)
+        lines += _packed(f"    {label} ({len(members)}): ", members, " " * 6)
     return lines
 
 
-def packed(head: str, members: list[str], indent: str) -> list[str]:
+def _packed(head: str, members: list[str], indent: str) -> list[str]:
     """``head`` and ``members`` joined by ``; ``, in lines of at most :data:`WIDTH`
     columns, the later ones indented by ``indent``; a line breaks between two members
     (inside one only when it is wider than a line by itself).
 
-    >>> packed("  a: ", ["one", "two", "three"], "    ")
+    >>> _packed("  a: ", ["one", "two", "three"], "    ")
     ['  a: one; two; three']
     """
     lines, line, empty = [], head, True
