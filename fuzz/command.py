@@ -383,20 +383,21 @@ def _packed(head: str, members: list[str], indent: str) -> list[str]:
     >>> _packed("  a: ", ["one", "two", "three"], "    ")
     ['  a: one; two; three']
     """
-    lines, line, empty = [], head, True
+    lines, line = [], head
     for k, m in enumerate(members):
         word = m + (";" if k < len(members) - 1 else "")
-        if empty and line == head and len(head) + len(word) > WIDTH >= len(indent) + len(word):
-            lines.append(head.rstrip())  # the first member fits on a line of its own
-            line = indent
-        if empty:
+        if line == head:
+            # a member too wide to follow the label, but not for a line of its own, is not
+            # cut: the label stands alone
+            if len(head) + len(word) > WIDTH >= len(indent) + len(word):
+                lines.append(head.rstrip())
+                line = indent
             line += word
         elif len(line) + 1 + len(word) <= WIDTH:
             line += " " + word
         else:
             lines.append(line)
             line = indent + word
-        empty = False
     lines.append(line)
     return [part for ln in lines for part in _cut(ln, indent)]
 
@@ -429,9 +430,9 @@ def by_answer(items: list[str]) -> list[tuple[str, list[str]]]:
 def by_prefix(items: list[str]) -> list[tuple[str, list[str]]]:
     """Items by the words they begin with: the items that share their first word are a
     group, labelled by the words all of them begin with and listed by the rest (in
-    alphabetical order, whatever the case); an item
-    whose first word no other item has is listed whole in a last group, ``others``.
-    Words are compared without a ``:`` or ``,`` after them.
+    alphabetical order, whatever the case); an item whose first word no other item has
+    is listed whole in a last group, ``others``.  Words are compared without a ``:`` or
+    ``,`` after them (``error: none`` and ``error past the cut`` are both errors).
 
     >>> by_prefix(["key a", "key b", "pending id, x", "pending id, y", "z"])
     [('key', ['a', 'b']), ('pending id', ['x', 'y']), ('others', ['z'])]
