@@ -11,12 +11,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from osf_check.models.errors import InputError, did_you_mean
 
 __all__ = ["ExternalRun", "Settings", "impl_needs", "systems_for", "checked_params",
-           "examples_for", "run_system", "run_json", "text", "share", "failing_seed"]
+           "examples_for", "run_system", "run_json", "text", "share", "failing_seed", "tried",
+           "by_answer", "by_prefix", "WIDTH"]
 
 
 def impl_needs(impl: str | None, model: str | None, mutant: str | None) -> None:
@@ -309,12 +310,10 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
         from osf_check.fuzz.goals import summary
         lines.append("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))
     lines += _hypothesis_lines(hy)
-    if run.get("data_classes"):
-        lines.append(f"  data classes tried: {len(run['data_classes'])} "
-                     f"({'; '.join(run['data_classes'])})")
-    if run.get("late_answers"):
-        lines.append(f"  late answers tried: {len(run['late_answers'])} "
-                     f"({'; '.join(run['late_answers'])})")
+    lines += tried("data classes tried", run.get("data_classes") or [], "by subject",
+                   by_prefix)
+    lines += tried("late answers tried", run.get("late_answers") or [],
+                   "by answer, each after the steps listed", by_answer)
     other = run["configurations"][1:]
     if other:
         lines.append(f"  other configurations: {len(other)}, "
@@ -324,6 +323,150 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
     if run["failure"]:
         lines += [f"FAILURE: {run['failure']}", rnd.text(run["trace"])]
     return lines
+
+
+#: the console's width: the lists of what a run tried are wrapped to it
+WIDTH = 80
+
+
+def tried(title: str, items: list[str], how: str,
+          grouping: Callable[[list[str]], list[tuple[str, list[str]]]]) -> list[str]:
+    """The console's lines for a list of what a run tried (``fuzz.json`` keeps each item).
+
+    On one line when it fits in :data:`WIDTH` columns; else the count, ``how`` the items
+    are grouped, and one group a line (its label, its size, its members), wrapped.
+
+    Parameters
+    ----------
+    title : str
+        What was tried, e.g. ``"late answers tried"``.
+    items : list of str
+        Every item, sorted (as ``fuzz.json`` has them).
+    how : str
+        How ``grouping`` groups them, said after the count.
+    grouping : callable
+        Items to ``(label, members)`` pairs, every item in one of them.
+
+    Returns
+    -------
+    list of str
+        No line for no item.
+
+    Examples
+    --------
+    >>> tried("x tried", ["key a", "key b"], "by subject", by_prefix)
+    ['  x tried: 2 (key a; key b)']
+    >>> for line in tried("x tried", [f"key {n:02}" for n in range(24)] + ["y"],
+    ...                   "by subject", by_prefix):
+    ...     print(line)
+      x tried: 25, by subject
+        key (24): 00; 01; 02; 03; 04; 05; 06; 07; 08; 09; 10; 11; 12; 13; 14; 15;
+          16; 17; 18; 19; 20; 21; 22; 23
+        others (1): y
+    """
+    if not items:
+        return []
+    one = f"  {title}: {len(items)} ({'; '.join(items)})"
+    if len(one) <= WIDTH:
+        return [one]
+    lines = [f"  {title}: {len(items)}, {how}"]
+    for label, members in grouping(items):
+        lines += _packed(f"    {label} ({len(members)}): ", members, " " * 6)
+    return lines
+
+
+def _packed(head: str, members: list[str], indent: str) -> list[str]:
+    """``head`` and ``members`` joined by ``; ``, in lines of at most :data:`WIDTH`
+    columns, the later ones indented by ``indent``; a line breaks between two members
+    (inside one only when it is wider than a line by itself).
+
+    >>> _packed("  a: ", ["one", "two", "three"], "    ")
+    ['  a: one; two; three']
+    """
+    lines, line = [], head
+    for k, m in enumerate(members):
+        word = m + (";" if k < len(members) - 1 else "")
+        if line == head:
+            # a member too wide to follow the label, but not for a line of its own, is not
+            # cut: the label stands alone
+            if len(head) + len(word) > WIDTH >= len(indent) + len(word):
+                lines.append(head.rstrip())
+                line = indent
+            line += word
+        elif len(line) + 1 + len(word) <= WIDTH:
+            line += " " + word
+        else:
+            lines.append(line)
+            line = indent + word
+    lines.append(line)
+    return [part for ln in lines for part in _cut(ln, indent)]
+
+
+def _cut(line: str, indent: str) -> list[str]:
+    """A line wider than :data:`WIDTH` (one member too wide for a line of its own) cut at
+    its spaces."""
+    import textwrap
+    if len(line) <= WIDTH:
+        return [line]
+    body = line[len(indent):] if line.startswith(indent) else line
+    first = line[:len(line) - len(body)]
+    return textwrap.wrap(body, WIDTH, initial_indent=first, subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def by_answer(items: list[str]) -> list[tuple[str, list[str]]]:
+    """Late answers (``<answer> after <step>``) by answer: the steps each came after.
+
+    >>> by_answer(["a sync reply after sync", "a sync reply after tick", "x after y"])
+    [('a sync reply', ['sync', 'tick']), ('x', ['y'])]
+    """
+    groups: dict[str, list[str]] = {}
+    for item in items:
+        answer, _, after = item.partition(" after ")
+        groups.setdefault(answer, []).append(after)
+    return list(groups.items())
+
+
+def by_prefix(items: list[str]) -> list[tuple[str, list[str]]]:
+    """Items by the words they begin with: the items that share their first word are a
+    group, labelled by the words all of them begin with and listed by the rest (in
+    alphabetical order, whatever the case); an item whose first word no other item has
+    is listed whole in a last group, ``others``.  Words are compared without a ``:`` or
+    ``,`` after them (``error: none`` and ``error past the cut`` are both errors).
+
+    >>> by_prefix(["key a", "key b", "pending id, x", "pending id, y", "z"])
+    [('key', ['a', 'b']), ('pending id', ['x', 'y']), ('others', ['z'])]
+    """
+    firsts: dict[str, list[list[str]]] = {}
+    alone = []
+    for item in items:
+        words = item.split(" ")
+        if len(words) == 1:
+            alone.append(item)
+        else:
+            firsts.setdefault(_bare(words[0]), []).append(words)
+    groups = []
+    for group in firsts.values():
+        if len(group) == 1:
+            alone.append(" ".join(group[0]))
+            continue
+        n = _shared(group)
+        groups.append((" ".join(group[0][:n]).rstrip(":,"),
+                       sorted((" ".join(words[n:]) for words in group), key=str.casefold)))
+    return groups + ([("others", sorted(alone, key=str.casefold))] if alone else [])
+
+
+def _bare(word: str) -> str:
+    return word.rstrip(":,")
+
+
+def _shared(group: list[list[str]]) -> int:
+    """How many words every item of ``group`` begins with, leaving each at least one."""
+    n = 1
+    while all(len(w) > n + 1 for w in group) and \
+            len({_bare(w[n]) for w in group}) == 1:
+        n += 1
+    return n
 
 
 def _hypothesis_lines(hy: dict[str, Any]) -> list[str]:

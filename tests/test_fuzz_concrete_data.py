@@ -141,4 +141,7 @@ def test_a_fuzz_run_reports_its_data_classes_and_its_trace_carries_the_data(tmp_
     assert run["trace"]["seed"] == 0 and run["hypothesis"]["failed_at_seed"] is None
     s = fz.Settings(mutant="truncate-by-bytes", seed=0, steps=40, examples=0, profile="dev",
                     db=None, params={})
-    assert f"data classes tried: {len(run['data_classes'])} (" in fz.text(doc["runs"], s)
+    shown = fz.text(doc["runs"], s)
+    assert f"  data classes tried: {len(run['data_classes'])}" in shown
+    # grouped by subject: the keys' classes on one group's lines, the word "key" once
+    assert shown.count("    key (") == 1 and "key ASCII" not in shown, shown

@@ -430,7 +430,10 @@ def test_the_run_lists_the_late_answers_it_tried():
             "a sync reply after lose_sync_reply"} <= set(late), late
     s = fz.Settings(mutant=None, seed=0, steps=40, examples=0, profile="dev", db=None,
                     params={})
-    assert f"late answers tried: {len(late)} (" in fz.text(doc["runs"], s)
+    shown = fz.text(doc["runs"], s)
+    assert f"  late answers tried: {len(late)}" in shown
+    # grouped by answer: each answer named once, the steps it came after beside it
+    assert shown.count("    get_graph_run's answer (") == 1, shown
 
 
 # 6. set1's graph bugs, each applied as written, fuzzed by the CLI (CI profile, smaller) ------
