@@ -17,7 +17,7 @@ from osf_check.models.errors import InputError, did_you_mean
 
 __all__ = ["ExternalRun", "Settings", "impl_needs", "systems_for", "checked_params",
            "examples_for", "run_system", "run_json", "text", "share", "failing_seed", "tried",
-           "by_answer", "by_prefix", "WIDTH"]
+           "by_answer", "by_prefix", "other_configurations", "by_first_move", "WIDTH"]
 
 
 def impl_needs(impl: str | None, model: str | None, mutant: str | None) -> None:
@@ -152,7 +152,9 @@ def run_system(name: str, s: Settings, external: ExternalRun, disp: Any
             _goals(rep, name, s, external, disp)
         t_goals = time.perf_counter() - t0 - t_tour
         cfgs, counts = _configurations(rep, name, s)
-        if rep.failure is None and s.examples:
+        # one example in all leaves the own share none (OWN_SHARE rounds down), and
+        # Hypothesis refuses to run no example
+        if rep.failure is None and counts[0]:
             rep = _hypothesis(rep, name, s, external, disp, counts[0])
         rep.own_seconds = time.perf_counter() - t0
         rep.swept = []
@@ -314,12 +316,7 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
                    by_prefix)
     lines += tried("late answers tried", run.get("late_answers") or [],
                    "by answer, each after the steps listed", by_answer)
-    other = run["configurations"][1:]
-    if other:
-        lines.append(f"  other configurations: {len(other)}, "
-                     f"{sum(c['examples'] for c in other):,} examples: " + "; ".join(
-                         " ".join(f"{k}={v}" for k, v in c["params"].items()) or "defaults"
-                         for c in other))
+    lines += other_configurations(run)
     if run["failure"]:
         lines += [f"FAILURE: {run['failure']}", rnd.text(run["trace"])]
     return lines
@@ -330,7 +327,8 @@ WIDTH = 80
 
 
 def tried(title: str, items: list[str], how: str,
-          grouping: Callable[[list[str]], list[tuple[str, list[str]]]]) -> list[str]:
+          grouping: Callable[[list[str]], list[tuple[str, list[str]]]], extra: str = "",
+          note: Callable[[list[str]], str] | None = None) -> list[str]:
     """The console's lines for a list of what a run tried (``fuzz.json`` keeps each item).
 
     On one line when it fits in :data:`WIDTH` columns; else the count, ``how`` the items
@@ -346,6 +344,10 @@ def tried(title: str, items: list[str], how: str,
         How ``grouping`` groups them, said after the count.
     grouping : callable
         Items to ``(label, members)`` pairs, every item in one of them.
+    extra : str, optional
+        Said after the count, e.g. ``", 12 examples"``.
+    note : callable, optional
+        A group's members to what is said after its size, e.g. ``", all clean"``.
 
     Returns
     -------
@@ -366,12 +368,13 @@ def tried(title: str, items: list[str], how: str,
     """
     if not items:
         return []
-    one = f"  {title}: {len(items)} ({'; '.join(items)})"
+    one = f"  {title}: {len(items)}{extra} ({'; '.join(items)})"
     if len(one) <= WIDTH:
         return [one]
-    lines = [f"  {title}: {len(items)}, {how}"]
+    lines = _cut(f"  {title}: {len(items)}{extra}, {how}", " " * 6)
     for label, members in grouping(items):
-        lines += _packed(f"    {label} ({len(members)}): ", members, " " * 6)
+        said = note(members) if note else ""
+        lines += _packed(f"    {label} ({len(members)}{said}): ", members, " " * 6)
     return lines
 
 
@@ -412,6 +415,111 @@ def _cut(line: str, indent: str) -> list[str]:
     first = line[:len(line) - len(body)]
     return textwrap.wrap(body, WIDTH, initial_indent=first, subsequent_indent=indent,
                          break_long_words=False, break_on_hyphens=False)
+
+
+#: how a configuration whose run failed is marked in the console (fuzz.json has its failure)
+FAILED = " (failed)"
+
+
+def other_configurations(run: dict[str, Any]) -> list[str]:
+    """The console's lines for the configurations a run fuzzed besides its own: each as
+    the parameters it moves from the run's own, grouped by :func:`by_first_move`.
+
+    A failure stops the sweep, so the one that failed is the last; ``fuzz.json`` keeps
+    every configuration whole (its parameters, tour, goals, examples and failure).
+
+    Parameters
+    ----------
+    run : dict
+        One system's part of ``fuzz.json``: its ``model`` and ``configurations`` (the
+        run's own first).
+
+    Returns
+    -------
+    list of str
+        No line when the run fuzzed no other configuration.
+
+    Examples
+    --------
+    >>> other_configurations({"model": "graph-relay", "configurations": [
+    ...     {"params": {}, "examples": 4}, {"params": {"agents": 3}, "examples": 2},
+    ...     {"params": {"intents": 1}, "examples": 2, "failure": "A1 violated"}]})
+    ['  other configurations: 2, 4 examples, 1 failed (agents=3; intents=1 (failed))']
+    """
+    own, *other = run["configurations"]
+    if not other:
+        return []
+    order = _param_order(run["model"], [c["params"] for c in run["configurations"]])
+    moved = sorted(((_moves(c["params"], own["params"], order), c.get("failure"))
+                    for c in other), key=lambda m: _first_move_key(m[0], order))
+    items = [" ".join(f"{k}={_word(v)}" for k, v in moves) + (FAILED if failure else "")
+             for moves, failure in moved]
+    failed = sum(1 for c in other if c.get("failure"))
+    verdict = f"{failed} failed" if failed else "all clean"
+    also = " ".join(f"{k}={_word(v)}" for k, v in own["params"].items())
+    title = "other configurations" + (f" (each also {also})" if also else "")
+    return tried(title, items, "by first parameter moved",
+                 by_first_move, extra=f", {sum(c['examples'] for c in other):,} examples, "
+                 f"{verdict}", note=_group_verdict)
+
+
+def _param_order(model: str, configs: list[dict[str, Any]]) -> list[str]:
+    """The model's parameters in the order it declares them (a protocol engineer's: the
+    sizes first), then any other a configuration names."""
+    from osf_check.properties import catalogue
+    try:
+        names = [p.name for p in catalogue.spec(model).params]
+    except InputError:  # a model the catalogue does not know: the configurations' order
+        names = []
+    return names + [k for c in configs for k in c if k not in names]
+
+
+def _moves(params: dict[str, Any], own: dict[str, Any], order: list[str]
+           ) -> list[tuple[str, Any]]:
+    """The parameters a configuration sets otherwise than the run's own, in ``order``."""
+    return sorted(((k, v) for k, v in params.items() if own.get(k, object()) != v),
+                  key=lambda kv: order.index(kv[0]))
+
+
+def _first_move_key(moves: list[tuple[str, Any]], order: list[str]) -> tuple:
+    """Configurations by their first move's parameter, those that move it alone first,
+    then by its value (numbers in their order)."""
+    if not moves:
+        return (-1,)
+    k, v = moves[0]
+    return (order.index(k), len(moves) > 1, not isinstance(v, (int, float)),
+            v if isinstance(v, (int, float)) else 0, str(v))
+
+
+def _word(value: Any) -> str:
+    # one word per parameter, so that a configuration reads back split at its spaces
+    return str(value).replace(" ", "")
+
+
+def _group_verdict(members: list[str]) -> str:
+    failed = sum(m.endswith(FAILED) for m in members)
+    return f", {failed} failed" if failed else ", all clean"
+
+
+def by_first_move(items: list[str]) -> list[tuple[str, list[str]]]:
+    """Configurations (``name=value`` words, the first parameter they move first) by that
+    move: those that move that parameter alone are a group under its name, listed by
+    value; the others are a group per ``name=value``, listed by the rest of their moves.
+    A configuration's :data:`FAILED` mark stays with it.
+
+    >>> by_first_move(["agents=3", "intents=1", "intents=3 (failed)", "intents=1 slugs=1",
+    ...                "intents=1 slugs=3 projects=2"])
+    [('agents', ['3']), ('intents', ['1', '3 (failed)']), ('intents=1', ['slugs=1', \
+'slugs=3 projects=2'])]
+    """
+    groups: dict[str, list[str]] = {}
+    for item in items:
+        bare = item.removesuffix(FAILED)
+        first, _, rest = bare.partition(" ")
+        label, member = (first, rest) if rest else (first.partition("=")[0],
+                                                    first.partition("=")[2])
+        groups.setdefault(label, []).append(member + item[len(bare):])
+    return list(groups.items())
 
 
 def by_answer(items: list[str]) -> list[tuple[str, list[str]]]:
