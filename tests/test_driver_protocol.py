@@ -52,6 +52,18 @@ def test_the_schema_accepts_the_documented_messages_and_rejects_others():
         "no state, and no violations saying why there is none"
     assert problem({"type": "welcome", "id": 0, "protocol": 2, "implementation": "x",
                     "capabilities": []}, "welcome") is not None
+    # late (capability late): the held answers that may arrive now, and what was delivered
+    late = {"type": "late", "id": 4, "after": "cancel_graph_run",
+            "answers": [{"kind": "get", "r": 0}, {"kind": "ack", "r": 1}]}
+    assert problem(late, "late") is None and problem(late, "request") is None
+    assert problem(late | {"answers": [{"kind": "sync", "r": 0}]}, "late") is not None
+    assert problem(late | {"answers": []}, "late") is not None  # sent only when one may arrive
+    assert problem({"type": "observed", "id": 4, "state": {}, "offers": [],
+                    "delivered": ["get_graph_run's answer after cancel_graph_run"],
+                    "known": {"c0": {"command_id": "c0", "status": "cancelled"}}},
+                   "observed") is None
+    assert problem({"type": "welcome", "id": 0, "protocol": 1, "implementation": "x",
+                    "capabilities": ["late"]}, "welcome") is None
     # every request type has a schema and an expected reply that has one too
     defs = protocol.schema()["$defs"]
     assert set(protocol.REQUESTS) | set(protocol.REPLY_TYPES) <= set(defs)
@@ -363,13 +375,50 @@ def test_the_cli_fuzzes_through_an_adapter_and_records_it(tmp_path):
     run = doc["runs"][0]
     assert run["implementation"] == {"command": cmd,
                                      "name": "osf-check reference (Python), mutant outbox-off",
-                                     "capabilities": ["clock", "idle", "reopen", "snapshot"],
-                                     "idle_events_not_tried": []}
+                                     "capabilities": ["clock", "idle", "late", "reopen",
+                                                      "snapshot"],
+                                     "idle_events_not_tried": [], "late_answers_not_tried": []}
     assert run["mutant"] is None and "outbox[0]" in run["failure"]
     from jsonschema import Draft202012Validator
     schema = json.loads((Path(__file__).parent.parent / "osf_check" / "schema" /
                          "result.schema.json").read_text())
     Draft202012Validator(schema).validate(doc)
+
+
+def test_the_reference_adapter_delivers_the_late_answers_it_is_asked_for():
+    """Asked after each step for the held answers that may arrive (the in-process rule,
+    fuzz.late.arrives), the reference adapter delivers them and names them as the report
+    does; the tour lists them.  Without the capability none is asked for."""
+    with External(reference()) as ext:
+        rep = tour("graph-relay", depth=4, harness=ext)
+        asked = ext.adapter.requests.get("late", 0)
+    assert rep.failure is None and asked > 0
+    assert {"get_graph_run's answer after cancel_graph_run",
+            "cancel_graph_run's answer after get_graph_run"} <= rep.late_answers, rep.late_answers
+    with External(reference("--no-late")) as ext:
+        rep = tour("graph-relay", depth=4, harness=ext)
+        assert "late" not in ext.adapter.requests
+    assert rep.failure is None and rep.late_answers == set()
+
+
+def test_the_cli_says_late_answers_were_not_tried_through_an_adapter_without_them():
+    cmd = " ".join(reference("--no-late"))
+    args = ["fuzz", "--model", "graph-relay", "--impl", cmd, "--tour-depth", "3",
+            "--examples", "0"]
+    r = CliRunner().invoke(main, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    run = json.loads(r.output[r.output.index("{"):])["runs"][0]
+    assert run["implementation"]["late_answers_not_tried"] == [
+        "get_graph_run's answer", "cancel_graph_run's answer", "a completion POST",
+        "a completion's 2xx"] and run["late_answers"] == []
+    text = CliRunner().invoke(main, args).output
+    assert "late answers not tried (the adapter lacks the late capability): " \
+        "get_graph_run's answer, cancel_graph_run's answer, a completion POST, " \
+        "a completion's 2xx" in text, text
+    # with the capability: tried, and listed
+    r = CliRunner().invoke(main, [*args[:3], "--impl", " ".join(reference()), *args[5:]])
+    assert r.exit_code == 0 and "late answers not tried" not in r.output
+    assert "late answers tried: " in r.output and "get_graph_run's answer after" in r.output
 
 
 def test_an_adapter_without_the_clock_or_storage_crashes_is_still_walked():
