@@ -52,11 +52,14 @@ class ExternalRun:
         given (without the idle capability it is judged on the model's steps alone)."""
         if self.ext is None:
             return None
-        from osf_check.driver.external import idle_events
+        from osf_check.driver.external import idle_events, late_kinds
+        from osf_check.fuzz.late import LATE
         caps = self.ext.capabilities
         return {"command": self.command, "name": self.ext.implementation,
                 "capabilities": sorted(caps),
-                "idle_events_not_tried": [] if "idle" in caps else list(idle_events(model))}
+                "idle_events_not_tried": [] if "idle" in caps else list(idle_events(model)),
+                "late_answers_not_tried": [] if "late" in caps else
+                [LATE[k] for k in late_kinds(model)]}
 
     def __enter__(self) -> "ExternalRun":
         return self
@@ -308,6 +311,10 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
     if skipped:
         lines.append(f"  idle events not tried (the adapter lacks the idle capability): "
                      f"{', '.join(skipped)}")
+    unsent = (run["implementation"] or {}).get("late_answers_not_tried")
+    if unsent:
+        lines.append(f"  late answers not tried (the adapter lacks the late capability): "
+                     f"{', '.join(unsent)}")
     if run["goals"]["each"]:
         from osf_check.fuzz.goals import summary
         lines.append("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))

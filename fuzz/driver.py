@@ -671,9 +671,14 @@ def shrink_path(model: Model, mutant: str | None, path: list[int], *, seed: int 
     cur = list(path)
 
     def states_along(p: list[int]) -> list[tuple]:
+        # up to the model's last step: a cut path may fail before its end, and what is
+        # left after that is not a path of the model (the chunks cut it off)
         out = [model.initial_states[0]]
         for ai in p:
-            out.append(chk.steps[ai](out[-1]))
+            nxt = chk.steps[ai](out[-1])
+            if nxt is None:
+                break
+            out.append(nxt)
         return out
 
     changed = True

@@ -23,6 +23,7 @@ from osf_check.relay.graph.server import GraphServer, ToolError
 from . import graph_inputs, mutants
 from .deadlines import CONTROL_POLL, RELAY_ROUND, GraphBook, Late
 from .harness import Divergence, HarnessBase, crash_site, probed_once
+from .late import LATE, arrives, went_back
 from .oracles import bounded, handed_over
 
 __all__ = ["Divergence", "GraphHarness", "IMPL_MUTANTS"]
@@ -47,14 +48,6 @@ FINISH = {"tokens": 123, "cost": 0.01}
 #: so that no id is special (a falsy 0, the first connection)
 AGENTS = (1, 0, 2)
 
-
-#: the answers the network may lose that the harness holds to deliver late, each as the
-#: late delivery is listed in the run's report
-LATE = {"get": "get_graph_run's answer", "cancel": "cancel_graph_run's answer",
-        "post": "a completion POST", "ack": "a completion's 2xx"}
-#: how far a status is along a run's life: an answer the agent took later never has a lower
-#: one (the harness's own order, not the implementation's)
-RANK = {"queued": 0, "running": 1, "completed": 2, "failed": 2, "cancelled": 2}
 
 #: the key probes' outcome per model object and server class (see probe_data)
 _PROBED: dict[tuple, tuple[Any, Any]] = {}
@@ -261,9 +254,7 @@ class GraphHarness(HarnessBase):
                                        f"late after {after}, {why}")
 
     def _arrives(self, kind: str, cid: str) -> bool:
-        if kind == "post":
-            return RANK.get(self._run(cid).status, 0) == RANK["completed"]
-        return kind != "ack" or cid in self.acked
+        return arrives(kind, self._run(cid).status, cid in self.acked)
 
     def _run(self, cid: str) -> Any:
         return next(r for r in self.server.runs if r.command_id == cid)
@@ -278,15 +269,7 @@ class GraphHarness(HarnessBase):
         others = sorted(k for k in set(before) | set(now) if k != cid and before.get(k) != now.get(k))
         if others:
             return f"changed what the agent knows of another run ({', '.join(others)})"
-        was, got = before.get(cid), now.get(cid)
-        if was is None or got == was:
-            return None
-        rank = RANK.get(was.get("status"), -1)
-        if got is None or RANK.get(got.get("status"), -1) < rank:
-            return f"took the agent's view of the run from {was} back to {got}"
-        if rank == RANK["completed"] and set(was) - {"command_id", "status"}:
-            return f"replaced the completion the agent read ({was}) by {got}"
-        return None
+        return went_back(before.get(cid), now.get(cid))
 
     def _late_get(self, cid: str, answer: dict[str, Any]) -> str | None:
         return self._late_view(self.view.read, cid, answer)

@@ -52,6 +52,18 @@ def test_the_schema_accepts_the_documented_messages_and_rejects_others():
         "no state, and no violations saying why there is none"
     assert problem({"type": "welcome", "id": 0, "protocol": 2, "implementation": "x",
                     "capabilities": []}, "welcome") is not None
+    # late (capability late): the held answers that may arrive now, and what was delivered
+    late = {"type": "late", "id": 4, "after": "cancel_graph_run",
+            "answers": [{"kind": "get", "r": 0}, {"kind": "ack", "r": 1}]}
+    assert problem(late, "late") is None and problem(late, "request") is None
+    assert problem(late | {"answers": [{"kind": "sync", "r": 0}]}, "late") is not None
+    assert problem(late | {"answers": []}, "late") is not None  # sent only when one may arrive
+    assert problem({"type": "observed", "id": 4, "state": {}, "offers": [],
+                    "delivered": ["get_graph_run's answer after cancel_graph_run"],
+                    "known": {"c0": {"command_id": "c0", "status": "cancelled"}}},
+                   "observed") is None
+    assert problem({"type": "welcome", "id": 0, "protocol": 1, "implementation": "x",
+                    "capabilities": ["late"]}, "welcome") is None
     # every request type has a schema and an expected reply that has one too
     defs = protocol.schema()["$defs"]
     assert set(protocol.REQUESTS) | set(protocol.REPLY_TYPES) <= set(defs)
@@ -363,13 +375,120 @@ def test_the_cli_fuzzes_through_an_adapter_and_records_it(tmp_path):
     run = doc["runs"][0]
     assert run["implementation"] == {"command": cmd,
                                      "name": "osf-check reference (Python), mutant outbox-off",
-                                     "capabilities": ["clock", "idle", "reopen", "snapshot"],
-                                     "idle_events_not_tried": []}
+                                     "capabilities": ["clock", "idle", "late", "reopen",
+                                                      "snapshot"],
+                                     "idle_events_not_tried": [], "late_answers_not_tried": []}
     assert run["mutant"] is None and "outbox[0]" in run["failure"]
     from jsonschema import Draft202012Validator
     schema = json.loads((Path(__file__).parent.parent / "osf_check" / "schema" /
                          "result.schema.json").read_text())
     Draft202012Validator(schema).validate(doc)
+
+
+def test_the_reference_adapter_delivers_the_late_answers_it_is_asked_for():
+    from osf_check.fuzz.late import LATE
+    """Asked after each step for the held answers that may arrive (the in-process rule,
+    fuzz.late.arrives), the reference adapter delivers them and names them as the report
+    does; the tour lists them.  Without the capability none is asked for (and the
+    harness behind it delivers none by itself)."""
+    with External(reference()) as ext:
+        rep = tour("graph-relay", depth=4, harness=ext)
+        asked = ext.adapter.requests.get("late", 0)
+    assert rep.failure is None and asked > 0
+    # the same ones of LATE's kinds the in-process harness delivers by itself (the tour
+    # does not go on after a lost answer: its step comes back to the state it left)
+    inproc = {x for x in tour("graph-relay", depth=4).late_answers
+              if x.split(" after ")[0] in LATE.values()}
+    assert rep.late_answers == inproc == {"get_graph_run's answer after lose_get_reply",
+                                          "cancel_graph_run's answer after lose_cancel_reply"}
+    with External(reference("--no-late")) as ext:
+        rep = tour("graph-relay", depth=4, harness=ext)
+        assert "late" not in ext.adapter.requests
+    assert rep.failure is None and rep.late_answers == set()
+
+
+class _Canned:
+    """An adapter that answers late with a canned reply (and everything else with the
+    model's initial state): the checker's judging of a late delivery, alone."""
+
+    capabilities = frozenset({"late"})
+
+    def __init__(self, model, late):
+        self.state, self.late = model.show_state(model.initial_states[0]), late
+        self.asked = []
+
+    def request(self, kind, **fields):
+        if kind == "late":
+            self.asked.append(fields)
+            return {"type": "observed", "offers": ["tick"], **self.late}
+        return {"type": "observed", "offers": ["tick"], "state": self.state,
+                "known": {"c0": {"command_id": "c0", "status": "cancelled"}}}
+
+
+@pytest.mark.parametrize("late,why", [
+    ({}, None),  # the state, offers and view as before: nothing changed
+    ({"status": ["cancelled", "none"]}, "changed status[0] from none to cancelled "
+                                         "where the model has it lost"),
+    ({"known": {"c0": {"command_id": "c0", "status": "queued"}}},
+     "took the agent's view of the run from {'command_id': 'c0', 'status': 'cancelled'} back "
+     "to {'command_id': 'c0', 'status': 'queued'}"),
+    ({"offers": []}, "changed what the implementation would do next from ['tick'] to []"),
+])
+def test_the_checker_finds_what_a_late_answer_changed(late, why):
+    from osf_check.driver.external import ExternalHarness
+    m = model_for("graph-relay", None)
+    adapter = _Canned(m, {})
+    h = ExternalHarness(adapter, m)  # type: ignore[arg-type]
+    h.held = [("get", 0)]
+    state = dict(adapter.state, **{k: v for k, v in late.items() if k == "status"})
+    adapter.late = {"state": state, "offers": late.get("offers", ["tick"]),
+                    "known": late.get("known", h.reply["known"]),
+                    "delivered": ["get_graph_run's answer after cancel_graph_run"]}
+    h._deliver_late("cancel_graph_run")
+    assert adapter.asked == [{"after": "cancel_graph_run", "answers": [{"kind": "get", "r": 0}]}]
+    assert h.late == {"get_graph_run's answer after cancel_graph_run"}
+    if why is None:
+        assert h.violations == []
+    else:
+        assert h.violations == ["get_graph_run's answer for run 0, lost earlier and delivered "
+                                "late after cancel_graph_run, " + why + (
+                                    ": it must change nothing" if "status" in late else "")]
+
+
+def test_a_late_delivery_not_asked_for_is_the_adapters_failure_and_a_2xx_waits():
+    from osf_check.driver.external import ExternalHarness
+    m = model_for("graph-relay", None)
+    adapter = _Canned(m, {})
+    h = ExternalHarness(adapter, m)  # type: ignore[arg-type]
+    h.held = [("ack", 0), ("post", 0)]
+    h._deliver_late("tick")  # no 2xx before the outbox let it go, no POST before an outcome
+    assert adapter.asked == []
+    h.acked.add(0)
+    adapter.late = {"state": adapter.state, "offers": ["tick"],
+                    "delivered": ["a completion POST after tick"]}
+    with pytest.raises(AdapterError, match="a delivery it was not asked for"):
+        h._deliver_late("tick")
+    assert adapter.asked == [{"after": "tick", "answers": [{"kind": "ack", "r": 0}]}]
+
+
+def test_the_cli_says_late_answers_were_not_tried_through_an_adapter_without_them():
+    cmd = " ".join(reference("--no-late"))
+    args = ["fuzz", "--model", "graph-relay", "--impl", cmd, "--tour-depth", "3",
+            "--examples", "0"]
+    r = CliRunner().invoke(main, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    run = json.loads(r.output[r.output.index("{"):])["runs"][0]
+    assert run["implementation"]["late_answers_not_tried"] == [
+        "get_graph_run's answer", "cancel_graph_run's answer", "a completion POST",
+        "a completion's 2xx"] and run["late_answers"] == []
+    text = CliRunner().invoke(main, args).output
+    assert "late answers not tried (the adapter lacks the late capability): " \
+        "get_graph_run's answer, cancel_graph_run's answer, a completion POST, " \
+        "a completion's 2xx" in text, text
+    # with the capability: tried, and listed
+    r = CliRunner().invoke(main, [*args[:3], "--impl", " ".join(reference()), *args[5:]])
+    assert r.exit_code == 0 and "late answers not tried" not in r.output
+    assert "late answers tried: " in r.output and "get_graph_run's answer after" in r.output
 
 
 def test_an_adapter_without_the_clock_or_storage_crashes_is_still_walked():

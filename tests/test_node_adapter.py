@@ -201,6 +201,46 @@ def test_an_outbox_entry_dropped_before_the_2xx_is_reported_as_A2(tmp_path):
     assert path[-3:] == ["sync", "refuse(r=0)", "lose_post(r=0)"]
 
 
+def test_an_agent_that_takes_a_late_answer_over_a_newer_one_is_caught_only_late(tmp_path):
+    """The agent files every answer it gets as its run's latest.  Answers on time come in
+    the server's order, so this passed; a get_graph_run answer lost while the run was
+    queued, delivered after the agent's cancel, takes its view back from cancelled.  Only
+    an adapter with the late capability is asked to deliver it (the walks do: in the tour a
+    lost answer's step comes back to its state, and the tour goes on from the state's
+    first visit), and without it fuzz says which answers it did not try."""
+    from click.testing import CliRunner
+    from osf_check.cli import main
+    buggy = tmp_path / "node-graph-relay"
+    shutil.copytree(EXAMPLE, buggy)
+    apply_patch(buggy / "bugs" / "late-answer-takes-view-back.patch", buggy)
+    m = model_for("graph-relay", None)
+    with External(adapter(buggy)) as ext:
+        rep = hypothesis_run("graph-relay", examples=20, steps=30, profile="ci", harness=ext)
+    assert rep.failure is not None and rep.failure.startswith(
+        "get_graph_run's answer for run 1, lost earlier and delivered late after "
+        "cancel_graph_run, took the agent's view of the run from {"), rep.failure
+    assert "'status': 'cancelled'} back to {" in rep.failure
+    assert [m.instances[a].label for a in rep.path][-2:] == [
+        "lose_get_reply(i=0, r=1)", "cancel_graph_run(i=0, r=1)"]
+    # the same relay behind an adapter that does not offer late answers passes the walks
+    script = buggy / "adapter.mjs"
+    script.write_text(script.read_text().replace('"idle", "late"]', '"idle"]'))
+    with External(adapter(buggy)) as ext:
+        rep = hypothesis_run("graph-relay", examples=20, steps=30, profile="ci", harness=ext)
+    assert rep.failure is None and rep.late_answers == set()
+    args = ["fuzz", "--model", "graph-relay", "--tour-depth", "3", "--examples", "0", "--impl",
+            " ".join(adapter(buggy))]
+    res = CliRunner().invoke(main, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    [run] = json.loads(res.stdout)["runs"]
+    assert run["late_answers"] == []
+    assert run["implementation"]["late_answers_not_tried"] == [
+        "get_graph_run's answer", "cancel_graph_run's answer", "a completion POST",
+        "a completion's 2xx"]
+    assert "late answers not tried (the adapter lacks the late capability): " \
+        "get_graph_run's answer," in CliRunner().invoke(main, args).stdout
+
+
 def test_the_relays_loop_starts_at_the_sync_reply_and_says_so_in_took():
     """The relay's loop starts the command it fetched in the same go as its sync (as a
     desktop does); the adapter answers with the model steps taken, not a split relay."""
@@ -235,6 +275,11 @@ def test_the_tour_goes_on_from_where_the_relay_lands():
     # through (was 2,206 before such steps counted)
     assert (rep.states_covered, rep.states_total) == (2_224, 2_354)
     assert rep.unreached == 0 and rep.edges_taken > 0
+    # the adapter has the late capability: the answers lost within 5 steps (to the agent:
+    # a completion is not lost that soon) were delivered late, and changed nothing; the
+    # tour does not go on after a lost answer (its step comes back to the state it left)
+    assert rep.late_answers == {"get_graph_run's answer after lose_get_reply",
+                                "cancel_graph_run's answer after lose_cancel_reply"}
 
 
 def test_a_trace_with_steps_taken_together_replays_through_the_adapter(tmp_path):

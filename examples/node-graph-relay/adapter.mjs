@@ -6,10 +6,12 @@ import { createInterface } from "node:readline";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DesktopRelay, GraphServer, NOT_FOUND } from "./relay.mjs";
+import { DesktopRelay, GraphServer, NOT_FOUND, takeAnswer } from "./relay.mjs";
 
 const CALL = ["idle", "waiting", "lost", "done"];
 const OUTCOME = ["none", "completed", "failed", "cancelled"];
+const LATE = { get: "get_graph_run's answer", cancel: "cancel_graph_run's answer",
+               post: "a completion POST", ack: "a completion's 2xx" };
 const sessionOf = (p) => (p === 0 ? "gs_" + "ab".repeat(16) : `gs_${p.toString(16).padStart(2, "0")}` + "cd".repeat(15));
 const projectOf = (p) => `proj_${p + 1}`;
 
@@ -39,6 +41,8 @@ class World {
     this.intentOf = {}; // idempotency key -> the intent that sent it
     this.violations = [];
     this.sent = [];
+    this.known = {}; // what the agent knows of its runs, from the answers it took
+    this.held = {}; // "kind:r" -> the first answer of that kind the network lost for run r
   }
   publish() { // the server knows the shared sessions with the desktop's current slug
     this.server.sessions = {};
@@ -77,7 +81,7 @@ class World {
       case "lose_request": this.attempts[a.i] += 1; this.call[a.i] = "lost"; break;
       case "lose_response": this.call[a.i] = "lost"; break;
       case "lose_call_request": break; // never reached the server
-      case "lose_get_reply": s.getGraphRun(0, s.runs[a.r].command_id); break;
+      case "lose_get_reply": this.held[`get:${a.r}`] ??= s.getGraphRun(0, s.runs[a.r].command_id); break;
       case "lose_sync_request": d.syncFailed(); break;
       case "lose_sync_reply":
         for (const req of d.syncRequests()) s.sync(req.project_id, req.sessions);
@@ -92,11 +96,16 @@ class World {
       case "get_graph_run":
         if ("i" in a) {
           const run = s.runs[a.r];
-          if (action === "get_graph_run") this.sent.push({ answer: s.getGraphRun(0, run.command_id) });
-          else {
+          if (action === "get_graph_run") {
+            const answer = s.getGraphRun(0, run.command_id);
+            this.sent.push({ answer });
+            takeAnswer(this.known, answer);
+          } else {
             const queued = run.status === "queued";
-            s.cancelGraphRun(0, run.command_id);
+            const answer = s.cancelGraphRun(0, run.command_id);
             if (queued) this.qcancel[a.r] = true;
+            if (action === "cancel_graph_run") takeAnswer(this.known, answer);
+            else this.held[`cancel:${a.r}`] ??= answer;
           }
         } else { // another agent, with a run's id or a made-up one
           const target = this.cid(a.r) ?? data.unknown_id;
@@ -143,7 +152,12 @@ class World {
         break;
       }
       case "lose_post":
-      case "lose_ack": delete this.net[this.cid(a.r)]; break;
+      case "lose_ack": {
+        const cid = this.cid(a.r);
+        this.held[`${action === "lose_post" ? "post" : "ack"}:${a.r}`] ??= this.net[cid][1];
+        delete this.net[cid];
+        break;
+      }
       case "receive_ack": { const cid = this.cid(a.r); d.acked(cid); delete this.net[cid]; break; }
       case "toggle_project": { const p = projectOf(a.p ?? 0); d.enabled[p] = !d.enabled[p]; break; }
       case "toggle_share": d.shared = !d.shared; break;
@@ -154,6 +168,18 @@ class World {
       default: throw new Error(`unknown action ${action}`);
     }
     return out;
+  }
+  late(after, answers) { // answers the network lost arrive now, each to its receiver
+    const done = [];
+    for (const { kind, r } of answers) {
+      const held = this.held[`${kind}:${r}`];
+      if (held === undefined) continue;
+      if (kind === "post") this.server.complete(held);
+      else if (kind === "ack") this.desktop.acked(held.execution_id);
+      else takeAnswer(this.known, held);
+      done.push(`${LATE[kind]} after ${after}`);
+    }
+    return done;
   }
   offers() {
     const d = this.desktop, out = [];
@@ -192,7 +218,8 @@ class World {
     const odd = this.server.runs.find((run) => !(run.key in this.intentOf));
     if (odd) violations.push(`the server changed the idempotency key of run ${odd.command_id}`);
     if (state === null) violations.push(`property A1 violated by the implementation: it holds ${this.server.runs.length} runs where the model allows ${this.p.runs}`);
-    return { ...(state === null ? {} : { state }), offers: this.offers(), violations, sent };
+    return { ...(state === null ? {} : { state }), offers: this.offers(), violations, sent,
+             known: this.known };
   }
   save() { // everything but the outbox file, which is saved by value
     const { server, desktop, ...rest } = this;
@@ -223,7 +250,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       case "hello":
         world = new World(m.params, m.seed, dir);
         return reply({ type: "welcome", id: m.id, protocol: 1,
-                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen", "idle"] });
+                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen", "idle", "late"] });
       case "reset": world.fresh(); break;
       case "step": {
         const outputs = world.step(m.action, m.args, m.data ?? {});
@@ -231,6 +258,10 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         return reply({ type: "observed", id: m.id, ...world.observe(), outputs, ...took });
       }
       case "observe": break;
+      case "late": { // after a step or a restart: osf-check lists the answers that may arrive
+        const delivered = world.late(m.after, m.answers);
+        return reply({ type: "observed", id: m.id, ...world.observe(), delivered });
+      }
       // the 20 s timer, or the loop asking whether its round is over, where the model
       // skips them: the relay must change nothing (osf-check compares the states)
       case "idle":

@@ -136,6 +136,17 @@ export class DesktopRelay {
   }
 }
 
+// The agent's side of get_graph_run and cancel_graph_run: what it knows of each of its runs
+// (by command id). An answer may come late, after a newer one; a run's status only moves
+// forward, and a terminal one keeps the first completion read, so an older answer is ignored.
+const PROGRESS = { queued: 0, running: 1, completed: 2, failed: 2, cancelled: 2 };
+export function takeAnswer(known, answer) {
+  const was = known[answer.command_id];
+  const a = PROGRESS[was?.status] ?? -1, b = PROGRESS[answer.status] ?? -1;
+  const newer = was === undefined || (b !== a ? b > a : a < 2 || Object.keys(was).length <= 2);
+  if (newer) known[answer.command_id] = answer;
+}
+
 export class GraphServer {
   constructor(seed) {
     this.rng = seed >>> 0;

@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 from osf_check.models.dsl import ActionInstance, Model
 from osf_check.fuzz.graph_harness import FINISH, read_answer
 from osf_check.fuzz.harness import Divergence, IdleEvents
+from osf_check.fuzz.late import LATE, LOST_BY, MODELS, arrives, named, went_back
 from osf_check.fuzz.oracles import posted_bounded
 from osf_check.fuzz.payloads import chosen, step_data
 from osf_check.models.graph_relay.vocab import OUTCOME
@@ -51,6 +52,12 @@ def own_steps(model: str) -> tuple[str, ...]:
 def idle_events(model: str) -> tuple[str, ...]:
     """The environment's idle events of ``model`` (the in-process harnesses' own list)."""
     return getattr(_harness_of(model), "IDLE", ())
+
+
+def late_kinds(model: str) -> tuple[str, ...]:
+    """The answers ``model``'s network may lose and deliver late (``fuzz.late.LATE``'s
+    kinds)."""
+    return MODELS.get(model, ())
 
 
 def _harness_of(model: str) -> type | None:
@@ -238,6 +245,13 @@ class ExternalHarness(IdleEvents):
         #: graph-relay: per run, the completion last posted and the one the server took
         self.posted: dict[int, Any] = {}
         self.accepted: dict[int, Any] = {}
+        #: capability late: the answers the model's network lost, (kind, run), the first of
+        #: each kept by the adapter; and the runs whose outbox let the completion go on a 2xx
+        self.held: list[tuple[str, int]] = []
+        self.acked: set[int] = set()
+        #: the late deliveries the adapter made, each named by its answer and what it came
+        #: after (the report's "late answers tried")
+        self.late: set[str] = set()
         self._take(adapter.request("reset"))
 
     def _take(self, reply: dict[str, Any]) -> dict[str, Any]:
@@ -270,6 +284,7 @@ class ExternalHarness(IdleEvents):
         outputs = dict(reply.get("outputs", {}))
         if self.model.name == "graph-relay":
             self._completions(inst, status, reply, outputs)
+        self._lost(inst)
         if inst.name == "graph_finish":  # A8, judged here on the payload the adapter sent
             sent = [{"post": p} for r, p in self._posts(inst, reply) if r == inst.args["r"]]
             if "state" in reply and not sent:
@@ -281,7 +296,67 @@ class ExternalHarness(IdleEvents):
             self.violations.extend(posted_bounded(sent, msg["data"]["result"],
                                                   FINISH["tokens"], FINISH["cost"],
                                                   msg["data"].get("error")))
+        self._deliver_late(inst.name)
         return outputs
+
+    def _lost(self, inst: ActionInstance) -> None:
+        """Note the answer ``inst`` lost (kept by the adapter), or the 2xx it delivered."""
+        kind = LOST_BY.get(inst.name)
+        if kind is not None and (kind, inst.args["r"]) not in self.held:
+            self.held.append((kind, inst.args["r"]))
+        elif inst.name == "receive_ack":
+            self.acked.add(inst.args["r"])
+
+    def _deliver_late(self, after: str) -> None:
+        """Capability late: the adapter delivers each held answer that may arrive now
+        (``fuzz.late.arrives``, as the in-process harness).  The model has them lost, so
+        the implementation must change nothing: its state and offers as before, and the
+        agent's view of no run taken back.  One answer a request, so that a change is
+        named by the answer that made it."""
+        if "late" not in self.adapter.capabilities or "state" not in self.reply:
+            return
+        status = self.model.show_state(self.abstract()).get("status", [])
+        for kind, r in self.held:
+            if r < len(status) and arrives(kind, status[r], r in self.acked):
+                self._late_one(kind, r, after)
+
+    def _late_one(self, kind: str, r: int, after: str) -> None:
+        msg = {"after": after, "answers": [{"kind": kind, "r": r}]}
+        reply = self.adapter.request("late", **msg)
+        self.path.append(("late", msg))
+        odd = [x for x in reply.get("delivered", ()) if x != named(kind, after)]
+        if odd:
+            raise AdapterError("malformed", f"the adapter's answer to late lists a delivery "
+                                            f"it was not asked for: {quote(odd[0])}")
+        self.late.update(reply.get("delivered", ()))
+        self.violations.extend(reply.get("violations", ()))  # the adapter's own checks
+        self.violations += [f"{LATE[kind]} for run {r}, lost earlier and delivered late "
+                            f"after {after}, {why}" for why in self._late_changes(reply)]
+
+    def _late_changes(self, late: dict[str, Any]) -> list[str]:
+        """What a late delivery changed that it must not: the state, the offers, and the
+        agent's view of each run (``known``, where the adapter reports it)."""
+        out = []
+        if "state" not in late:
+            return out
+        try:
+            after = self.model.parse_state(late["state"])
+        except BadValue as e:
+            raise AdapterError("malformed", f"the adapter's state after late is not a state of "
+                                            f"{self.model.name} ({e})") from None
+        if after != self.abstract():
+            out.append("changed " + "; ".join(
+                f"{n} from {self.model.slot_domains[i].show(x)} to "
+                f"{self.model.slot_domains[i].show(y)}"
+                for i, (n, x, y) in enumerate(zip(self.model.slot_names, self.abstract(), after))
+                if x != y) + " where the model has it lost: it must change nothing")
+        if sorted(late["offers"]) != sorted(self.reply["offers"]):
+            out.append(f"changed what the implementation would do next from "
+                       f"{sorted(self.reply['offers'])} to {sorted(late['offers'])}")
+        was, now = self.reply.get("known", {}), late.get("known", {})
+        out += [why for cid in sorted(set(was) | set(now))
+                if (why := went_back(was.get(cid), now.get(cid)))]
+        return out
 
     def _posts(self, inst: ActionInstance, reply: dict[str, Any]) -> list[tuple[int, Any]]:
         """The completions the step posted, each with its run: ``sent`` lists them in the
@@ -364,10 +439,12 @@ class ExternalHarness(IdleEvents):
         token = self.adapter.request("snapshot")["snapshot"] \
             if "snapshot" in self.adapter.capabilities else None
         return (token, list(self.path), list(self.violations), self.reply,
-                self.shared_just_now, dict(self.posted), dict(self.accepted))
+                self.shared_just_now, dict(self.posted), dict(self.accepted),
+                list(self.held), set(self.acked))
 
     def restore(self, snap: Any) -> None:
-        token, path, violations, reply, self.shared_just_now, posted, accepted = snap
+        token, path, violations, reply, self.shared_just_now, posted, accepted, held, acked = \
+            snap
         if token is not None:
             self._take(self.adapter.request("restore", snapshot=token))
         else:  # no snapshots: back to the state by its path from reset
@@ -377,6 +454,7 @@ class ExternalHarness(IdleEvents):
                 self._step(msg, kind)
         self.path, self.violations = list(path), list(violations)
         self.posted, self.accepted = dict(posted), dict(accepted)
+        self.held, self.acked = list(held), set(acked)
 
     def forget(self, snap: Any) -> None:
         if snap[0] is not None:
@@ -386,6 +464,7 @@ class ExternalHarness(IdleEvents):
         """A storage crash, where the adapter can have one (otherwise nothing happens)."""
         if "reopen" in self.adapter.capabilities:
             self._take(self.adapter.request("reopen"))
+            self._deliver_late("a restart")
 
     def advance(self, seconds: float) -> None:
         self.shared_just_now = False  # what fires now is the timer
@@ -440,5 +519,5 @@ def python_command(module: str, *args: str) -> list[str]:
 
 
 __all__ = ["Adapter", "AdapterError", "External", "ExternalHarness", "python_command",
-           "decides", "idle_events",
+           "decides", "idle_events", "late_kinds",
            "own_steps"]

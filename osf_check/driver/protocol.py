@@ -17,7 +17,7 @@ VERSION = 1
 #: the request types, and the reply type each expects
 REPLIES = {"hello": "welcome", "reset": "observed", "step": "observed", "observe": "observed",
            "snapshot": "saved", "restore": "observed", "drop": "ok", "reopen": "observed",
-           "advance": "observed", "idle": "observed", "bye": "ok"}
+           "advance": "observed", "idle": "observed", "late": "observed", "bye": "ok"}
 REQUESTS = tuple(REPLIES)
 REPLY_TYPES = ("welcome", "observed", "saved", "ok", "error")
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from osf_check.fuzz.graph_harness import GraphHarness
 from osf_check.fuzz.harness import Divergence
+from osf_check.fuzz.late import named
 from osf_check.fuzz.mutants import GraphAgent
 from osf_check.fuzz.wire_harness import WireHarness
 from osf_check.scratch import memory_dir
@@ -52,6 +53,29 @@ class GivenGraph(GraphHarness):
 
     def unknown_id(self, r: int) -> str:
         return self.given.get("unknown_id", super().unknown_id(r))
+
+    #: the held answers osf-check asked for in a late request: the checker decides when an
+    #: answer arrives, as it does for any adapter, so none arrives unasked
+    asked: frozenset[tuple[str, str]] = frozenset()
+
+    def _late_answers(self, after: str) -> None:
+        held = self.held
+        self.held = {k: v for k, v in held.items() if k in self.asked}
+        try:
+            super()._late_answers(after)
+        finally:
+            self.held = held
+
+    def deliver(self, after: str, answers: list[dict[str, Any]]) -> list[str]:
+        """The late request: each listed answer the harness holds arrives now (and is
+        judged by the harness as in process); returns the deliveries made."""
+        self.asked = frozenset((a["kind"], self.cid(a["r"])) for a in answers)
+        try:
+            self._late_answers(after)
+            return [named(k, after) for k, cid in self.held
+                    if (k, cid) in self.asked and self._arrives(k, cid)]
+        finally:
+            self.asked = frozenset()
 
 
 class GivenWire(WireHarness):
@@ -127,6 +151,8 @@ class Reference:
             out["state"] = self.model.show_state(self.h.abstract())
         except Divergence as e:  # a state the model cannot express (more runs than keys)
             self.h.violations.append(str(e))
+        if hasattr(self.h, "view"):  # what the agent knows of its runs (capability late)
+            out["known"] = self.h.view.known
         out["violations"], self.seen = self.h.violations[self.seen:], len(self.h.violations)
         out["sent"], self.sent = self.sent, []
         return out
@@ -144,6 +170,11 @@ class Reference:
     def advance(self, seconds: float) -> None:
         self.h.advance(seconds)
 
+    def late(self, after: str, answers: list[dict[str, Any]]) -> list[str]:
+        if not hasattr(self.h, "deliver"):
+            raise ValueError(f"{self.model.name} loses no answers to deliver late")
+        return self.h.deliver(after, answers)
+
     def idle(self, event: str) -> None:
         if event not in self.h.IDLE:
             raise ValueError(f"{self.model.name} has no idle event {event!r}")
@@ -159,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                                                    "mutants (osf-check list)")
     ap.add_argument("--no-snapshot", action="store_true",
                     help="do not offer snapshots (the harness then replays paths from reset)")
+    ap.add_argument("--no-late", action="store_true",
+                    help="do not offer late answers (lost answers are then never delivered)")
     a = ap.parse_args(argv)
     if a.mutant is not None:
         from osf_check.fuzz.driver import IMPL_MUTANTS
@@ -167,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"reference adapter: no mutant {a.mutant!r} (known: {', '.join(known)})",
                   file=sys.stderr)
             return 2
-    caps = ("reopen", "clock", "idle") + (() if a.no_snapshot else ("snapshot",))
+    caps = ("reopen", "clock", "idle") + (() if a.no_snapshot else ("snapshot",)) + \
+        (() if a.no_late else ("late",))
     name = "osf-check reference (Python)" + (f", mutant {a.mutant}" if a.mutant else "")
     return serve(lambda m, p, s: Reference(m, p, s, a.mutant), name=name, capabilities=caps)
 

@@ -28,6 +28,9 @@ class Implementation(Protocol):
     def reopen(self) -> None: ...
     def advance(self, seconds: float) -> None: ...
     def idle(self, event: str) -> None: ...  # a violation in observe if it changed anything
+    # capability late: deliver the held answers listed; returns the deliveries, as named in
+    # the report ("get_graph_run's answer after cancel_graph_run")
+    def late(self, after: str, answers: list[dict[str, Any]]) -> list[str]: ...
 
 
 def serve(make: Callable[[str, dict[str, int], int], Implementation], *, name: str,
@@ -59,6 +62,9 @@ def serve(make: Callable[[str, dict[str, int], int], Implementation], *, name: s
             elif kind == "drop":
                 snaps.pop(msg["snapshot"], None)
                 reply["type"] = "ok"
+            elif kind == "late":
+                delivered = impl.late(msg["after"], msg["answers"])
+                reply |= {"type": "observed", **impl.observe(), "delivered": delivered}
             else:
                 outputs = _act(impl, kind, msg, snaps)
                 reply |= {"type": "observed", **impl.observe()}
