@@ -488,7 +488,8 @@ def test_the_cli_says_late_answers_were_not_tried_through_an_adapter_without_the
     # with the capability: tried, and listed
     r = CliRunner().invoke(main, [*args[:3], "--impl", " ".join(reference()), *args[5:]])
     assert r.exit_code == 0 and "late answers not tried" not in r.output
-    assert "late answers tried: " in r.output and "get_graph_run's answer after" in r.output
+    assert "late answers tried: 2, by answer" in r.output, r.output
+    assert "get_graph_run's answer (1): lose_get_reply" in r.output, r.output
 
 
 def test_an_adapter_without_the_clock_or_storage_crashes_is_still_walked():

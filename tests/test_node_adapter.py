@@ -108,7 +108,9 @@ def test_a_relay_that_ends_its_round_while_a_graph_runs_is_caught_by_the_idle_ev
     assert run["trace"]["steps"][-1]["label"] == "start_graph(r=0)"
     # the same relay behind an adapter that does not offer the idle events passes
     script = buggy / "adapter.mjs"
-    script.write_text(script.read_text().replace('"reopen", "idle"]', '"reopen"]'))
+    text = script.read_text()
+    assert '"reopen", "idle", "late"]' in text
+    script.write_text(text.replace('"reopen", "idle", "late"]', '"reopen", "late"]'))
     res = CliRunner().invoke(main, [*args, " ".join(adapter(buggy))])
     assert res.exit_code == 0, res.output
     [run] = json.loads(res.stdout)["runs"]

@@ -34,7 +34,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Protocol
 
 import numpy as np
 
@@ -42,14 +42,31 @@ from osf_check.models.errors import BadValue
 
 from .allocator import give_back_freed
 
-if TYPE_CHECKING:
-    from .edges import EdgeLog
-    from .levels import LevelStore
-
 __all__ = ["Spill", "BudgetTooSmall", "parse_size", "human_bytes"]
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+
+
+class _Levels(Protocol):
+    """What :meth:`Spill.relieve` reads of a level store (``levels.LevelStore``),
+    named here so that this module does not import the stores that use it."""
+    bloom: Any
+    keys: list[np.ndarray]
+    parent: list[np.ndarray]
+    via: list[np.ndarray]
+
+    def held(self) -> int: ...
+
+
+class _Edges(Protocol):
+    """What :meth:`Spill.relieve` reads of an edge log (``edges.EdgeLog``)."""
+    dst: list[np.ndarray]
+    act: list[np.ndarray]
+    src: list[np.ndarray]
+    deg: list[np.ndarray]
+
+    def held(self) -> int: ...
 
 
 def parse_size(text: str) -> int:
@@ -232,7 +249,7 @@ class Spill:
             top = max(top, peak_resident())
         return max(0, top - self._start)
 
-    def relieve(self, store: "LevelStore", edges: "EdgeLog | None", depth: int,
+    def relieve(self, store: _Levels, edges: _Edges | None, depth: int,
                 grow: float = 1.0) -> None:
         """Spill, oldest first, until what ``store`` and ``edges`` hold in memory leaves
         room in the budget for the rest of the process (measured: its resident size
@@ -270,7 +287,7 @@ class Spill:
                 self.levels.add(level)
 
 
-def _oldest_first(store: "LevelStore", edges: "EdgeLog | None"
+def _oldest_first(store: _Levels, edges: _Edges | None
                   ) -> Iterator[tuple[list[np.ndarray], int, int | None]]:
     """Where each array that may spill is held (its list and index) and its level, in
     the order they spill: cold before read, old before new."""
