@@ -204,7 +204,16 @@ class Renderer:
         if k is None:
             return [v.name + prime]
         if v.shape is not None:  # a structured variable's slot: its path, proc[1].pc
-            return [self.slot_names[i] + prime]
+            # (each number in it a value of its own: instances that differ in an index
+            # fold into one text, stage[o][a])
+            out: Tokens = []
+            for part in _INDEX.split(self.slot_names[i]):
+                key = part[1:-1] if part.startswith("[") else ""
+                if key.isdigit():
+                    out += ["[", Leaf(int(key), key), "]"]
+                elif part:
+                    out.append(part)
+            return out + ([prime] if prime else [])
         if v.elements is not None:  # a set: one bit per element
             return [_show(v.elements, v.elements.lo + k), f" ∈ {v.name}{prime}"]
         return [f"{v.name}{prime}[", Leaf(k, str(k)), "]"]

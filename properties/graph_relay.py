@@ -7,7 +7,7 @@ abstracts away; it is checked on the reference implementation (the fuzz room).
 from __future__ import annotations
 
 from osf_check.models.dsl import ActionInstance, Model
-from osf_check.models.expr import And, Count, Implies, Not, Or
+from osf_check.models.expr import And, Count, Exists, ForAll, Implies, Not, Or
 from osf_check.models.graph_relay import MUTANTS as MODEL_MUTANTS
 from osf_check.models.graph_relay.agent import intent_of
 from osf_check.models.graph_relay.owner import project_enabled
@@ -27,7 +27,7 @@ def _runs(m: Model) -> range:
 
 
 def terminal(s, r):
-    return Or(*(s.status[r] == t for t in TERMINAL))
+    return Exists(TERMINAL, lambda t: s.status[r] == t)
 
 
 def _consent(s, r, m):
@@ -37,20 +37,19 @@ def _consent(s, r, m):
 # A1 -------------------------------------------------------------------------
 def a1(s, m):
     c = _ctx(m)
-    return And(*(Count(And(s.status[r] != STATUS.none, intent_of(s.key[r], c) == i)
-                       for r in _runs(m)) <= 1
-                 for i in range(c.intents)))
+    return ForAll(range(c.intents), lambda i: Count(
+        _runs(m), lambda r: And(s.status[r] != STATUS.none, intent_of(s.key[r], c) == i)) <= 1)
 
 
 # A2 -------------------------------------------------------------------------
 def a2_core(s, m):
-    return And(*(Implies(s.status[r] == STATUS.running,
-                         Or(s.exec[r] == EXEC.fetched, s.exec[r] == EXEC.running,
-                            s.exec[r] == EXEC.stopping, s.outbox[r], s.post[r] == POST.sent,
-                            # a sync reply that carried it was lost: the next sync carries it
-                            # again (the liveness part checks that it does)
-                            s.exec[r] == EXEC.none))
-                 for r in _runs(m)))
+    return ForAll(_runs(m), lambda r: Implies(
+        s.status[r] == STATUS.running,
+        Or(s.exec[r] == EXEC.fetched, s.exec[r] == EXEC.running,
+           s.exec[r] == EXEC.stopping, s.outbox[r], s.post[r] == POST.sent,
+           # a sync reply that carried it was lost: the next sync carries it again (the
+           # liveness part checks that it does)
+           s.exec[r] == EXEC.none)))
 
 
 def a2_goals(s, m):
@@ -68,9 +67,9 @@ def a2_reach_goals(s, m):
 
 # A3 -------------------------------------------------------------------------
 def a3(s, t, inst: ActionInstance, m):
-    return And(*(And(Implies(terminal(s, r), t.status[r] == s.status[r]),
-                     Implies(s.outcome[r] != OUTCOME.none, t.outcome[r] == s.outcome[r]))
-                 for r in _runs(m)))
+    return ForAll(_runs(m), lambda r: And(
+        Implies(terminal(s, r), t.status[r] == s.status[r]),
+        Implies(s.outcome[r] != OUTCOME.none, t.outcome[r] == s.outcome[r])))
 
 
 # A4 / A6 --------------------------------------------------------------------
@@ -88,7 +87,8 @@ def a6(s, t, inst: ActionInstance, m):
 
 # A5 -------------------------------------------------------------------------
 def a5(s, m):
-    return Count(Or(s.exec[r] == EXEC.running, s.exec[r] == EXEC.stopping) for r in _runs(m)) <= 1
+    return Count(_runs(m), lambda r: Or(s.exec[r] == EXEC.running,
+                                        s.exec[r] == EXEC.stopping)) <= 1
 
 
 # A7 -------------------------------------------------------------------------
@@ -103,12 +103,11 @@ def a7(s, t, inst: ActionInstance, m):
 def a9(s, t, inst: ActionInstance, m):
     def step(r, a, b):
         return And(s.status[r] == a, t.status[r] == b)
-    return And(*(Or(t.status[r] == s.status[r],
-                    step(r, STATUS.none, STATUS.queued),
-                    step(r, STATUS.queued, STATUS.running),
-                    step(r, STATUS.queued, STATUS.cancelled),
-                    And(s.status[r] == STATUS.running, terminal(t, r)))
-                 for r in _runs(m)))
+    return ForAll(_runs(m), lambda r: Or(t.status[r] == s.status[r],
+                                         step(r, STATUS.none, STATUS.queued),
+                                         step(r, STATUS.queued, STATUS.running),
+                                         step(r, STATUS.queued, STATUS.cancelled),
+                                         And(s.status[r] == STATUS.running, terminal(t, r))))
 
 
 # A11 ------------------------------------------------------------------------
@@ -118,9 +117,8 @@ def a11(s, t, inst: ActionInstance, m):
     if inst.name != "deliver_post":
         return None
     r = inst.args["r"]
-    accepted = And(*(s.status[r] != x for x in TERMINAL))
-    return And(Implies(accepted, t.result[r]), Implies(t.result[r], Or(*(t.status[r] == x
-                                                                         for x in TERMINAL))))
+    accepted = Not(terminal(s, r))
+    return And(Implies(accepted, t.result[r]), Implies(t.result[r], terminal(t, r)))
 
 
 # A12 ------------------------------------------------------------------------
@@ -130,8 +128,9 @@ def a12(s, t, inst: ActionInstance, m):
     if inst.name != "sync":
         return None
     c = _ctx(m)
-    return And(*(Implies(And(s.status[r] == STATUS.queued, t.status[r] == STATUS.running),
-                         project_enabled(s, c, r)) for r in _runs(m)))
+    return ForAll(_runs(m), lambda r: Implies(
+        And(s.status[r] == STATUS.queued, t.status[r] == STATUS.running),
+        project_enabled(s, c, r)))
 
 
 # A10 ------------------------------------------------------------------------

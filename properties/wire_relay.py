@@ -32,7 +32,7 @@ def b1(s, t, inst: ActionInstance, m):
         return None
     c = _c(m)
     o, a = inst.args["o"], inst.args["a"]
-    return s.rgen[c.q(o, a)] == s.pgen[relay.slot(c, o)]
+    return s.rgen[o][a] == s.pgen[relay.slot(c, o)]
 
 
 # B2 -------------------------------------------------------------------------
@@ -66,7 +66,7 @@ def b2_lemmas(s, m):
                     Implies(s.row[k] == ROW.retryable_error, s.eff[t] == 0),
                     Implies(s.eff[t] >= 1, Or(s.row[k] != ROW.none, s.forgotten[t]))]
         out.append(Implies(s.forgotten[t], And(
-            *(s.stage[c.q(o, a)] != STAGE.slot_wait for o in ops for a in c.copies),
+            *(s.stage[o][a] != STAGE.slot_wait for o in ops for a in c.copies),
             *(Not(And(s.pend[relay.slot(c, o)] == o + 1, s.pst[relay.slot(c, o)] == PST.admitted))
               for o in ops))))
     return out
@@ -85,11 +85,10 @@ def b3(s, t, inst: ActionInstance, m):
     c, o, a, k = _claim_scope(inst, m)
     if c.replay_safe(o) or c.on("memory-only-claims"):
         return None
-    q = c.q(o, a)
     orphan = And(s.row[k] == ROW.running, s.mem[k] == MEM.none,
                  s.rowfp[k] == c.ops[o].params)
-    return Implies(orphan, And(t.stage[q] == STAGE.enqueue,
-                               t.resp[q] == If(s.expired[k], ANS.ambiguous, ANS.busy)))
+    return Implies(orphan, And(t.stage[o][a] == STAGE.enqueue,
+                               t.resp[o][a] == If(s.expired[k], ANS.ambiguous, ANS.busy)))
 
 
 def b4(s, t, inst: ActionInstance, m):
@@ -98,9 +97,8 @@ def b4(s, t, inst: ActionInstance, m):
     c, o, a, k = _claim_scope(inst, m)
     if c.on("memory-only-claims"):
         return None
-    q = c.q(o, a)
     other = And(s.row[k] != ROW.none, s.rowfp[k] != c.ops[o].params)
-    return Implies(other, And(t.resp[q] == ANS.conflict, t.stage[q] == STAGE.enqueue))
+    return Implies(other, And(t.resp[o][a] == ANS.conflict, t.stage[o][a] == STAGE.enqueue))
 
 
 def b12(s, t, inst: ActionInstance, m):
@@ -108,12 +106,11 @@ def b12(s, t, inst: ActionInstance, m):
     if inst.name != "claim":
         return None
     c, o, a, k = _claim_scope(inst, m)
-    q = c.q(o, a)
     same = s.rowfp[k] == c.ops[o].params
     stored = Or(And(s.row[k] == ROW.retryable_error, same),
                 And(s.mem[k] == MEM.done, s.memres[k] == ANS.retryable_error,
                     Or(s.row[k] == ROW.none, same)))
-    return Implies(stored, t.resp[q] != ANS.retryable_error)
+    return Implies(stored, t.resp[o][a] != ANS.retryable_error)
 
 
 def b13(s, t, inst: ActionInstance, m):
@@ -150,8 +147,7 @@ def b6(s, t, inst: ActionInstance, m):
 def b7(s, t, inst: ActionInstance, m):
     if inst.name != "execute" or inst.args["stored"]:
         return None
-    c = _c(m)
-    return t.resp[c.q(inst.args["o"], inst.args["a"])] != ANS.success
+    return t.resp[inst.args["o"]][inst.args["a"]] != ANS.success
 
 
 # B8 -------------------------------------------------------------------------
@@ -162,16 +158,15 @@ def b8(s, m):
                   <= c.lim_client for p in sorted({op.phone for op in c.ops})]
     total = relay.pending_of(s, c, every)
     rows = Count(s.row[k] != ROW.none for k in range(len(c.impl_scopes)))
-    n = len(c.ops) * len(c.copies)
-    holding = Count(Or(s.stage[q] == STAGE.dispatch, s.stage[q] == STAGE.joined) for q in range(n))
+    holding = _holding(s, c)
     return And(*per_client, total <= c.lim_desktop, total <= c.lim_user, total <= c.lim_process,
                rows <= c.row_cap, *(s.waiters[k] <= c.waiters for k in range(len(c.impl_scopes))),
                holding <= c.light_slots)
 
 
 def _holding(s, c):
-    n = len(c.ops) * len(c.copies)
-    return Count(Or(s.stage[q] == STAGE.dispatch, s.stage[q] == STAGE.joined) for q in range(n))
+    return Count(Or(s.stage[o][a] == STAGE.dispatch, s.stage[o][a] == STAGE.joined)
+                 for o, a in c.each_copy())
 
 
 def _enabled(m, name: str, pick) -> object:
@@ -250,7 +245,7 @@ def _waiters_pressed(s, c):
     copy tests nothing; at the defaults, one retry and two slots, no third copy comes)."""
     free = _holding(s, c) < c.light_slots
     return Or(*(And(s.waiters[k] >= c.waiters, s.mem[k] == MEM.running,
-                    s.stage[c.q(o, a)] == STAGE.slot_wait, free)
+                    s.stage[o][a] == STAGE.slot_wait, free)
                 for o in range(len(c.ops)) for a in c.copies
                 for k in [c.impl_scope(o, c.key_of(a))]))
 
@@ -258,9 +253,8 @@ def _waiters_pressed(s, c):
 def _slots_pressed(s, c):
     """Every light slot is held while one more call waits for one: only then is the
     count enforced (two calls holding the two slots, with none waiting, test nothing)."""
-    n = len(c.ops) * len(c.copies)
     return And(_holding(s, c) >= c.light_slots,
-               Or(*(s.stage[q] == STAGE.slot_wait for q in range(n))))
+               Or(*(s.stage[o][a] == STAGE.slot_wait for o, a in c.each_copy())))
 
 
 #: each scaled-down limit of B8, and the condition that it is pressed against (reached,
@@ -290,8 +284,8 @@ PROPERTIES = (
              "A response sent by desktop connection generation g is delivered to a phone only for "
              "a pending entry created for generation g.",
              (Check("trans", b1),), ("no-generation-check",),
-             witness=lambda s, m: And(s.gen > 0, Or(*(s.inflight[q] for q in
-                                                     range(len(_c(m).ops) * len(_c(m).copies))))),
+             witness=lambda s, m: And(s.gen > 0, Or(*(s.inflight[o][a] for o, a in
+                                                     _c(m).each_copy()))),
              witness_doc="a response in flight after the desktop reconnected"),
     Property("B2", "single-effect-per-key", MODEL,
              "A mutation's effect happens at most once per scope key (user, device, method, key) "
@@ -316,7 +310,7 @@ PROPERTIES = (
              "The same key with different params answers conflict and runs nothing.",
              (Check("trans", b4),), ("fingerprint-ignores-params",),
              witness=lambda s, m: Or(*(
-                 And(s.stage[_c(m).q(o, a)] == STAGE.slot_wait,
+                 And(s.stage[o][a] == STAGE.slot_wait,
                      s.row[_c(m).impl_scope(o, _c(m).key_of(a))] != ROW.none,
                      s.rowfp[_c(m).impl_scope(o, _c(m).key_of(a))] != _c(m).ops[o].params)
                  for o in _ops(m) for a in _c(m).copies)),

@@ -466,14 +466,28 @@ def test_the_largest_bounds_explain_every_log_of_the_correct_implementation(syst
 
 
 def test_the_mapping_index_may_name_a_parameter():
+    """An index o*F+a of a flat array (a two-dimensional array written by hand) reads F
+    from the model's parameters, so that one mapping fits every bound."""
     m = model_for("wire-relay", None, {"retries": 2})
     doc = read_document(EXAMPLES / "wire-relay.logmap.toml")
-    rule = compile_mapping(m, doc).rules["desktop.claimed"][0]
-    assert rule.state[0][1] == ("o", 3, "a")
-    doc["event"] = [dict(e, state={"stage[o*(nosuch+1)+a]": "stage"})
+    for key, factor in (("pend[o*(retries+1)+a]", ("o", 3, "a")), ("pend[o*2+a]", ("o", 2, "a"))):
+        doc["event"] = [dict(e, state={key: "x"}) if e["name"] == "desktop.claimed" else e
+                        for e in doc["event"]]
+        assert compile_mapping(m, doc).rules["desktop.claimed"][0].state[0][1] == factor
+    doc["event"] = [dict(e, state={"pend[o*(nosuch+1)+a]": "x"})
                     if e["name"] == "desktop.claimed" else e for e in doc["event"]]
     with pytest.raises(MappingError, match="nosuch"):
         compile_mapping(m, doc)
+
+
+def test_the_shipped_wire_mapping_names_a_copy_by_its_two_indices():
+    m = model_for("wire-relay", None, {"retries": 2})
+    rule = compile_mapping(m, read_document(EXAMPLES / "wire-relay.logmap.toml")
+                           ).rules["desktop.claimed"][0]
+    (var, element, _), = rule.state
+    assert var == "stage" and element.text == "[o][a]"
+    ops = len(m.constants["ctx"].ops)
+    assert [(i, n, stride) for i, _, n, stride in element.steps] == [("o", ops, 3), ("a", 3, 1)]
 
 
 def test_cli_a_log_past_the_models_bounds_exits_152_with_the_parameters(tmp_path):

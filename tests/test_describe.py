@@ -88,7 +88,7 @@ def test_wire_relay_writes_a_copys_index_as_the_arguments_it_is_made_of():
     doc = json.loads(describe("--model", "wire-relay", "--format", "json").output)
     claim = action(doc, "claim(o, a)")
     assert claim["initiative"] == "implementation" and claim["actor"] == "desktop"
-    assert 'stage[2*o + a] = "slot_wait"' in one_form(claim)["guard"]
+    assert 'stage[o][a] = "slot_wait"' in one_form(claim)["guard"]
     forward = one_form(action(doc, "forward(o, a)"))
     assert forward["guard"][:2] == ["pend[o] = o + 1", "tries[o] = a + 1"]
     # instances of another shape are forms of their own, labelled by what they fix

@@ -56,7 +56,7 @@ def test_b1_shows_the_generations_the_story_turns_on():
     svg = _svg(tr)
     assert "gen: 0 → 1" in svg            # the reconnect
     assert "pgen: [0] 0→1" in svg          # the retry's entry belongs to generation 1
-    assert "it reads pgen = [1, 0], rgen = [0, 0, 0, 0]" in _failing_text(svg)
+    assert "it reads pgen = [1, 0], rgen = [[0, 0], [0, 0]]" in _failing_text(svg)
 
 
 def test_the_property_s_variables_are_never_folded_away():

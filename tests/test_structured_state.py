@@ -293,12 +293,14 @@ def test_comparing_whole_records_with_equals_is_not_python_identity():
     assert m.show_state(st)["p"] == [{"pc": "busy", "n": 1}] * 2
 
 
-def test_a_check_log_mapping_refuses_a_structured_variable():
-    """A mapping names an array's element by its slot; a record's slots are its fields,
-    so ``proc[1]`` would name proc[0].runs: refused, not misread."""
+def test_a_check_log_mapping_refuses_a_whole_record():
+    """A mapping names one plain value; ``proc[1]`` is a whole record (its slots are its
+    fields), so it is refused in one line that says how far to go, not misread as the
+    second slot of proc."""
     from osf_check.tracelog.mapping import MappingError, _rule
     m = osf_check.Checker(PROCS).depth(0).explore().model
-    with pytest.raises(MappingError, match="proc is a record, tuple or array of them"):
+    with pytest.raises(MappingError, match=r"state\.proc\[1\]: names a whole record of "
+                       r"proc: name one of its plain values"):
         _rule(m, {"name": "x", "action": "Finish", "state": {"proc[1]": "c"}}, 0)
 
 

@@ -5,7 +5,7 @@ re-check right before executing, serial execution, control poll, stop sent once.
 from __future__ import annotations
 
 from ..dsl import Bool, ModelBuilder
-from ..expr import And, If, Not, Or
+from ..expr import And, Exists, ForAll, If, Not, Or
 from . import outbox
 from .owner import consent, project_enabled
 from .vocab import EXEC, OUTCOME, PHASE, STATUS, Ctx
@@ -39,7 +39,7 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         out = []
         for r in R:
             if c.on("one-project-sync"):  # the bug: any enabled project's reply carries all
-                mine = Or(*(s.enabled[p] for p in range(c.projects)))
+                mine = Exists(range(c.projects), lambda p: s.enabled[p])
             else:
                 mine = project_enabled(s, c, r)
             again = And(s.status[r] == STATUS.running, s.exec[r] == EXEC.none)
@@ -80,7 +80,7 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         return And(Not(s.online), s.phase == PHASE.sync), {s.phase: PHASE.idle}
 
     def next_in_order(s, r):
-        free = And(*(Not(busy(s, q)) for q in R))
+        free = ForAll(R, lambda q: Not(busy(s, q)))
         # in the order the syncs delivered them: project by project, then by creation
         def before(q):
             if c.projects == 1:
@@ -141,7 +141,7 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
     @b.action("desktop", fair=SF)
     def round_end(s):
         """Every fetched command is handled: the worker is idle again."""
-        idle = And(*(And(s.exec[r] != EXEC.fetched, Not(busy(s, r))) for r in R))
+        idle = ForAll(R, lambda r: And(s.exec[r] != EXEC.fetched, Not(busy(s, r))))
         return And(s.phase == PHASE.work, idle), {s.phase: PHASE.idle}
 
     @b.action("desktop")

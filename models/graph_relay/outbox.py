@@ -8,7 +8,7 @@ completion for a run that is already terminal).
 from __future__ import annotations
 
 from ..dsl import Bool, ModelBuilder
-from ..expr import And, If, Not, Or
+from ..expr import And, Exists, If, Not, Or
 from .vocab import OUTCOME, POST, STATUS, TERMINAL, Ctx
 
 
@@ -43,7 +43,7 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
     @b.action("network", target="server", params={"r": R}, fair="strong")
     def deliver_post(s, r):
         """The POST reaches the server: a run not yet terminal takes the outcome."""
-        final = Or(*(s.status[r] == t for t in TERMINAL))
+        final = Exists(TERMINAL, lambda t: s.status[r] == t)
         keep = False if c.on("complete-overwrites-cancel") else final
         # an accepted completion is kept whole for get_graph_run (the bug: status only)
         stored = s.result[r] if c.on("status-only") else Or(s.result[r], Not(keep))

@@ -31,8 +31,8 @@ def consent(s, c: Ctx, r: int):
 
 def project_enabled(s, c: Ctx, r: int):
     """Run ``r``'s project is enabled."""
-    from ..expr import And, Or
-    return Or(*(And(s.proj[r] == p, s.enabled[p]) for p in range(c.projects)))
+    from ..expr import And, Exists
+    return Exists(range(c.projects), lambda p: And(s.proj[r] == p, s.enabled[p]))
 
 
 def actions(b: ModelBuilder, c: Ctx) -> None:

@@ -75,10 +75,9 @@ def build(params: dict[str, int], mutant: str | None, dropped: frozenset[str] = 
            mem=MEM.none, memres=ANS.none, waiters=0, row=ROW.none, rowfp=0, expired=False,
            eff=0, msgs=0, forgotten=False)
     # a run ends legitimately when every operation is answered and nothing is in flight
-    from ..expr import And, Or
-    n = len(c.ops) * len(c.copies)
-    b.quiescent(lambda s: And(*(s.stage[q] == STAGE.none for q in range(n)),
-                              *(s.inflight[q] == False for q in range(n)),  # noqa: E712
+    from ..expr import And, Not, Or
+    b.quiescent(lambda s: And(*(s.stage[o][a] == STAGE.none for o, a in c.each_copy()),
+                              *(Not(s.inflight[o][a]) for o, a in c.each_copy()),
                               *(Or(s.ph[o] == PH.done, s.ph[o] == PH.waiting,
                                    s.tries[o] > c.retries, s.forgotten[c.true_scope(o)])
                                 for o in range(len(c.ops)))))

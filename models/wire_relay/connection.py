@@ -79,8 +79,8 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
             durable rows are kept, and its sockets close (a replaced one too)."""
             upd = {s.online: False, s.restarts: s.restarts + 1, s.oldopen: False}
             upd.update(drop_generation(s, c, lambda g: Or(g == s.gen, s.oldopen)))
-            for q in range(len(c.ops) * len(c.copies)):
-                upd[s.stage[q]] = STAGE.none
+            for o, a in c.each_copy():
+                upd[s.stage[o][a]] = STAGE.none
             for k in range(len(c.impl_scopes)):
                 upd[s.mem[k]] = MEM.none
                 upd[s.waiters[k]] = 0

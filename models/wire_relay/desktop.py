@@ -20,7 +20,8 @@ OUTCOME = {OUT.success: (ANS.success, ROW.success),
 
 
 def declare(b: ModelBuilder, c: Ctx) -> None:
-    n = len(c.ops) * len(c.copies)
+    # per copy: [operation][attempt]
+    n = (len(c.ops), len(c.copies))
     b.array("stage", STAGE, n, actor="desktop", doc="where each copy is in the router")
     b.array("resp", ANS, n, actor="desktop", doc="the answer prepared (or in flight)")
     b.array("inflight", Bool(), n, actor="network", doc="the response is on its way to the relay")
@@ -32,13 +33,12 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
     O = range(len(c.ops))
     OA = {"o": O, "a": c.copies}
     SF = "strong"
-    every = [c.q(o, a) for o in O for a in c.copies]
 
     def sc(o, a):
         return c.impl_scope(o, c.key_of(a))
 
     def at(s, o, a, st):
-        return s.stage[c.q(o, a)] == st
+        return s.stage[o][a] == st
 
     @b.action("desktop", params=OA, fair=SF)
     def claim(s, o, a):
@@ -46,8 +46,9 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         claim decides: run, join the running copy (the slot stays taken while it waits),
         replay the stored answer, or refuse."""
         upd, (run, join) = idempotency.claim(s, c, o, a)
-        upd[s.stage[c.q(o, a)]] = If(run, STAGE.dispatch, If(join, STAGE.joined, STAGE.enqueue))
-        taken = Count(Or(s.stage[q] == STAGE.dispatch, s.stage[q] == STAGE.joined) for q in every)
+        upd[s.stage[o][a]] = If(run, STAGE.dispatch, If(join, STAGE.joined, STAGE.enqueue))
+        taken = Count(Or(s.stage[p][b] == STAGE.dispatch, s.stage[p][b] == STAGE.joined)
+                      for p, b in c.each_copy())
         free = taken < c.light_slots
         if c.on("claim-without-slot"):
             free = Or(free, Not(run))
@@ -56,8 +57,7 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
     @b.action("clock", params=OA)
     def slot_timeout(s, o, a):
         """8 s without a free slot: -32603 'Desktop is busy; retry the request shortly.'"""
-        q = c.q(o, a)
-        return at(s, o, a, STAGE.slot_wait), {s.stage[q]: STAGE.enqueue, s.resp[q]: ANS.busy}
+        return at(s, o, a, STAGE.slot_wait), {s.stage[o][a]: STAGE.enqueue, s.resp[o][a]: ANS.busy}
 
     @b.action("desktop", params={**OA, "out": tuple(OUTCOME), "stored": (1, 0)}, fair=SF,
               labels={"out": OUT})
@@ -65,11 +65,11 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         """The handler ends; its answer is stored for replay (or the store fails)."""
         if out != OUT.success and not stored:
             return None  # a failed store matters for a success (B7); errors are stored
-        q, k = c.q(o, a), sc(o, a)
+        k = sc(o, a)
         ans, row = OUTCOME[out]
         # success only if stored: otherwise the answer is ambiguous, never a hidden miss
         reported = ans if (stored or c.on("success-without-store")) else ANS.ambiguous
-        upd = {s.stage[q]: STAGE.enqueue, s.mem[k]: MEM.done, s.resp[q]: reported,
+        upd = {s.stage[o][a]: STAGE.enqueue, s.mem[k]: MEM.done, s.resp[o][a]: reported,
                s.memres[k]: reported}
         if stored and not c.on("memory-only-claims"):
             upd[s.row[k]] = row
@@ -81,8 +81,8 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
     def dispatch_timeout(s, o, a, ran):
         """45 s (95 s for loads): the handler's future is dropped at its next await point;
         its durable claim stays `running`.  It may or may not have done its effect."""
-        q, k = c.q(o, a), sc(o, a)
-        upd = {s.stage[q]: STAGE.enqueue, s.resp[q]: ANS.timed_out, s.mem[k]: MEM.none}
+        k = sc(o, a)
+        upd = {s.stage[o][a]: STAGE.enqueue, s.resp[o][a]: ANS.timed_out, s.mem[k]: MEM.none}
         if ran:
             upd.update(idempotency.effect(s, c, o))
         return at(s, o, a, STAGE.dispatch), upd
@@ -90,9 +90,9 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
     @b.action("desktop", params=OA, fair=SF)
     def join_answer(s, o, a):
         """The claim this copy joined completes: the copy gets the same answer."""
-        q, k = c.q(o, a), sc(o, a)
+        k = sc(o, a)
         return (And(at(s, o, a, STAGE.joined), s.mem[k] == MEM.done),
-                {s.stage[q]: STAGE.enqueue, s.resp[q]: s.memres[k],
+                {s.stage[o][a]: STAGE.enqueue, s.resp[o][a]: s.memres[k],
                  s.waiters[k]: If(s.waiters[k] > 0, s.waiters[k] - 1, 0)})
 
     @b.action("desktop", params=OA, fair=SF)
@@ -100,28 +100,26 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         """The claim this copy joined was dropped: the copy times out too.  (A joined copy's
         own dispatch limit is later than its running copy's, which ends first: no separate
         action.)"""
-        q, k = c.q(o, a), sc(o, a)
+        k = sc(o, a)
         return (And(at(s, o, a, STAGE.joined), s.mem[k] == MEM.none),
-                {s.stage[q]: STAGE.enqueue, s.resp[q]: ANS.timed_out,
+                {s.stage[o][a]: STAGE.enqueue, s.resp[o][a]: ANS.timed_out,
                  s.waiters[k]: If(s.waiters[k] > 0, s.waiters[k] - 1, 0)})
 
     @b.action("desktop", target="relay", params=OA, fair=SF)
     def send_answer(s, o, a):
         """rpc.response on the current socket (lost if there is none)."""
-        q = c.q(o, a)
         return (at(s, o, a, STAGE.enqueue),
-                {s.stage[q]: STAGE.none, s.inflight[q]: s.online,
-                 s.rgen[q]: If(s.online, s.gen, s.rgen[q])})
+                {s.stage[o][a]: STAGE.none, s.inflight[o][a]: s.online,
+                 s.rgen[o][a]: If(s.online, s.gen, s.rgen[o][a])})
 
     @b.action("clock", params=OA)
     def enqueue_timeout(s, o, a):
         """5 s to enqueue the answer pass: no answer (the relay's entry decides)."""
-        return at(s, o, a, STAGE.enqueue), {s.stage[c.q(o, a)]: STAGE.none}
+        return at(s, o, a, STAGE.enqueue), {s.stage[o][a]: STAGE.none}
 
     if c.losses:
         @b.action("network", params=OA)
         def response_lost(s, o, a):
             """The rpc.response is lost on its way to the relay (the handler acted, its answer
             was stored): the relay's entry waits for its deadline."""
-            q = c.q(o, a)
-            return c.lose(s, s.inflight[q], {s.inflight[q]: False})
+            return c.lose(s, s.inflight[o][a], {s.inflight[o][a]: False})

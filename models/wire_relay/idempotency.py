@@ -84,7 +84,7 @@ def claim(s, c: Ctx, o: int, a: int) -> tuple[dict, object]:
     upd = {
         s.mem[sc]: If(run, MEM.running, s.mem[sc]),
         s.waiters[sc]: If(join, s.waiters[sc] + 1, s.waiters[sc]),
-        s.resp[c.q(o, a)]: If(Or(run, join), ANS.none, resp),
+        s.resp[o][a]: If(Or(run, join), ANS.none, resp),
     }
     if durable:
         upd[s.row[sc]] = If(run, ROW.running, If(ambiguous_now, ROW.ambiguous, s.row[sc]))
@@ -134,6 +134,6 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
             from .vocab import PST, STAGE
             guard = And(guard, *(And(Not(And(s.pend[relay.slot(c, o)] == o + 1,
                                               s.pst[relay.slot(c, o)] == PST.admitted)),
-                                     *(s.stage[c.q(o, a)] != STAGE.slot_wait for a in c.copies))
+                                     *(s.stage[o][a] != STAGE.slot_wait for a in c.copies))
                                  for o in ops))
         return guard, upd

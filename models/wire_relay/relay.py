@@ -74,32 +74,30 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         """The admitted request (attempt a) goes to the desktop connection it was admitted for."""
         i = slot(c, o)
         return (And(mine(s, o), s.tries[o] == a + 1, s.pst[i] == PST.admitted,
-                    s.pgen[i] == s.gen, s.online, s.stage[c.q(o, a)] == STAGE.none),
-                {s.pst[i]: PST.forwarded, s.stage[c.q(o, a)]: STAGE.slot_wait})
+                    s.pgen[i] == s.gen, s.online, s.stage[o][a] == STAGE.none),
+                {s.pst[i]: PST.forwarded, s.stage[o][a]: STAGE.slot_wait})
 
     def match(s, o, a):
         i = slot(c, o)
         m = And(mine(s, o), s.pst[i] == PST.forwarded)
         if not c.on("no-generation-check"):
-            m = And(m, s.pgen[i] == s.rgen[c.q(o, a)])
+            m = And(m, s.pgen[i] == s.rgen[o][a])
         return m
 
     @b.action("relay", target="phone", params=OA, fair="strong")
     def deliver(s, o, a):
         """A desktop response (id, clientId) matches a pending entry of its generation."""
-        q = c.q(o, a)
         # a final answer removes the entry before the phone sees it
-        upd = {s.inflight[q]: False}
+        upd = {s.inflight[o][a]: False}
         if not c.on("pending-kept-after-final"):
             upd[s.pend[slot(c, o)]] = 0
-        upd.update(answer(s, o, s.resp[q]))
-        return And(s.inflight[q], match(s, o, a)), upd
+        upd.update(answer(s, o, s.resp[o][a]))
+        return And(s.inflight[o][a], match(s, o, a)), upd
 
     @b.action("relay", params=OA)
     def drop_response(s, o, a):
         """A response with no matching entry of its generation finds no route."""
-        q = c.q(o, a)
-        return And(s.inflight[q], Not(match(s, o, a))), {s.inflight[q]: False}
+        return And(s.inflight[o][a], Not(match(s, o, a))), {s.inflight[o][a]: False}
 
     @b.action("clock", target="phone", params={"o": O})
     def expire(s, o):
@@ -133,18 +131,17 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
             for its deadline (or the socket's close)."""
             i = slot(c, o)
             return c.lose(s, And(mine(s, o), s.tries[o] == a + 1, s.pst[i] == PST.admitted,
-                                 s.pgen[i] == s.gen, s.online, s.stage[c.q(o, a)] == STAGE.none),
+                                 s.pgen[i] == s.gen, s.online, s.stage[o][a] == STAGE.none),
                           {s.pst[i]: PST.forwarded})
 
         @b.action("network", params=OA)
         def deliver_lost(s, o, a):
             """The relay matches the response and removes its entry, but the answer is lost on
             its way to the phone: the phone waits for its deadline."""
-            q = c.q(o, a)
-            upd = {s.inflight[q]: False}
+            upd = {s.inflight[o][a]: False}
             if not c.on("pending-kept-after-final"):
                 upd[s.pend[slot(c, o)]] = 0
-            return c.lose(s, And(s.inflight[q], match(s, o, a)), upd)
+            return c.lose(s, And(s.inflight[o][a], match(s, o, a)), upd)
 
         @b.action("network", params={"o": O})
         def expire_lost(s, o):

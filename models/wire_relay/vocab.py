@@ -153,8 +153,13 @@ class Ctx:
         return range(self.retries + 1)
 
     def q(self, o: int, a: int) -> int:
-        """Index of copy ``a`` of operation ``o`` in the per-copy arrays."""
+        """Index of copy ``a`` of operation ``o`` in the per-copy arrays' slots (row by
+        row: the implementation's harness numbers copies so)."""
         return o * (self.retries + 1) + a
+
+    def each_copy(self) -> list[tuple[int, int]]:
+        """Every copy, as (operation, attempt): the indices of the per-copy arrays."""
+        return [(o, a) for o in range(len(self.ops)) for a in self.copies]
 
     def key_of(self, a: int) -> int:
         """The key variant attempt ``a`` carries (a fresh one per attempt only in the mutant)."""

@@ -97,13 +97,9 @@ def parse_reply(line: str, request: dict[str, Any]) -> dict[str, Any]:
 def state_table(model: Any) -> str:
     """The JSON shape of ``model``'s state in the protocol, as a Markdown table (the one
     ``docs/driver-protocol.md`` shows; a test keeps the two equal)."""
+    from osf_check.models.describe import json_shape  # (the reference pages' words)
     rows = ["| variable | JSON value | meaning |", "|---|---|---|"]
     for v in model.variables:
-        d = v.domain
-        names = getattr(d, "names", None)
-        one = (" \\| ".join(f'`"{n}"`' for n in names) if names else
-               "`true` \\| `false`" if d.kind == "bool" else
-               f"integer {d.show(0)}..{d.show(d.size - 1)}")
-        shape = one if v.length is None else f"array of {v.length}: {one}"
+        shape = json_shape(v).replace("|", "\\|")
         rows.append(f"| `{v.name}` | {shape} | {v.doc or ''} |")
     return "\n".join(rows) + "\n"

@@ -23,6 +23,7 @@ it was reached: the explanation of the log so far, drawn as a sequence chart.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from osf_check.models.errors import BadValue
 
 from . import HIDDEN_DEPTH
 from .bounds import Bounds, bounds_of
-from .mapping import Mapping, MappingError, Rule, Source, compile_mapping
+from .mapping import Element, Mapping, MappingError, Rule, Source, compile_mapping
 from .settings import judge_settings
 
 State = tuple
@@ -197,8 +198,8 @@ class LogChecker:
         """The line's candidates (or, when none fits the model, why)."""
         vals = (tuple(None if s.any else self._value(s, fields, n, rule)
                       for s in rule.args.values()),
-                tuple((self._value(i, fields, n, rule) if isinstance(i, Source) else None,
-                       self._value(s, fields, n, rule)) for _, i, s in rule.state),
+                tuple((self._at(i, fields, n, rule), self._value(s, fields, n, rule))
+                      for _, i, s in rule.state),
                 tuple(self._value(s, fields, n, rule) for s in rule.outputs.values()))
         key = (id(rule), vals)
         try:
@@ -238,16 +239,16 @@ class LogChecker:
                 cons = []
                 for (var, idx, _), (at, v) in zip(rule.state, state):
                     x = m.var_by_name[var]
-                    k = named[idx] if isinstance(idx, str) else \
-                        at if isinstance(idx, Source) else \
-                        named[idx[0]] * idx[1] + named[idx[2]] if isinstance(idx, tuple) \
-                        else (idx or 0)
-                    if idx is not None and not (isinstance(k, int) and 0 <= k < (x.length or 0)):
-                        self.reached |= self.bounds.of_var.get(var, frozenset())
-                        raise ValueError(f"{var}[{k}] is beyond the model's parameters")
+                    if isinstance(idx, Element):
+                        k, shown, dom = self._element(var, idx, named, at)
+                    else:
+                        k = _pick(idx, named, at)
+                        if idx is not None and not (isinstance(k, int) and 0 <= k < (x.length or 0)):
+                            self.reached |= self.bounds.of_var.get(var, frozenset())
+                            raise ValueError(f"{var}[{k}] is beyond the model's parameters")
+                        shown, dom = var if idx is None else f"{var}[{k}]", x.domain
                     try:
-                        cons.append((x.slots[k], x.domain.parse(v), var,
-                                     var if idx is None else f"{var}[{k}]", v))
+                        cons.append((x.slots[k], dom.parse(v), var, shown, v))
                     except BadValue as e:
                         self.reached |= self.bounds.of_var.get(var, frozenset())
                         raise ValueError(f"{var}: {e} (beyond the model's parameters?)") from None
@@ -258,6 +259,36 @@ class LogChecker:
             out.append(Candidate(ai, tuple(cons), outs))
         return out or (why or f"no instance of {rule.action} has these arguments "
                               f"({', '.join(f'{a}={v}' for a, v in zip(rule.args, args))})")
+
+    def _at(self, idx: Any, fields: dict[str, Any], n: int, rule: Rule) -> Any:
+        """The line's values of the fields an index reads (None: it reads none)."""
+        if isinstance(idx, Source):
+            return self._value(idx, fields, n, rule)
+        if isinstance(idx, Element):
+            return tuple(self._value(s, fields, n, rule) for s in idx.sources())
+        return None
+
+    def _element(self, var: str, path: Element, named: dict[str, Any], at: tuple) -> tuple:
+        """The slot offset, the name as shown (``stage[1][0]``) and the domain of one
+        scalar of a structured variable, for these arguments and this line's fields."""
+        k, keys, fed = path.offset, iter([]), iter(at)
+        got = []
+        for index, dom, length, stride in path.steps:
+            key, lo = _pick(index, named, next(fed) if isinstance(index, Source) else None), dom.lo
+            if isinstance(key, str):  # a field naming a key (an enum's name): the domain reads it
+                try:
+                    key = dom.parse(key)
+                except BadValue:
+                    pass
+            if not (isinstance(key, int) and not isinstance(key, bool) and lo <= key < lo + length):
+                self.reached |= self.bounds.of_var.get(var, frozenset())
+                raise ValueError(f"{var}{path.text} with index {key} is beyond the model's "
+                                 f"parameters")
+            k += (key - lo) * stride
+            got.append(dom.show(key))
+        keys = iter(got)
+        shown = var + re.sub(r"\[[^\]]+\]", lambda _: f"[{next(keys)}]", path.text)
+        return k, shown, path.domain
 
     # one line -----------------------------------------------------------------------------
     def _fits(self, c: Candidate, before: State, after: State) -> bool:
@@ -522,6 +553,17 @@ def _read_again(chk: LogChecker, res: LogResult, mapping: Mapping,
                          upto=res.failing["line"], judge=False)
 
 
+def _pick(idx: Any, named: dict[str, Any], at: Any) -> Any:
+    """An index's value: an argument's, a field's (``at``), ``o*F+a``'s, or a number."""
+    if isinstance(idx, str):
+        return named[idx]
+    if isinstance(idx, Source):
+        return at
+    if isinstance(idx, tuple):
+        return named[idx[0]] * idx[1] + named[idx[2]]
+    return idx or 0
+
+
 def params_text(params: dict[str, int]) -> str:
     """``a=1, b=2``: parameters as the messages show them."""
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
@@ -555,7 +597,7 @@ def _failure(chk: LogChecker, possible: frozenset[State], cands: list[Candidate]
                 why.append(f"{label} is enabled in none of them")
                 continue
             t, u = en[0]
-            bad = [f"{shown} = {json.dumps(m.var_by_name[var].domain.show(u[slot]))} where "
+            bad = [f"{shown} = {json.dumps(m.slot_domains[slot].show(u[slot]))} where "
                    f"the log says {json.dumps(logged)}"
                    for slot, v, var, shown, logged in c.state if u[slot] != v]
             said = {} if obs else m.instances[c.action].show_outputs(t)

@@ -39,6 +39,9 @@ from osf_check.models.dsl import Model
 from osf_check.models.errors import BadValue
 
 _SLOT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[([^\]]+)\])?$")
+# a structured variable's element: name, then any [index] and .field steps
+_PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[[^\]]+\]|\.[A-Za-z_][A-Za-z0-9_]*)+)$")
+_STEP = re.compile(r"\[([^\]]+)\]|\.([A-Za-z_][A-Za-z0-9_]*)")
 _AFFINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\*([0-9]+|[A-Za-z_][A-Za-z0-9_]*|"
                      r"\([A-Za-z_][A-Za-z0-9_]*\+[0-9]+\))\+([A-Za-z_][A-Za-z0-9_]*)$")
 _FACTOR = re.compile(r"^\(?([A-Za-z_][A-Za-z0-9_]*)(?:\+([0-9]+))?\)?$")
@@ -59,6 +62,22 @@ class Source:
     table: dict[str, Any] | None = None
     otherwise: Any = None
     any: bool = False
+
+
+@dataclass(frozen=True)
+class Element:
+    """One scalar of a structured variable (``stage[o][a]``, ``run[r].status``,
+    ``conn.state``): a fixed offset into its slots plus, per array step, the index (as
+    a plain variable's: an argument's name, a number, ``(arg, n, arg)`` or a Source),
+    the array's index domain, its length and the step's stride in slots."""
+
+    offset: int
+    steps: tuple[tuple[Any, Any, int, int], ...]  # (index, index domain, length, stride)
+    domain: Any
+    text: str  # the steps as written, for messages: "[o][a]"
+
+    def sources(self) -> tuple[Source, ...]:
+        return tuple(i for i, *_ in self.steps if isinstance(i, Source))
 
 
 @dataclass
@@ -156,29 +175,23 @@ def _rule(model: Model, d: Any, k: int) -> Rule:
                                f"{', '.join(sorted(known_args)) or 'none'})")
     state = []
     for key, v in d.get("state", {}).items():
-        m = _SLOT.match(key)
+        at = f"{where}: state.{key}"
+        m = _SLOT.match(key) or _PATH.match(key)
         var = model.var_by_name.get(m.group(1)) if m else None
         if var is None:
-            raise MappingError(f"{where}: state.{key}: no variable of {model.name} by that name")
-        idx: str | int | Source | None = m.group(2)  # type: ignore[union-attr]
-        if var.shape is not None:  # (its slots are fields, not elements: [i] would lie)
-            raise MappingError(f"{where}: state.{key}: {var.name} is a record, tuple or "
-                               "array of them, which a mapping cannot name yet: map a "
-                               "plain variable or array")
-        if (idx is None) != (var.length is None):
-            raise MappingError(f"{where}: state.{key}: {var.name} "
-                               f"{'is an array: give [index]' if idx is None else 'is no array'}")
-        affine = _AFFINE.match(idx) if isinstance(idx, str) else None
-        if isinstance(idx, str) and idx.isdigit():
-            idx = int(idx)
-        elif affine:  # o*2+a: a slot of an array indexed by two arguments
-            if not {affine.group(1), affine.group(3)} <= known_args:
-                raise MappingError(f"{where}: state.{key}: {affine.group(1)} and "
-                                   f"{affine.group(3)} must be arguments of {action}")
-            idx = (affine.group(1), _factor(model, affine.group(2), f"{where}: state.{key}"),
-                   affine.group(3))  # type: ignore[assignment]
-        elif isinstance(idx, str) and idx not in known_args:  # a field, or namespace:field
-            idx = _source(idx, f"{where}, state.{key}")
+            raise MappingError(f"{at}: no variable of {model.name} by that name")
+        if var.shape is not None:
+            idx: Any = _path(model, var, key[len(var.name):], known_args, action, at)
+        else:
+            if not _SLOT.match(key):
+                raise MappingError(f"{at}: {var.name} is a plain variable or array: name it "
+                                   f"{var.name} or {var.name}[index]")
+            idx = m.group(2)  # type: ignore[union-attr]
+            if (idx is None) != (var.length is None):
+                raise MappingError(f"{at}: {var.name} " + ("is an array: give [index]"
+                                   if idx is None else "is no array"))
+            if idx is not None:
+                idx = _index(model, idx, known_args, action, at)
         state.append((var.name, idx, _source(v, f"{where}, state.{key}")))
     outputs = {o: _source(v, f"{where}, outputs.{o}") for o, v in d.get("outputs", {}).items()}
     for o in outputs:
@@ -186,6 +199,50 @@ def _rule(model: Model, d: Any, k: int) -> Rule:
             raise MappingError(f"{where}: {action} has no output {o!r}")
     return Rule(d["name"], action, dict(d.get("when", {})), args, state, outputs,
                 [i.index for i in insts])
+
+
+def _index(model: Model, idx: str, known_args: set[str], action: str | None, at: str) -> Any:
+    """An index as written between brackets: a number, an argument, ``o*F+a`` of two
+    arguments, or a field of the line (``field`` or ``namespace:field``)."""
+    affine = _AFFINE.match(idx)
+    if idx.isdigit():
+        return int(idx)
+    if affine:  # o*2+a: a slot of an array indexed by two arguments
+        if not {affine.group(1), affine.group(3)} <= known_args:
+            raise MappingError(f"{at}: {affine.group(1)} and {affine.group(3)} must be "
+                               f"arguments of {action}")
+        return (affine.group(1), _factor(model, affine.group(2), at), affine.group(3))
+    if idx in known_args:
+        return idx
+    return _source(idx, at)  # a field, or namespace:field
+
+
+def _path(model: Model, var: Any, text: str, known_args: set[str], action: str | None,
+          at: str) -> Element:
+    """The scalar of structured ``var`` that ``text`` (its ``[index]`` and ``.field``
+    steps) names, checked against the variable's type: each array takes an index, each
+    record or tuple a field, and the steps end at a plain value."""
+    from osf_check.models.structured import Array, _Fields
+    t, offset, steps = var.shape, 0, []
+    for index, name in _STEP.findall(text):
+        if isinstance(t, Array) and index:
+            stride = t.of.size
+            steps.append((_index(model, index.strip(), known_args, action, at),
+                          t.index, t.length, stride))
+            t = t.of
+        elif isinstance(t, _Fields) and name in getattr(t, "fields", {}):
+            offset += t.offsets[name]
+            t = t.fields[name]
+        else:
+            want = ("[index]" if isinstance(t, Array) else
+                    f".field (one of {', '.join(t.fields)})" if isinstance(t, _Fields) else
+                    "nothing more: it is a plain value")
+            raise MappingError(f"{at}: {var.name} has no {'.' + name if name else f'[{index}]'} "
+                               f"there: it takes {want}")
+    if t.size != 1 or isinstance(t, (Array, _Fields)):
+        raise MappingError(f"{at}: names a whole {type(t).__name__.lower()} of {var.name}: "
+                           f"name one of its plain values (each [index] and .field down to it)")
+    return Element(offset, tuple(steps), t.slot_domains()[0], text)
 
 
 def _factor(model: Model, text: str, where: str) -> int:
