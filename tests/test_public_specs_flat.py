@@ -114,9 +114,13 @@ def test_a_flat_version_uses_no_structured_construct(name):
     assert all(v.elements is None and v.shape is None for v in model.variables)
 
 
-def test_the_construct_check_finds_what_the_structured_files_use():
-    # the check above could pass by finding nothing: here it finds each file's constructs
-    assert structured_names((SPECS / "twophase.py").read_text()) == {"set", "ForAll"}
-    assert structured_names((SPECS / "ewd840.py").read_text()) == {
-        "init_all", "ForAll", "Exists"}
-    assert structured_names("b.var('x', Record(a=Bool()), actor='a')") == {"Record"}
+def test_the_construct_check_finds_each_form_of_use():
+    # the check above could pass by finding nothing: here it finds an import, a call, a
+    # method and a name passed along, and the structured files' constructs
+    source = ("from osf_check import Exists, Record\nb.set('x', E, actor='a')\n"
+              "b.init_all(x=Bool())\nForAll(r, f)\nhelper(Choose)\n")
+    assert structured_names(source) == {"Exists", "Record", "set", "init_all", "ForAll",
+                                        "Choose"}
+    assert structured_names("Count(x[i] for i in r)\nAnd(*xs)") == set()
+    for name in ("twophase", "missionaries", "dining", "ewd840"):
+        assert structured_names((SPECS / f"{name}.py").read_text()), name
