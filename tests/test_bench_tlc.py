@@ -194,5 +194,62 @@ def test_the_guides_line_counts_are_the_model_files():
     for name, m in doc["models"].items():
         source = (ROOT / "tests" / "public_specs" / f"{name}.py").read_text()
         assert m["translation"] == lines.python_lines(source), name
+        flat = lines.TRANSLATIONS[name][1]
+        if flat is not None and flat.file is not None:  # (a commit's copy cannot change)
+            assert m["flat_file"] == flat.file, name
+            assert m["flat"] == lines.python_lines((ROOT / flat.file).read_text()), name
+        assert ("flat" in m) == (flat is not None), name
+        if flat is not None:
+            assert m["shorter_pct"] == lines.shorter_by(m["translation"], m["flat"]), name
     guide = lines.GUIDE.read_text()
     assert lines.guide_with(guide, doc) == guide
+
+
+def test_a_flat_version_is_read_from_a_file_or_from_a_commit(monkeypatch):
+    flat = lines.TRANSLATIONS["twophase"][1]
+    source = (ROOT / "tests" / "public_specs" / "flat" / "twophase.py").read_text()
+    assert lines.flat_entry("twophase", flat) == {
+        "flat_file": "tests/public_specs/flat/twophase.py",
+        "flat": lines.python_lines(source)}
+    # the commit form reads the model file's own path at that commit
+    shown = []
+
+    def git(*args, repo=lines.ROOT):
+        shown.append(args)
+        return "abc1234\n" if args[0] == "rev-parse" else "x = 1\ny = 2\n"
+    monkeypatch.setattr(lines, "git", git)
+    assert lines.flat_entry("chameneos", lines.Flat(commit="e06ea66^")) == {
+        "flat_commit": "abc1234", "flat": 2}
+    assert shown == [("rev-parse", "--short", "e06ea66^"),
+                     ("show", "abc1234:tests/public_specs/chameneos.py")]
+
+
+def test_the_comparison_with_the_flat_version_can_come_out_worse():
+    assert lines.shorter_by(90, 100) == 10.0 and lines.versus(90, 100) == "10.0 % shorter"
+    assert lines.shorter_by(105, 100) == -5.0 and lines.versus(105, 100) == "5.0 % longer"
+    assert lines.versus(100, 100) == "same length"
+    doc = {"models": {
+        "a": {"translation": 90, "flat": 100, "flat_file": "flat/a.py", "shorter_pct": 10.0,
+              "tla_module": "specifications/A/A.tla", "tla": 50},
+        "b": {"translation": 130, "flat": 100, "flat_commit": "abc1234", "shorter_pct": -30.0,
+              "tla_module": "specifications/B/B.tla", "tla": 60},
+        "c": {"translation": 40, "tla_module": "specifications/C/C.tla", "tla": 30}}}
+    text = lines.table(doc)
+    assert "| `tests/public_specs/a.py` | 90 | `flat/a.py` | 100 | 10.0 % shorter | " in text
+    assert "| `tests/public_specs/b.py` | 130 | commit abc1234 | 100 | 30.0 % longer | " in text
+    assert "| `tests/public_specs/c.py` | 40 | none | | | `C.tla` | 30 |" in text
+    # together the longer one outweighs the shorter one: the summary says so
+    assert text.endswith("Of the 2 model files with a flat-array version, shorter than it: 1, "
+                         "longer: 1, the same length: 0; together 220 lines against 200 "
+                         "(10.0 % longer).")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--examples", "/no/such/examples-61"],
+     "/no/such/examples-61: not a git checkout of tlaplus/Examples"),
+    ([], "the following arguments are required: --examples")])
+def test_line_counts_refuses_bad_input_in_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        lines.main(argv)
+    assert e.value.code == 150
+    assert capsys.readouterr().err.strip() == f"line_counts: {message}"
