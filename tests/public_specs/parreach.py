@@ -13,7 +13,7 @@ from osf_check import (And, Check, Enum, Exists, ForAll, Goal, If, Implies, Mode
 Nodes = Enum("n1", "n2", "n3", "n4")
 Procs = Enum("p1", "p2")
 PC = Enum("a", "b", "c", "Done")
-ROOT = Nodes.n1
+ROOT = "n1"
 NODES = range(Nodes.size)
 SUCC = {n: {Nodes.n1, Nodes.n2} for n in NODES}
 
@@ -73,7 +73,7 @@ def build(params, mutant):
 
     for p in Procs.names if mutant != "no-fairness" else ():
         b.fairness("weak", _instances(p), name=f"p({p})")  # WF_vars(p(self))
-    b.init(marked=[], vroot=[Nodes.names[ROOT]], pc=PC.a, u=ROOT, toVroot={"#set": []})
+    b.init(marked=[], vroot=[ROOT], pc="a", u=ROOT, toVroot={"#set": []})
     return b.build()
 
 
