@@ -120,6 +120,8 @@ RUNS = [
         props=("PR1", "PR3")),
     Run("parreach_nofair", _PR, "MCParReachNoFair", "MCParReachNoFair.cfg", "parreach",
         "no-fairness", props=("PR3",)),
+    Run("parreach_graph", _PR, "MCParReachGraph", "MCParReachGraph.cfg", "parreach",
+        params={"graph": 1}),
     Run("sf_subcycle", None, "SFSub", "SFSub.cfg", "sf_subcycle"),
     Run("wf_set", None, "WFSet", "SpecSet.cfg", "wf_set"),
     Run("wf_set_each", None, "WFSet", "SpecEach.cfg", "wf_set", "each"),

@@ -174,7 +174,7 @@ PINNED = {
     "alloc2_obtain": (64, None), "alloc2_infoften": (64, None), "alloc2_return": (64, 5),
     "alloc_wf": (64, None), "a32w": (400, None), "sf_subcycle": (4, None),
     "wf_set": (3, 2), "parreach": (393, 18), "parreach_term": (393, 18),
-    "parreach_nofair": (393, None),
+    "parreach_nofair": (393, None), "parreach_graph": (5903, 28),
 }
 # the counterexamples TLC printed, as the tests' docstrings give them: states, then how
 # the lasso closes (None: an invariant's trace)

@@ -48,6 +48,8 @@ RUNS = [
      {"PR1": "holds", "PR2": "holds", "PR3": "holds"}),
     ("parreach_nofair", "parreach", "no-fairness", {}, 393, None, 747,
      {"PR1": "holds", "PR2": "holds", "PR3": "violated"}),
+    ("parreach_graph", "parreach", None, {"graph": 1}, 5903, 28, 15119,
+     {"PR1": "holds", "PR2": "holds", "PR3": "holds"}),
 ]
 FLAT_NAMES = ["twophase", "missionaries", "dining", "ewd840", "parreach"]
 

@@ -3,28 +3,33 @@ mark, in parallel, the nodes of a graph reachable from ``Root``, a PlusCal algor
 one action per label (``a``, ``b``, ``c``) and ``Terminating``.
 
 Constants as ``MCParReach.cfg`` sets them: ``Nodes = {n1, n2, n3, n4}``, ``Root = n1``,
-``Procs = {p1, p2}``, and ``Succ`` as ``MCParReach.tla`` defines it, the first function
-``CHOOSE succ \\in [Nodes -> SUBSET Nodes] : \\A n : Cardinality(succ[n]) = 2``: TLC
-2.18 picks ``n :> {n1, n2}`` for every node (printed with ``PrintT``)."""
+``Procs = {p1, p2}``.  ``Succ`` is, with ``graph=0``, the function ``MCParReach.tla``
+defines, ``CHOOSE succ \\in [Nodes -> SUBSET Nodes] : \\A n : Cardinality(succ[n]) = 2``:
+TLC 2.18 picks ``n :> {n1, n2}`` for every node (printed with ``PrintT``), so n3 and n4
+are not reachable; with ``graph=1``, the graph of our ``MCParReachGraph.tla``, where
+every node is (``tests/public_specs/tlc/parreach_graph/``)."""
 
 from osf_check import (And, Check, Enum, Exists, ForAll, Goal, If, Implies, ModelBuilder,
-                       ModelSpec, Not, Or, Property, Select, SetOf)
+                       ModelSpec, Not, Or, Param, Property, Select, SetOf)
 
 Nodes = Enum("n1", "n2", "n3", "n4")
 Procs = Enum("p1", "p2")
 PC = Enum("a", "b", "c", "Done")
 ROOT = "n1"
 NODES = range(Nodes.size)
-SUCC = {n: {Nodes.n1, Nodes.n2} for n in NODES}
+n1, n2, n3, n4 = NODES
+GRAPHS = ({n: {n1, n2} for n in NODES},  # Succ, by the parameter graph
+          {n1: {n2, n3}, n2: {n4}, n3: {n4}, n4: {n1}})
 
 
-def succ_bits(node):
+def succ_bits(succ, node):
     """``Succ[node]``, one truth value per node, for ``node`` an expression."""
-    return [Select(node, [n in SUCC[m] for m in NODES]) for n in NODES]
+    return [Select(node, [n in succ[m] for m in NODES]) for n in NODES]
 
 
 def build(params, mutant):
     b = ModelBuilder("parreach", params, mutant, actors=("proc",))
+    succ = GRAPHS[params["graph"]]
     b.set("marked", Nodes, actor="proc")
     b.set("vroot", Nodes, actor="proc")
     b.array("pc", PC, Procs, actor="proc")
@@ -48,7 +53,7 @@ def build(params, mutant):
     def b_(s, self):
         u = s.u[self]
         new = Not(s.marked.contains(u))
-        bits = succ_bits(u)
+        bits = succ_bits(succ, u)
         to = s.toVroot[self]
         return s.pc[self] == PC.b, {
             **s.marked.add(u),  # u \in marked on the ELSE branch: no change there
@@ -108,12 +113,13 @@ def refines(s, t, inst, m):
     ``vroot <- vrootBar, pc <- pcBar``: every step is one of Reachable's or leaves
     ``marked``, ``vrootBar`` and ``pcBar`` unchanged."""
     vs, vt = vroot_bar(s), vroot_bar(t)
+    succ = GRAPHS[m.params["graph"]]
 
     def same(xs, ys):
         return And(*(x == y for x, y in zip(xs, ys)))
 
     def visit(v):  # R's \E v \in vroot : IF v \notin marked THEN ... ELSE ...
-        grown = [Or(x, n in SUCC[v]) for n, x in zip(NODES, vs)]
+        grown = [Or(x, n in succ[v]) for n, x in zip(NODES, vs)]
         shrunk = [And(x, n != v) for n, x in zip(NODES, vs)]
         marked = [Or(x, n == v) for n, x in zip(NODES, s.marked)]
         return And(vs[v], If(s.marked.contains(v),
@@ -134,7 +140,8 @@ def termination(s, m):
 
 
 SPEC = ModelSpec(name="parreach", title="ParReach.tla: parallel reachability (Misra)",
-                 params=(), build_fn=build, mutants={
+                 params=(Param("graph", 0, 0, 1, "Succ: 0 MCParReach.tla's, 1 ours"),),
+                 build_fn=build, mutants={
                      "no-fairness": "Init /\\ [][Next]_vars: a process may stop for good",
                      "b-skips-c": "b goes back to a, its toVroot not added to vroot",
                      "c-drops-w": "c takes w out of toVroot without adding it to vroot"})

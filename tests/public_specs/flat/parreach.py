@@ -3,18 +3,22 @@ variables and arrays only: a set of nodes is an array of truth values, one per n
 ``toVroot``, a set per process, one array of ``PROCS * NODES`` truth values.
 
 Constants as ``MCParReach.cfg`` sets them: four nodes, ``Root = n1``, two processes, and
-``Succ`` the function TLC 2.18 picks for ``MCParReach.tla``'s ``CHOOSE``: ``{n1, n2}``
-for every node."""
+``Succ``, with ``graph=0``, the function TLC 2.18 picks for ``MCParReach.tla``'s
+``CHOOSE``: ``{n1, n2}`` for every node; with ``graph=1``, the graph of our
+``MCParReachGraph.tla``."""
 
 from osf_check import (And, Bool, Check, Enum, Goal, If, Implies, ModelBuilder, ModelSpec,
-                       Not, Or, Property, Select)
+                       Not, Or, Param, Property, Select)
 
 Nodes = Enum("n1", "n2", "n3", "n4")
 Procs = Enum("p1", "p2")
 PC = Enum("a", "b", "c", "Done")
 NODES, PROCS = 4, 2
 ROOT = 0
-SUCC = [[True, True, False, False] for _ in range(NODES)]  # SUCC[m][n]: n \in Succ[m]
+# GRAPHS[graph][m][n]: n \in Succ[m]
+GRAPHS = ([[True, True, False, False]] * NODES,
+          [[False, True, True, False], [False, False, False, True],
+           [False, False, False, True], [True, False, False, False]])
 
 
 def to_vroot(s, p, n):
@@ -24,6 +28,7 @@ def to_vroot(s, p, n):
 
 def build(params, mutant):
     b = ModelBuilder("parreach-flat", params, mutant, actors=("proc",))
+    succ = GRAPHS[params["graph"]]
     b.array("marked", Bool(), NODES, actor="proc")
     b.array("vroot", Bool(), NODES, actor="proc")
     b.array("pc", PC, PROCS, actor="proc")
@@ -48,8 +53,8 @@ def build(params, mutant):
                    s.pc[self]: If(new, PC.a if mutant == "b-skips-c" else PC.c, PC.a),
                    s.vroot[u]: And(s.vroot[u], new)}
         for n in range(NODES):  # toVroot[self] := Succ[u] on the THEN branch
-            succ = Select(u, [SUCC[m][n] for m in range(NODES)])
-            updates[to_vroot(s, self, n)] = If(new, succ, to_vroot(s, self, n))
+            bit = Select(u, [succ[m][n] for m in range(NODES)])
+            updates[to_vroot(s, self, n)] = If(new, bit, to_vroot(s, self, n))
         return s.pc[self] == PC.b, updates
 
     @b.action("proc", params={"self": range(PROCS), "w": range(NODES)},
@@ -105,10 +110,11 @@ def refines(s, t, inst, m):
     """Each step is a step of Reachable.tla under ``vroot <- vrootBar, pc <- pcBar`` or
     leaves ``marked``, ``vrootBar`` and ``pcBar`` unchanged."""
     vs, vt = vroot_bar(s), vroot_bar(t)
+    succ = GRAPHS[m.params["graph"]]
     marked_same = And(*(t.marked[n] == s.marked[n] for n in range(NODES)))
     steps = []
     for v in range(NODES):
-        grown = And(*(vt[n] == Or(vs[n], SUCC[v][n]) for n in range(NODES)))
+        grown = And(*(vt[n] == Or(vs[n], succ[v][n]) for n in range(NODES)))
         shrunk = And(*(vt[n] == And(vs[n], n != v) for n in range(NODES)))
         marks = And(*(t.marked[n] == Or(s.marked[n], n == v) for n in range(NODES)))
         steps.append(And(vs[v], If(s.marked[v], And(shrunk, marked_same),
@@ -127,7 +133,8 @@ def termination(s, m):
 
 
 SPEC = ModelSpec(name="parreach-flat", title="ParReach.tla: parallel reachability (Misra)",
-                 params=(), build_fn=build, mutants={
+                 params=(Param("graph", 0, 0, 1, "Succ: 0 MCParReach.tla's, 1 ours"),),
+                 build_fn=build, mutants={
                      "no-fairness": "Init /\\ [][Next]_vars: a process may stop for good",
                      "b-skips-c": "b goes back to a, its toVroot not added to vroot",
                      "c-drops-w": "c takes w out of toVroot without adding it to vroot"})
