@@ -126,6 +126,31 @@ def test_the_side_by_side_row_shows_osf_check_slower_and_a_mismatch():
     assert "MISMATCH: generated 2001 != 1817" in row and "slower" not in row
 
 
+def test_writing_one_run_keeps_the_other_runs_recorded_figures(tmp_path, monkeypatch):
+    # --only with --write replaces the named run's figures and no other run's (without
+    # Java: TLC's answer is made up here, and differs from the recorded one)
+    out = tmp_path / "tlc"
+    out.mkdir()
+    (out / "results.json").write_text(json.dumps(RESULTS))
+    jar = tmp_path / "tla2tools.jar"
+    jar.write_bytes(b"jar")
+    examples = tmp_path / "Examples"
+    (examples / "specifications").mkdir(parents=True)
+    fresh = {**bench.recorded_figures(out)["dp2"], "distinct": 12, "seconds": 1.0}
+    monkeypatch.setattr(bench, "run_tlc", lambda jar, examples, run: fresh)
+    monkeypatch.setattr(bench, "run_osf", lambda run: _osf(seconds=0.1))
+    bench.main(["--jar", str(jar), "--examples", str(examples), "--only", "dp2",
+                "--write", str(out)])
+    written = json.loads((out / "results.json").read_text())
+    by_run = {r["run"]: r for r in written["runs"]}
+    assert list(by_run) == list(BY_RUN)
+    assert by_run["dp2"]["distinct"] == 12
+    assert {k: r for k, r in by_run.items() if k != "dp2"} == {
+        k: r for k, r in BY_RUN.items() if k != "dp2"}
+    assert "| dp2 | `DiningPhilosophers.cfg DiningPhilosophers.tla` | 1 | 23 | 12 |" in (
+        out / "results.md").read_text()
+
+
 def test_every_run_has_its_files_and_recorded_figures():
     folders = {p.name for p in (ROOT / "tests" / "public_specs" / "tlc").iterdir()
                if p.is_dir()}
@@ -148,7 +173,8 @@ PINNED = {
     "token_ring_nofair": (256, None), "alloc": (64, 5), "alloc_3c2r": (400, 6),
     "alloc2_obtain": (64, None), "alloc2_infoften": (64, None), "alloc2_return": (64, 5),
     "alloc_wf": (64, None), "a32w": (400, None), "sf_subcycle": (4, None),
-    "wf_set": (3, 2),
+    "wf_set": (3, 2), "parreach": (393, 18), "parreach_term": (393, 18),
+    "parreach_nofair": (393, None), "parreach_graph": (5903, 28),
 }
 # the counterexamples TLC printed, as the tests' docstrings give them: states, then how
 # the lasso closes (None: an invariant's trace)
@@ -158,7 +184,7 @@ TRACES = {"missionaries": (12, None), "diehard": (7, None), "ewd840_nofair": (3,
           "token_ring_nofair": (1, STUTTER), "alloc2_obtain": (5, STUTTER),
           "alloc2_infoften": (5, STUTTER), "alloc_wf": (5, "back to state 3"),
           "a32w": (6, STUTTER), "sf_subcycle": (2, "back to state 1"),
-          "wf_set_each": (2, "back to state 1")}
+          "wf_set_each": (2, "back to state 1"), "parreach_nofair": (16, STUTTER)}
 
 
 @pytest.mark.parametrize("run", list(PINNED))

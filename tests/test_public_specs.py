@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import z3
 
 import osf_check
@@ -230,3 +231,52 @@ def test_chameneos_who_meet_take_the_complementary_colour():
     s = step(step(s, "Enter(cid=2)"), "Meet(cid=0, other=2)")
     assert chameneoses(s) == [("yellow", 2), ("yellow", 1), ("yellow", 1)]
     assert model.show_state(s)["numMeetings"] == 2
+
+
+def test_parreach_counts_equal_tlcs():
+    """ParReach.tla (``specifications/MisraReachability/``), TLC run ``parreach`` (the
+    published ``MCParReach.cfg``: four nodes, two processes, invariant Inv and property
+    Refines): 1 initial state, 747 generated, 393 distinct, depth 18, no error; TLC run
+    ``parreach_term`` (the same constants, Inv and the algorithm's Termination): the same
+    figures, no error.  Command: ``-config MCParReach.cfg MCParReach.tla``.  PR2 is the
+    safety part of Refines; PR3 (Termination) implies its fairness part, since
+    Reachable's Next can change the mapped state exactly while some process is not
+    Done."""
+    r = _explore("parreach")
+    assert len(r.model.initial_states) == 1  # TLC 2.18, parreach
+    assert (r.distinct, len(r.histogram)) == (393, 18)  # TLC 2.18, parreach
+    assert r.generated == 747  # TLC 2.18 (equal here; see docs/tla-guide.md)
+    assert r.status == {"PR1": "holds", "PR2": "holds", "PR3": "holds"}
+    assert r.exit_code == 0
+
+
+def test_parreach_on_a_graph_reaching_every_node_counts_equal_tlcs():
+    """TLC run ``parreach_graph`` (our ``MCParReachGraph.tla``: Succ is n1 -> {n2, n3},
+    n2 -> {n4}, n3 -> {n4}, n4 -> {n1}, so every node is reachable; Inv, Refines and
+    Termination): 1 initial state, 15119 generated, 5903 distinct, depth 28, no error."""
+    r = _explore("parreach", graph=1)
+    assert (r.distinct, len(r.histogram)) == (5903, 28)  # TLC 2.18, parreach_graph
+    assert r.generated == 15119  # TLC 2.18, parreach_graph
+    assert r.status == {"PR1": "holds", "PR2": "holds", "PR3": "holds"}
+
+
+def test_parreach_without_fairness_need_not_terminate():
+    """TLC run ``parreach_nofair`` (``MCParReachNoFair.cfg``: Spec without its WF
+    conjuncts, property Termination): violated after the whole graph, 393 distinct
+    states, a 16-state counterexample that ends stuttering.  TLC's lasso is not the
+    shortest: ours is the initial state stuttering forever."""
+    r = _explore("parreach", mutant="no-fairness")
+    assert r.distinct == 393  # TLC 2.18, parreach_nofair
+    assert r.status == {"PR1": "holds", "PR2": "holds", "PR3": "violated"}
+    v = _violation(r, "PR3")
+    assert (v["length"], v["trace"]["loop_start"]) == (0, 0)
+
+
+@pytest.mark.parametrize("mutant,broken", [("b-skips-c", {"PR1": 2, "PR2": 6}),
+                                           ("c-drops-w", {"PR2": 3})])
+def test_parreach_invariant_and_refinement_can_fail(mutant, broken):
+    """The mutants are ours, not TLC runs: they show that PR1 and PR2 find a broken
+    step.  The counterexample lengths are regression pins."""
+    r = _explore("parreach", mutant=mutant)
+    assert {p for p, st in r.status.items() if st == "violated"} == set(broken)
+    assert {p: _violation(r, p)["length"] for p in broken} == broken

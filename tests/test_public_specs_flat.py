@@ -44,7 +44,14 @@ RUNS = [
     ("ewd840", "ewd840", None, {"nodes": 3}, 302, 9, None, {"E1": "holds", "E2": "holds"}),
     ("ewd840_nofair", "ewd840", "no-fairness", {"nodes": 3}, 302, None, None,
      {"E1": "holds", "E2": "violated"}),
+    ("parreach", "parreach", None, {}, 393, 18, 747,
+     {"PR1": "holds", "PR2": "holds", "PR3": "holds"}),
+    ("parreach_nofair", "parreach", "no-fairness", {}, 393, None, 747,
+     {"PR1": "holds", "PR2": "holds", "PR3": "violated"}),
+    ("parreach_graph", "parreach", None, {"graph": 1}, 5903, 28, 15119,
+     {"PR1": "holds", "PR2": "holds", "PR3": "holds"}),
 ]
+FLAT_NAMES = ["twophase", "missionaries", "dining", "ewd840", "parreach"]
 
 
 def _explore(path, mutant, params):
@@ -86,7 +93,7 @@ def test_the_flat_ewd840_has_tlcs_initial_states():
     assert len(r.model.initial_states) == 192  # TLC 2.18, ewd840
 
 
-@pytest.mark.parametrize("name", ["twophase", "missionaries", "dining", "ewd840"])
+@pytest.mark.parametrize("name", FLAT_NAMES)
 def test_a_flat_version_has_the_structured_ones_actions(name):
     def actions(path):
         r = osf_check.Checker(path).depth(0).explore()
@@ -107,7 +114,7 @@ def structured_names(source: str) -> set[str]:
     return used & STRUCTURED
 
 
-@pytest.mark.parametrize("name", ["twophase", "missionaries", "dining", "ewd840"])
+@pytest.mark.parametrize("name", FLAT_NAMES)
 def test_a_flat_version_uses_no_structured_construct(name):
     assert structured_names((FLAT / f"{name}.py").read_text()) == set()
     model = osf_check.Checker(FLAT / f"{name}.py").depth(0).explore().model
@@ -122,5 +129,16 @@ def test_the_construct_check_finds_each_form_of_use():
     assert structured_names(source) == {"Exists", "Record", "set", "init_all", "ForAll",
                                         "Choose"}
     assert structured_names("Count(x[i] for i in r)\nAnd(*xs)") == set()
-    for name in ("twophase", "missionaries", "dining", "ewd840"):
+    for name in FLAT_NAMES:
         assert structured_names((SPECS / f"{name}.py").read_text()), name
+
+
+@pytest.mark.parametrize("mutant", ["b-skips-c", "c-drops-w"])
+def test_the_flat_parreach_breaks_what_the_structured_one_breaks(mutant):
+    """Our own mutants (no TLC run): the same verdicts and counterexample lengths."""
+    def outcome(path):
+        r = _explore(path, mutant, {})
+        return r.status, {v["property"]: v["length"] for v in r.to_json()["violations"]}
+    flat = outcome(FLAT / "parreach.py")
+    assert "violated" in flat[0].values()
+    assert flat == outcome(SPECS / "parreach.py")

@@ -54,6 +54,7 @@ TRANSLATIONS = {
     "ewd840": ("specifications/ewd840/EWD840.tla", _flat_file("ewd840")),
     "missionaries": ("specifications/MissionariesAndCannibals/MissionariesAndCannibals.tla",
                      _flat_file("missionaries")),
+    "parreach": ("specifications/MisraReachability/ParReach.tla", _flat_file("parreach")),
     "tcommit": ("specifications/transaction_commit/TCommit.tla", None),
     "token_ring": ("specifications/ewd426/TokenRing.tla", None),
     "twophase": ("specifications/transaction_commit/TwoPhase.tla", _flat_file("twophase")),
