@@ -27,10 +27,10 @@ from typing import Any, Iterator, Mapping, Sequence, Union
 
 from .domains import Bool, Domain, Int
 from .errors import BadValue, ModelError
-from .expr import And, Expr, Select, Slot
+from .expr import And, Const, Expr, Select, Slot
 from .views import SetView
 
-__all__ = ["Record", "Tuple", "SetOf", "Array", "Type", "as_type"]
+__all__ = ["Record", "Tuple", "SetOf", "Array", "SetTable", "Type", "as_type"]
 
 #: where a value lives: its first slot, or ``(index, [where each element lives])`` for a
 #: value picked by a computed index (nested once per computed index on the way)
@@ -571,3 +571,73 @@ class SetAt(SetView):
 
     def __repr__(self) -> str:
         return self._name
+
+
+# ---------------------------------------------------------------------------
+# constants: a function to sets, read at an index the state computes
+
+class SetTable:
+    """A constant function from a domain to sets of a small domain, TLA+'s ``Succ \\in
+    [Nodes -> SUBSET Nodes]`` given as a constant: ``table[i]`` is the set at ``i``, for
+    ``i`` a value (a name or a number) or an expression (``Succ[u[self]]``), read as a
+    set variable is (``contains``, ``card``, quantifiers, ``union`` with one, and as the
+    bits an ``assign`` takes) but not written.
+
+    >>> from osf_check.models.domains import Enum
+    >>> from osf_check.models.expr import Const, evaluate
+    >>> Nodes = Enum("n1", "n2", "n3")
+    >>> Succ = SetTable(Nodes, Nodes, {"n1": ["n2", "n3"], "n2": ["n3"], "n3": []})
+    >>> u = Const(Nodes.n1)
+    >>> evaluate(Succ[u].contains("n3"), ()), evaluate(Succ[u].card(), ())
+    (1, 2)
+    >>> evaluate(Succ["n3"].is_empty(), ())
+    1
+    >>> SetTable(Nodes, Nodes, {"n1": ["n4"]})
+    Traceback (most recent call last):
+    ...
+    osf_check.models.errors.ModelError: SetTable: the set at n1: expected one of n1, n2, n3, got 'n4'
+    """
+
+    def __init__(self, index: Domain, elements: Domain, table: Mapping[Any, Any]):
+        self.index, self.elements = index, elements
+        self._bits: dict[int, list[bool]] = {k: [False] * elements.size for k in index}
+        for key, members in table.items():
+            try:
+                k = index.read(key)
+                have = {elements.read(x) for x in members}
+            except ValueError as e:
+                raise ModelError(f"SetTable: the set at {key}: {e}") from None
+            self._bits[k] = [v in have for v in elements]
+
+    def __getitem__(self, i: Any) -> "ConstSet":
+        if isinstance(i, Expr) and i.op == "const":
+            i = i.value
+        if isinstance(i, Expr):
+            at = i - self.index.lo if self.index.lo else i
+            keys = list(self.index)
+            return ConstSet(self.elements, [Select(at, [self._bits[k][j] for k in keys])
+                                            for j in range(self.elements.size)])
+        try:
+            k = self.index.read(i)
+        except ValueError as e:
+            raise ModelError(f"SetTable[{i!r}]: {e}") from None
+        return ConstSet(self.elements, [Const(b) for b in self._bits[k]])
+
+
+class ConstSet(SetView):
+    """A set a :class:`SetTable` gives: its membership bits are expressions over the
+    state (the index it was read at), not slots of its own."""
+
+    def __init__(self, elements: Domain, bits: list[Expr]):
+        self._var = SimpleNamespace(elements=elements, length=elements.size)
+        self._bits, self._which = bits, 0
+
+    def __getitem__(self, k: Any) -> Expr:
+        if isinstance(k, Expr) and k.op == "const":
+            k = k.value
+        if isinstance(k, Expr):
+            return Select(k, self._bits)
+        return self._bits[k]
+
+    def __repr__(self) -> str:
+        return f"ConstSet({self._var.elements!r})"

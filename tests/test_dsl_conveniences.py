@@ -268,3 +268,38 @@ def test_a_fairness_selection_naming_nothing_is_a_model_error():
     b.fairness("weak", ["step", "idle"], each="self")
     with pytest.raises(ModelError, match="action idle has no parameter 'self'"):
         b.build()
+
+
+# 6. a constant function to sets, read at an index the state computes ------------------
+
+SUCC = {"n1": ["n2", "n3"], "n2": ["n3"], "n3": []}
+
+
+def test_a_set_table_read_at_a_state_dependent_index_is_the_set_there():
+    from osf_check.models.expr import Exists, Slot
+    from osf_check.models.structured import SetTable
+    succ = SetTable(Nodes, Nodes, SUCC)
+    at = succ[Slot(0)]
+    for u in Nodes:
+        want = {Nodes.read(n) for n in SUCC[Nodes.show(u)]}
+        assert [evaluate(b, (u,)) for b in at] == [int(n in want) for n in Nodes]
+        assert evaluate(at.card(), (u,)) == len(want)
+        assert evaluate(Exists(at, lambda n: n == Nodes.n3), (u,)) == int(Nodes.n3 in want)
+    assert [evaluate(b, ()) for b in succ[Nodes.n2]] == [0, 0, 1]
+
+
+def test_a_set_table_is_read_only_and_checks_its_keys_and_elements():
+    from osf_check.models.structured import SetTable
+    with pytest.raises(ModelError, match="SetTable: the set at n4: expected one of n1"):
+        SetTable(Nodes, Nodes, {"n4": []})
+    succ = SetTable(Nodes, Nodes, SUCC)
+    b = ModelBuilder("ro")
+    u = b.var("u", Nodes, actor="p")
+
+    @b.action("p")
+    def write(s):
+        return True, succ[u].add("n1")
+
+    b.init(u=0)
+    with pytest.raises(ModelError, match="is not a state variable"):
+        b.build()
