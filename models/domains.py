@@ -7,7 +7,7 @@ a person reads it and how to read it back.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterator
 
 from .errors import BadValue, ModelError
 from .expr import INT64
@@ -16,7 +16,17 @@ __all__ = ["Domain", "Bool", "Enum", "Int"]
 
 
 class Domain:
-    """A finite set of values ``lo..hi`` with an optional name per value."""
+    """A finite set of values ``lo..hi`` with an optional name per value.
+
+    Iterating gives its values in order (an enum's are its names' indices), ``len``
+    how many there are, so a domain serves wherever a range of its values does.
+
+    >>> Procs = Enum("p1", "p2", "p3")
+    >>> list(Procs), len(Procs), Procs.p2
+    ([0, 1, 2], 3, 1)
+    >>> list(Int(-1, 1)), list(Bool())
+    ([-1, 0, 1], [0, 1])
+    """
 
     __slots__ = ("kind", "lo", "hi", "names")
 
@@ -42,6 +52,12 @@ class Domain:
     def __contains__(self, v: int) -> bool:
         return self.lo <= v <= self.hi
 
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.lo, self.hi + 1))
+
+    def __len__(self) -> int:
+        return self.size
+
     def show(self, v: int) -> Any:
         """The value as a person (and JSON) reads it."""
         if self.kind == "bool":
@@ -63,6 +79,28 @@ class Domain:
         if isinstance(x, int) and not isinstance(x, bool) and self.lo <= x <= self.hi:
             return x
         raise BadValue(f"expected an integer in {self.lo}..{self.hi}, got {x!r}")
+
+    def read(self, x: Any) -> int:
+        """A value a model writes (``init``, ``init_all``): what :meth:`parse` reads, or
+        the value's number (an enum's index, as ``Enum.name`` gives it, a bool's 0/1).
+
+        >>> Nodes = Enum("n1", "n2")
+        >>> Nodes.read("n2"), Nodes.read(Nodes.n2), Bool().read(1)
+        (1, 1, 1)
+        >>> Nodes.read(2)
+        Traceback (most recent call last):
+        ...
+        osf_check.models.errors.BadValue: expected one of n1, n2 (or 0..1), got 2
+        """
+        if isinstance(x, int) and not (isinstance(x, bool) and self.kind != "bool"):
+            if self.lo <= x <= self.hi:
+                return int(x)
+        elif isinstance(x, (str, bool)):
+            return self.parse(x)
+        shown = (f"one of {', '.join(self.names)} (or {self.lo}..{self.hi})"
+                 if self.kind == "enum" else "true/false (or 0/1)" if self.kind == "bool"
+                 else f"an integer in {self.lo}..{self.hi}")
+        raise BadValue(f"expected {shown}, got {x!r}")
 
     def describe(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind}

@@ -485,7 +485,7 @@ class ModelBuilder:
         self._init: list[dict[str, Any]] = []
         self._quiescent: Callable[[StateView], Any] | None = None
         self._fair_states: list[tuple[str, Callable[[StateView], Any]]] = []
-        self._fairness: list[tuple[str, str, tuple[str, ...]]] = []
+        self._fairness: list[tuple[Any, ...]] = []
         self.constants: dict[str, Any] = {}
         self._symmetries: list[SymmetricSet] = []
 
@@ -570,10 +570,24 @@ class ModelBuilder:
         """Register ``fn(s, **params) -> (guard, {lvalue: value}[, outputs])`` as an action.
 
         ``outputs`` maps an answer's name to ``(domain, expression)``: what the
-        action answers its caller, computed from the current state.  ``labels``
-        gives the domain of parameters whose values have names.
+        action answers its caller, computed from the current state.
+
+        ``params`` gives each parameter its values: a range, a list, or a domain (TLA+'s
+        ``\\E self \\in Procs : A(self)``).  A parameter over a domain names its
+        instances with the domain's names (``A(self=p1)``); ``labels`` gives (or
+        overrides) the domain that names a parameter's values.
 
         ``fair`` is ``"strong"`` or ``"weak"`` fairness for liveness checks.
+
+        >>> Procs = Enum("p1", "p2")
+        >>> b = ModelBuilder("procs")
+        >>> pc = b.array("pc", Bool(), Procs, actor="p")
+        >>> @b.action("p", params={"self": Procs})
+        ... def step(s, self):
+        ...     return Not(s.pc[self]), {s.pc[self]: True}
+        >>> b.init(pc=False)
+        >>> [i.label for i in b.build().instances]
+        ['step(self=p1)', 'step(self=p2)']
         """
         self._actor(actor)
         if target is not None:
@@ -582,8 +596,9 @@ class ModelBuilder:
             raise ModelError("fair is 'strong', 'weak' or None")
 
         def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+            named = {k: d for k, d in (params or {}).items() if isinstance(d, Domain)}
             self._actions.append((actor, target, dict(params or {}), fn, fair, name or fn.__name__,
-                                  dict(labels or {})))
+                                  {**named, **(labels or {})}))
             return fn
 
         return deco
@@ -649,7 +664,8 @@ class ModelBuilder:
         """A condition that must hold infinitely often on every fair path."""
         self._fair_states.append((name, fn))
 
-    def fairness(self, kind: str, actions: Sequence[str], name: str | None = None) -> None:
+    def fairness(self, kind: str, actions: Sequence[str], name: str | None = None, *,
+                 where: Mapping[str, Any] | None = None, each: str | None = None) -> None:
         """Weak or strong fairness of a set of actions, as TLA+ writes ``WF_vars(A \\/ B)``
         (``b.fairness("weak", ["A", "B"])``) or ``SF_vars(\\E s: Alloc(s))``
         (``b.fairness("strong", ["Alloc"])``).
@@ -659,13 +675,39 @@ class ModelBuilder:
         instances can take a step that changes the state; a step of any of them is a step
         of the set.  Weak: no fair behaviour keeps the set enabled from some point on
         without taking its steps infinitely often; strong: none has it enabled infinitely
-        often without taking its steps infinitely often."""
+        often without taking its steps infinitely often.
+
+        ``where`` keeps the instances whose parameters have the given values (a name or
+        a number): ``where={"self": "p1"}`` is ``WF_vars(p("p1"))`` for ``p(self)`` the
+        disjunction of ``actions``.  ``each`` names a parameter and declares one set per
+        value of it, TLA+'s ``\\A self \\in Procs : WF_vars(p(self))``; each is named
+        ``name(self=p1)``.  Every action listed must then have that parameter.
+
+        >>> Procs = Enum("p1", "p2")
+        >>> b = ModelBuilder("procs")
+        >>> pc = b.array("pc", Int(0, 2), Procs, actor="p")
+        >>> @b.action("p", params={"self": Procs})
+        ... def a(s, self):
+        ...     return s.pc[self] == 0, {s.pc[self]: 1}
+        >>> @b.action("p", params={"self": Procs})
+        ... def c(s, self):
+        ...     return s.pc[self] == 1, {s.pc[self]: 2}
+        >>> b.fairness("weak", ["a", "c"], name="p", each="self")
+        >>> b.init(pc=0)
+        >>> m = b.build()
+        >>> [(f.name, [m.instances[i].label for i in f.instances]) for f in m.fairness]
+        [('p(self=p1)', ['a(self=p1)', 'c(self=p1)']), ('p(self=p2)', ['a(self=p2)', 'c(self=p2)'])]
+        """
         if kind not in ("weak", "strong"):
             raise ModelError(f"fairness is 'weak' or 'strong', got {kind!r}")
         if isinstance(actions, str) or not actions:
             raise ModelError("fairness: name the actions as a list, e.g. "
                              "b.fairness('weak', ['Send', 'Receive'])")
-        self._fairness.append((name or " \\/ ".join(actions), kind, tuple(actions)))
+        if each is not None and not isinstance(each, str):
+            raise ModelError(f"fairness: each names one parameter, e.g. each='self', "
+                             f"not {each!r}")
+        self._fairness.append((name or " \\/ ".join(actions), kind, tuple(actions),
+                               dict(where or {}), each, name is None))
 
     # build -----------------------------------------------------------------
     def build(self) -> Model:
@@ -729,7 +771,8 @@ class ModelBuilder:
         return Model(self.name, dict(self.params), self.mutant, variables, instances,
                      list(dict.fromkeys(inits)), q, fs, dict(self.constants),
                      tuple(self._actors), list(self._symmetries),
-                     [_fair_set(instances, *f) for f in self._fairness], Or(*preds),
+                     [fs for f in self._fairness for fs in _fair_sets(instances, *f)],
+                     Or(*preds),
                      hash(tuple(dict.fromkeys(inits))))
 
     def _init_set(self, values: Mapping[str, Any], variables: list[Var],
@@ -766,15 +809,12 @@ class ModelBuilder:
                         conds.append(And(Slot(i) >= x.lo, Slot(i) <= x.hi))
                 continue
             if v.elements is not None and not isinstance(x, (bool, int)):
-                try:
-                    x = v.parse(x if isinstance(x, Mapping) else {"#set": list(x)})
-                except ValueError as e:
-                    raise ModelError(f"initial value of {v.name}: {e}") from None
+                x = _init_bits(v, x)
             xs = list(x) if isinstance(x, (list, tuple)) else [x] * (v.length or 1)
             if len(xs) != (v.length or 1):
                 raise ModelError(f"initial value of {v.name} has the wrong length")
             for i, val in zip(v.slots, xs):
-                val = int(val)
+                val = _init_value(v, val)
                 if val not in v.domain:
                     raise ModelError(f"initial value {val} of {v.name} outside {v.domain}")
                 choices.append([val])
@@ -810,21 +850,88 @@ class ModelBuilder:
         return out
 
 
+def _init_bits(v: Var, x: Any) -> list[int]:
+    """The bits of set variable ``v`` for an initial value: ``{"#set": [...]}`` or any
+    collection of elements, each a name or a number (as ``Enum.name`` gives it)."""
+    items = x.get("#set") if isinstance(x, Mapping) else x
+    if isinstance(items, str) or not isinstance(items, Iterable):
+        raise ModelError(f'initial value of {v.name}: expected a set, {{"#set": [...]}} '
+                         f"or a list of elements, got {x!r}")
+    e = v.elements
+    assert e is not None  # (called for a set variable only)
+    try:
+        have = {e.read(y) for y in items}
+    except ValueError as err:
+        raise ModelError(f"initial value of {v.name}: {err}") from None
+    return [int(e.lo + k in have) for k in range(v.length or 0)]
+
+
+def _init_value(v: Var, val: Any) -> int:
+    """One slot's initial value: a number, or (an enum's) a name."""
+    if isinstance(val, str):
+        try:
+            return v.domain.read(val)
+        except ValueError as err:
+            raise ModelError(f"initial value of {v.name}: {err}") from None
+    return int(val)
+
+
 def _one_slot_each(v: Var) -> bool:
     """Whether each element of array ``v`` is one slot (what symmetry permutes)."""
     t = v.shape
     return t is None or (hasattr(t, "of") and t.of.size == 1)
 
 
-def _fair_set(instances: Sequence[ActionInstance], name: str, kind: str,
-              actions: Sequence[str]) -> Fairness:
+def _fair_sets(instances: Sequence[ActionInstance], name: str, kind: str,
+               actions: Sequence[str], where: Mapping[str, Any], each: str | None,
+               default_name: bool) -> list[Fairness]:
     """A declared fairness set with its names resolved to instances (action names take
-    every instance, labels one); a name that matches nothing is a model error."""
-    members: list[int] = []
-    for a in actions:
-        got = [i.index for i in instances if a in (i.name, i.label)]
-        if not got:
-            raise ModelError(f"fairness {name}: no action or action instance named {a!r} "
-                             f"(the actions are {', '.join(sorted({i.name for i in instances}))})")
-        members += got
-    return Fairness(name, kind, tuple(dict.fromkeys(members)))
+    every instance, labels one), kept to those ``where`` names; with ``each``, one set
+    per value of that parameter.  A name or a value that matches nothing is a model
+    error."""
+    members = [inst for a in actions for inst in _named(instances, name, a)]
+    for k in [*where, *([each] if each else [])]:
+        lacking = [i for i in members if k not in i.args]
+        if lacking:
+            raise ModelError(f"fairness {name}: action {lacking[0].name} has no parameter "
+                             f"{k!r} to select its instances by")
+    for k, want in where.items():
+        members = [i for i in members if _arg_is(i, k, want)]
+        if not members:
+            raise ModelError(f"fairness {name}: no instance of {', '.join(actions)} has "
+                             f"{k}={want!r}")
+    suffix = ", ".join(f"{k}={v}" for k, v in where.items())
+    if suffix and default_name:
+        name = f"{name} ({suffix})"
+    if each is None:
+        return [Fairness(name, kind, tuple(dict.fromkeys(i.index for i in members)))]
+    out = []
+    for v in sorted({i.args[each] for i in members}):
+        group = [i for i in members if i.args[each] == v]
+        shown = f"{each}={_arg_shown(group[0], each)}"
+        title = f"{name} ({shown})" if default_name else f"{name}({shown})"
+        out.append(Fairness(title, kind, tuple(dict.fromkeys(i.index for i in group))))
+    return out
+
+
+def _named(instances: Sequence[ActionInstance], fairness: str, a: str) -> list[ActionInstance]:
+    """The instances an action name (all of them) or an instance label (one) names."""
+    got = [i for i in instances if a in (i.name, i.label)]
+    if not got:
+        raise ModelError(f"fairness {fairness}: no action or action instance named {a!r} "
+                         f"(the actions are {', '.join(sorted({i.name for i in instances}))})")
+    return got
+
+
+def _arg_shown(inst: ActionInstance, k: str) -> Any:
+    """Parameter ``k``'s value in ``inst`` as its label shows it."""
+    d = inst.arg_domains.get(k)
+    return d.show(inst.args[k]) if d is not None else inst.args[k]
+
+
+def _arg_is(inst: ActionInstance, k: str, want: Any) -> bool:
+    """Whether parameter ``k`` of ``inst`` is ``want``: a value as the label shows it
+    (an enum's name) or its number."""
+    if isinstance(want, str):
+        return str(_arg_shown(inst, k)) == want
+    return bool(inst.args[k] == want)

@@ -27,10 +27,10 @@ from typing import Any, Iterator, Mapping, Sequence, Union
 
 from .domains import Bool, Domain, Int
 from .errors import BadValue, ModelError
-from .expr import And, Expr, Select, Slot
+from .expr import And, Const, Expr, Select, Slot
 from .views import SetView
 
-__all__ = ["Record", "Tuple", "SetOf", "Array", "Type", "as_type"]
+__all__ = ["Record", "Tuple", "SetOf", "Array", "SetTable", "Type", "as_type"]
 
 #: where a value lives: its first slot, or ``(index, [where each element lives])`` for a
 #: value picked by a computed index (nested once per computed index on the way)
@@ -287,23 +287,40 @@ class Array(Type):
         return {"#map": [[self.index.show(k), v] for k, v in zip(self.keys(), got)]}
 
     def values(self, x: Any, init: bool) -> list[range]:
+        """See :meth:`Type.values`.  In ``init``, an array of sets also takes one list of
+        elements for every element (``[]``: each set empty), as it takes one set.
+
+        >>> from osf_check.models.domains import Enum
+        >>> Nodes = Enum("n1", "n2", "n3")
+        >>> Array(SetOf(Nodes), 2).show([r.start for r in Array(SetOf(Nodes), 2).values(
+        ...     [Nodes.n1, "n3"], True)])
+        [{'#set': ['n1', 'n3']}, {'#set': ['n1', 'n3']}]
+        >>> Array(SetOf(Nodes), 2).values([[], "n1"], True)
+        Traceback (most recent call last):
+        ...
+        osf_check.models.errors.BadValue: an array of sets takes one set for every element, as a list of elements ([] for the empty set), or a list of 2 sets, each a list of elements ([[...], [...]]); got [[], 'n1']
+        """
         if isinstance(x, Mapping) and set(x) == {"#map"} and isinstance(x["#map"], list):
-            pairs = {self._key(p): p[1] for p in x["#map"]}
+            pairs = {self._key(p, init): p[1] for p in x["#map"]}
             if len(pairs) != self.length:
                 raise BadValue(f"expected a value for each of {self._keys_shown()}")
             x = [pairs[k] for k in self.keys()]
-        elif init and not isinstance(x, (list, tuple)):
+        elif init and (not isinstance(x, (list, tuple)) or _one_set(self.of, x)):
             x = [x] * self.length  # one value for every element
+        elif init and _mixed(self.of, x):
+            raise BadValue(f"an array of sets takes one set for every element, as a list of "
+                           f"elements ([] for the empty set), or a list of {self.length} "
+                           f"sets, each a list of elements ([[...], [...]]); got {x!r}")
         elif not isinstance(x, (list, tuple)) or len(x) != self.length:
             raise BadValue(f"expected a list of {self.length} values or a "
                            f'{{"#map": [[key, value], ...]}} over {self._keys_shown()}, '
                            f"got {x!r}")
         return [r for y in x for r in self.of.values(y, init)]
 
-    def _key(self, pair: Any) -> int:
+    def _key(self, pair: Any, init: bool) -> int:
         if not isinstance(pair, list) or len(pair) != 2:
             raise BadValue(f"a #map holds [key, value] pairs, not {pair!r}")
-        return self.index.parse(pair[0])
+        return self.index.read(pair[0]) if init else self.index.parse(pair[0])
 
     def _keys_shown(self) -> str:
         return ", ".join(str(self.index.show(k)) for k in self.keys())
@@ -316,6 +333,27 @@ class Array(Type):
 
     def __repr__(self) -> str:
         return f"Array({self.of!r}, {self.index!r})"
+
+
+def _elements_only(x: Any) -> bool:
+    """Whether ``x`` is a list of set elements (names or numbers), not of sets."""
+    return all(isinstance(y, (str, int)) for y in x)
+
+
+def _one_set(t: Type, x: Any) -> bool:
+    """Whether ``x``, a list, is one value of ``t`` given for every element of an array
+    of ``t``: a list of elements where ``t`` is a set (or an array of sets, every element
+    of which it is).  A list of lists stays one value per element."""
+    if isinstance(t, Array):
+        return _one_set(t.of, x)
+    return isinstance(t, SetOf) and _elements_only(x)
+
+
+def _mixed(t: Type, x: Any) -> bool:
+    """Whether ``x`` mixes set elements with sets where ``t`` is a set: neither
+    reading of it holds, and the message says what to write."""
+    return (isinstance(t, SetOf) and isinstance(x, (list, tuple))
+            and any(isinstance(y, (str, int)) for y in x))
 
 
 # ---------------------------------------------------------------------------
@@ -533,3 +571,73 @@ class SetAt(SetView):
 
     def __repr__(self) -> str:
         return self._name
+
+
+# ---------------------------------------------------------------------------
+# constants: a function to sets, read at an index the state computes
+
+class SetTable:
+    """A constant function from a domain to sets of a small domain, TLA+'s ``Succ \\in
+    [Nodes -> SUBSET Nodes]`` given as a constant: ``table[i]`` is the set at ``i``, for
+    ``i`` a value (a name or a number) or an expression (``Succ[u[self]]``), read as a
+    set variable is (``contains``, ``card``, quantifiers, ``union`` with one, and as the
+    bits an ``assign`` takes) but not written.
+
+    >>> from osf_check.models.domains import Enum
+    >>> from osf_check.models.expr import Const, evaluate
+    >>> Nodes = Enum("n1", "n2", "n3")
+    >>> Succ = SetTable(Nodes, Nodes, {"n1": ["n2", "n3"], "n2": ["n3"], "n3": []})
+    >>> u = Const(Nodes.n1)
+    >>> evaluate(Succ[u].contains("n3"), ()), evaluate(Succ[u].card(), ())
+    (1, 2)
+    >>> evaluate(Succ["n3"].is_empty(), ())
+    1
+    >>> SetTable(Nodes, Nodes, {"n1": ["n4"]})
+    Traceback (most recent call last):
+    ...
+    osf_check.models.errors.ModelError: SetTable: the set at n1: expected one of n1, n2, n3, got 'n4'
+    """
+
+    def __init__(self, index: Domain, elements: Domain, table: Mapping[Any, Any]):
+        self.index, self.elements = index, elements
+        self._bits: dict[int, list[bool]] = {k: [False] * elements.size for k in index}
+        for key, members in table.items():
+            try:
+                k = index.read(key)
+                have = {elements.read(x) for x in members}
+            except ValueError as e:
+                raise ModelError(f"SetTable: the set at {key}: {e}") from None
+            self._bits[k] = [v in have for v in elements]
+
+    def __getitem__(self, i: Any) -> "ConstSet":
+        if isinstance(i, Expr) and i.op == "const":
+            i = i.value
+        if isinstance(i, Expr):
+            at = i - self.index.lo if self.index.lo else i
+            keys = list(self.index)
+            return ConstSet(self.elements, [Select(at, [self._bits[k][j] for k in keys])
+                                            for j in range(self.elements.size)])
+        try:
+            k = self.index.read(i)
+        except ValueError as e:
+            raise ModelError(f"SetTable[{i!r}]: {e}") from None
+        return ConstSet(self.elements, [Const(b) for b in self._bits[k]])
+
+
+class ConstSet(SetView):
+    """A set a :class:`SetTable` gives: its membership bits are expressions over the
+    state (the index it was read at), not slots of its own."""
+
+    def __init__(self, elements: Domain, bits: list[Expr]):
+        self._var = SimpleNamespace(elements=elements, length=elements.size)
+        self._bits, self._which = bits, 0
+
+    def __getitem__(self, k: Any) -> Expr:
+        if isinstance(k, Expr) and k.op == "const":
+            k = k.value
+        if isinstance(k, Expr):
+            return Select(k, self._bits)
+        return self._bits[k]
+
+    def __repr__(self) -> str:
+        return f"ConstSet({self._var.elements!r})"

@@ -30,7 +30,7 @@ _EXPORTS = {
     "osf_check.models.expr": ("And", "Choose", "Count", "Exists", "ForAll", "If", "Iff",
                               "Implies", "Max", "Min", "Not", "Or", "Select", "Sum"),
     "osf_check.models.spec": ("ModelSpec",),
-    "osf_check.models.structured": ("Array", "Record", "SetOf", "Tuple"),
+    "osf_check.models.structured": ("Array", "Record", "SetOf", "SetTable", "Tuple"),
     "osf_check.properties.base": ("Assumption", "Check", "Goal", "Mutant", "Property",
                                   "mutant_catalogue", "unchanged"),
     "osf_check.properties.sources": ("UserModelError", "load_file"),

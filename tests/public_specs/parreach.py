@@ -10,50 +10,43 @@ are not reachable; with ``graph=1``, the graph of our ``MCParReachGraph.tla``, w
 every node is (``tests/public_specs/tlc/parreach_graph/``)."""
 
 from osf_check import (And, Check, Enum, Exists, ForAll, Goal, If, Implies, ModelBuilder,
-                       ModelSpec, Not, Or, Param, Property, Select, SetOf)
+                       ModelSpec, Not, Or, Param, Property, SetOf, SetTable)
 
 Nodes = Enum("n1", "n2", "n3", "n4")
 Procs = Enum("p1", "p2")
 PC = Enum("a", "b", "c", "Done")
 ROOT = "n1"
-NODES = range(Nodes.size)
-n1, n2, n3, n4 = NODES
-GRAPHS = ({n: {n1, n2} for n in NODES},  # Succ, by the parameter graph
+n1, n2, n3, n4 = Nodes
+GRAPHS = ({n: {n1, n2} for n in Nodes},  # Succ, by the parameter graph
           {n1: {n2, n3}, n2: {n4}, n3: {n4}, n4: {n1}})
-
-
-def succ_bits(succ, node):
-    """``Succ[node]``, one truth value per node, for ``node`` an expression."""
-    return [Select(node, [n in succ[m] for m in NODES]) for n in NODES]
 
 
 def build(params, mutant):
     b = ModelBuilder("parreach", params, mutant, actors=("proc",))
-    succ = GRAPHS[params["graph"]]
+    succ = SetTable(Nodes, Nodes, GRAPHS[params["graph"]])
     b.set("marked", Nodes, actor="proc")
     b.set("vroot", Nodes, actor="proc")
     b.array("pc", PC, Procs, actor="proc")
     b.array("u", Nodes, Procs, actor="proc")
     b.array("toVroot", SetOf(Nodes), Procs, actor="proc")
-    each, names = {"self": range(Procs.size)}, {"self": Procs}
+    each = {"self": Procs}
 
     # a(self): the IF's two branches are two actions, so that the ELSE branch is one
     # step and not one per node
-    @b.action("proc", params={**each, "v": NODES},
-              labels={**names, "v": Nodes})
+    @b.action("proc", params={**each, "v": Nodes})
     def a(s, self, v):
         return (And(s.pc[self] == PC.a, s.vroot.contains(v)),
                 {s.u[self]: v, s.pc[self]: PC.b})
 
-    @b.action("proc", params=each, labels=names)
+    @b.action("proc", params=each)
     def a_exit(s, self):
         return And(s.pc[self] == PC.a, s.vroot.is_empty()), {s.pc[self]: PC.Done}
 
-    @b.action("proc", params=each, labels=names, name="b")
+    @b.action("proc", params=each, name="b")
     def b_(s, self):
         u = s.u[self]
         new = Not(s.marked.contains(u))
-        bits = succ_bits(succ, u)
+        bits = succ[u]
         to = s.toVroot[self]
         return s.pc[self] == PC.b, {
             **s.marked.add(u),  # u \in marked on the ELSE branch: no change there
@@ -61,14 +54,13 @@ def build(params, mutant):
             s.pc[self]: If(new, PC.a if mutant == "b-skips-c" else PC.c, PC.a),
             s.vroot[u]: And(s.vroot.contains(u), new)}
 
-    @b.action("proc", params={**each, "w": NODES},
-              labels={**names, "w": Nodes})
+    @b.action("proc", params={**each, "w": Nodes})
     def c(s, self, w):
         added = {} if mutant == "c-drops-w" else s.vroot.add(w)
         return (And(s.pc[self] == PC.c, s.toVroot[self].contains(w)),
                 {**added, **s.toVroot[self].remove(w)})
 
-    @b.action("proc", params=each, labels=names)
+    @b.action("proc", params=each)
     def c_exit(s, self):
         return And(s.pc[self] == PC.c, s.toVroot[self].is_empty()), {s.pc[self]: PC.a}
 
@@ -76,17 +68,10 @@ def build(params, mutant):
     def Terminating(s):
         return ForAll(Procs, lambda q: s.pc[q] == PC.Done), {}
 
-    for p in Procs.names if mutant != "no-fairness" else ():
-        b.fairness("weak", _instances(p), name=f"p({p})")  # WF_vars(p(self))
-    b.init(marked=[], vroot=[ROOT], pc="a", u=ROOT, toVroot={"#set": []})
+    if mutant != "no-fairness":  # \A self \in Procs : WF_vars(p(self))
+        b.fairness("weak", ["a", "a_exit", "b", "c", "c_exit"], name="p", each="self")
+    b.init(marked=[], vroot=[ROOT], pc="a", u=ROOT, toVroot=[])
     return b.build()
-
-
-def _instances(p):
-    """The labels of process ``p``'s instances: ``p(self)`` is their disjunction."""
-    one = [f"a_exit(self={p})", f"b(self={p})", f"c_exit(self={p})"]
-    return one + [f"{act}(self={p}, {x}={n})" for act, x in (("a", "v"), ("c", "w"))
-                  for n in Nodes.names]
 
 
 def inv(s, m):
@@ -100,7 +85,7 @@ def inv(s, m):
 def vroot_bar(s):
     """``vrootBar == vroot \\cup UNION {toVroot[i] : i \\in Procs}``, bit by bit."""
     return [Or(s.vroot.contains(n), Exists(Procs, lambda q: s.toVroot[q].contains(n)))
-            for n in NODES]
+            for n in Nodes]
 
 
 def done_bar(s):
@@ -119,15 +104,15 @@ def refines(s, t, inst, m):
         return And(*(x == y for x, y in zip(xs, ys)))
 
     def visit(v):  # R's \E v \in vroot : IF v \notin marked THEN ... ELSE ...
-        grown = [Or(x, n in succ[v]) for n, x in zip(NODES, vs)]
-        shrunk = [And(x, n != v) for n, x in zip(NODES, vs)]
-        marked = [Or(x, n == v) for n, x in zip(NODES, s.marked)]
+        grown = [Or(x, n in succ[v]) for n, x in zip(Nodes, vs)]
+        shrunk = [And(x, n != v) for n, x in zip(Nodes, vs)]
+        marked = [Or(x, n == v) for n, x in zip(Nodes, s.marked)]
         return And(vs[v], If(s.marked.contains(v),
                              And(same(vt, shrunk), same(t.marked, s.marked)),
                              And(same(vt, grown), same(t.marked, marked))))
 
     unchanged = And(same(vt, vs), same(t.marked, s.marked), done_bar(t) == done_bar(s))
-    step_a = And(Not(done_bar(s)), If(Or(*vs), And(Or(*(visit(v) for v in NODES)),
+    step_a = And(Not(done_bar(s)), If(Or(*vs), And(Or(*(visit(v) for v in Nodes)),
                                                    Not(done_bar(t))),
                                       And(done_bar(t), same(vt, vs),
                                           same(t.marked, s.marked))))
