@@ -255,15 +255,15 @@ def test_the_comparison_with_the_flat_version_can_come_out_worse():
     assert lines.shorter_by(105, 100) == -5.0 and lines.versus(105, 100) == "5.0 % longer"
     assert lines.versus(100, 100) == "same length"
     doc = {"models": {
-        "a": {"translation": 90, "flat": 100, "flat_file": "flat/a.py", "shorter_pct": 10.0,
+        "a": {"translation": 90, "flat": 100, "flat_file": "tests/public_specs/flat/a.py", "shorter_pct": 10.0,
               "tla_module": "specifications/A/A.tla", "tla": 50},
         "b": {"translation": 130, "flat": 100, "flat_commit": "abc1234", "shorter_pct": -30.0,
               "tla_module": "specifications/B/B.tla", "tla": 60},
         "c": {"translation": 40, "tla_module": "specifications/C/C.tla", "tla": 30}}}
     text = lines.table(doc)
-    assert "| `tests/public_specs/a.py` | 90 | `flat/a.py` | 100 | 10.0 % shorter | " in text
-    assert "| `tests/public_specs/b.py` | 130 | commit abc1234 | 100 | 30.0 % longer | " in text
-    assert "| `tests/public_specs/c.py` | 40 | none | | | `C.tla` | 30 |" in text
+    assert "| a | 90 | 100 (flat/a.py) | 10.0 % shorter | A.tla: 50 |" in text
+    assert "| b | 130 | 100 (commit abc1234) | 30.0 % longer | B.tla: 60 |" in text
+    assert "| c | 40 | none | | C.tla: 30 |" in text
     # together the longer one outweighs the shorter one: the summary says so
     assert text.endswith("Of the 2 model files with a flat-array version, shorter than it: 1, "
                          "longer: 1, the same length: 0; together 220 lines against 200 "

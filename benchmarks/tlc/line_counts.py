@@ -141,18 +141,22 @@ def versus(translation: int, flat: int) -> str:
 
 
 def table(doc: dict) -> str:
-    """The guide's table of ``doc`` (what :func:`measure` returns), then its summary."""
-    rows = ["| model file | lines | flat-array version | lines | structured against flat "
-            "| TLA+ module | lines |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+    """The guide's table of ``doc`` (what :func:`measure` returns), then its summary.
+    Models are named as their files in ``tests/public_specs/`` (the guide's prose says
+    where), in plain text: five narrow columns read on a page where seven with paths
+    wrapped inside every name."""
+    rows = ["| model | lines | flat-array version: lines (where) | structured against flat "
+            "| TLA+ module: lines |",
+            "| --- | --- | --- | --- | --- |"]
     for name, m in doc["models"].items():
         if "flat" in m:
-            where = f"`{m['flat_file']}`" if "flat_file" in m else f"commit {m['flat_commit']}"
-            flat = f"{where} | {m['flat']} | {versus(m['translation'], m['flat'])}"
+            where = (m["flat_file"].removeprefix("tests/public_specs/") if "flat_file" in m
+                     else f"commit {m['flat_commit']}")
+            flat = f"{m['flat']} ({where}) | {versus(m['translation'], m['flat'])}"
         else:
-            flat = "none | |"
-        rows.append(f"| `tests/public_specs/{name}.py` | {m['translation']} | {flat} | "
-                    f"`{Path(m['tla_module']).name}` | {m['tla']} |")
+            flat = "none |"
+        rows.append(f"| {name} | {m['translation']} | {flat} | "
+                    f"{Path(m['tla_module']).name}: {m['tla']} |")
     return "\n".join(rows) + "\n\n" + summary(doc)
 
 
