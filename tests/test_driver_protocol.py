@@ -624,6 +624,10 @@ def test_the_protocol_document_shows_each_models_state_as_the_code_reads_it():
         assert protocol.state_table(m) in doc, name
     for kind in protocol.REQUESTS:
         assert f"| `{kind}` |" in doc, kind
+    from osf_check.fuzz.late import LATE
+    kinds = [x.split("`")[1] for x in doc.splitlines()
+             if x.startswith("  | `") and not x.startswith("  | `kind`")]
+    assert kinds == list(LATE)  # the late kinds' table, a row each, in LATE's order
 
 
 def test_the_protocol_document_lists_the_data_of_every_action_that_carries_some():
