@@ -242,7 +242,7 @@ class GraphHarness(HarnessBase):
         for (kind, cid), answer in self.held.items():
             if not self._arrives(kind, cid):
                 continue
-            self.late.add(f"{LATE[kind]} after {after}")
+            self.late.add(named(kind, after))
             try:
                 why = getattr(self, f"_late_{kind}")(cid, answer)
             except Exception as e:  # noqa: BLE001 (only the implementation's: see crash_site)

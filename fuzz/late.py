@@ -27,9 +27,6 @@ LOST_BY = {"lose_get_reply": "get", "lose_cancel_reply": "cancel", "lose_post": 
 RESTART = "a restart"
 #: the models whose network loses these answers
 MODELS = {"graph-relay": tuple(LATE)}
-#: the answers to the desktop of its own calls: each arrives at its own moment
-#: (:func:`sync_arrives`, :func:`poll_arrives`), not by :func:`arrives`
-DESKTOP_KINDS = ("sync", "poll")
 #: how far a status is along a run's life: an answer the agent took later never has a lower
 #: one (the harness's own order, not the implementation's)
 RANK = {"queued": 0, "running": 1, "completed": 2, "failed": 2, "cancelled": 2}
@@ -38,8 +35,10 @@ RANK = {"queued": 0, "running": 1, "completed": 2, "failed": 2, "cancelled": 2}
 def arrives(kind: str, status: str | None, acked: bool) -> bool:
     """Whether a held answer of ``kind`` may arrive now, its run's server status being
     ``status`` and ``acked`` saying whether the outbox let the run's completion go on a
-    2xx.  A POST arrives once the server holds the run's outcome (until then the model's
-    lost POST is one that never arrives); a 2xx once the outbox let the completion go.
+    2xx (the answers of a run: a sync reply and a control poll's answer arrive by
+    :func:`sync_arrives` and :func:`poll_arrives`).  A POST arrives once the server holds
+    the run's outcome (until then the model's lost POST is one that never arrives); a 2xx
+    once the outbox let the completion go.
 
     >>> arrives("post", "running", False), arrives("post", "cancelled", False)
     (False, True)
