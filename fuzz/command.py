@@ -58,8 +58,8 @@ class ExternalRun:
         return {"command": self.command, "name": self.ext.implementation,
                 "capabilities": sorted(caps),
                 "idle_events_not_tried": [] if "idle" in caps else list(idle_events(model)),
-                "late_answers_not_tried": [] if "late" in caps else
-                [LATE[k] for k in late_kinds(model)]}
+                "late_answers_not_tried": [LATE[k] for k in late_kinds(model)
+                                           if k not in self.ext.late_kinds]}
 
     def __enter__(self) -> "ExternalRun":
         return self
@@ -313,8 +313,9 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
                      f"{', '.join(skipped)}")
     unsent = (run["implementation"] or {}).get("late_answers_not_tried")
     if unsent:
-        lines.append(f"  late answers not tried (the adapter lacks the late capability): "
-                     f"{', '.join(unsent)}")
+        why = "does not list them in late_kinds" if "late" in \
+            run["implementation"]["capabilities"] else "lacks the late capability"
+        lines.append(f"  late answers not tried (the adapter {why}): {', '.join(unsent)}")
     if run["goals"]["each"]:
         from osf_check.fuzz.goals import summary
         lines.append("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))

@@ -23,7 +23,7 @@ from osf_check.relay.graph.server import GraphServer, ToolError
 from . import graph_inputs, mutants
 from .deadlines import CONTROL_POLL, RELAY_ROUND, GraphBook, Late
 from .harness import Divergence, HarnessBase, crash_site, probed_once
-from .late import LATE, arrives, went_back
+from .late import LATE, arrives, named, poll_arrives, sync_arrives, went_back
 from .oracles import bounded, handed_over
 
 __all__ = ["Divergence", "GraphHarness", "IMPL_MUTANTS"]
@@ -207,9 +207,9 @@ class GraphHarness(HarnessBase):
         """The sync reply that was lost arrives now, after ``label``: the desktop gave up
         on that call, so it must change nothing (the server re-sends its running commands
         at the next sync)."""
-        if self.late_reply is None:
+        if self.late_reply is None or not sync_arrives(label):
             return
-        self.late.add(f"a sync reply after {label.split('(')[0]}")
+        self.late.add(named("sync", label.split("(")[0]))
         d = self.desktop
         before = (d.phase, {k: c.state for k, c in d.commands.items()})
         d.sync_reply(self.late_reply[1], round=self.late_reply[0])
@@ -224,7 +224,7 @@ class GraphHarness(HarnessBase):
         (stopped, or ended), is delivered: it must change nothing (000: the stop is sent
         once, and a terminal outcome stays)."""
         before = (c.state, c.outcome, c.stop_sent)
-        self.late.add(f"a control poll's answer after the Graph {what}")
+        self.late.add(named("poll", f"the Graph {what}"))
         stopped = self.desktop.control_poll(c, True)
         if stopped or (c.state, c.outcome, c.stop_sent) != before:
             pid = "property A3 violated by the implementation: " if what == "ended" else ""
@@ -242,7 +242,7 @@ class GraphHarness(HarnessBase):
         for (kind, cid), answer in self.held.items():
             if not self._arrives(kind, cid):
                 continue
-            self.late.add(f"{LATE[kind]} after {after}")
+            self.late.add(named(kind, after))
             try:
                 why = getattr(self, f"_late_{kind}")(cid, answer)
             except Exception as e:  # noqa: BLE001 (only the implementation's: see crash_site)
@@ -459,8 +459,9 @@ class GraphHarness(HarnessBase):
             self._fires("control_poll", c.command_id, f"control poll for {c.command_id}")
             self.book.polled_now(c.command_id, now)
             self.desktop.control_poll(c, self.server.control(c.command_id))
-            if c.state == "stopping":
-                self._late_poll(c, "was stopped")
+            what = poll_arrives(name, c.state)
+            if what:
+                self._late_poll(c, what)
         elif name == "graph_finish":
             c = self._command(a["r"])
             status = OUTCOME.names[a["o"]]
@@ -474,7 +475,9 @@ class GraphHarness(HarnessBase):
             full = whole(c.command_id, payload["status"], result, FINISH["tokens"],
                          FINISH["cost"], error)
             self._post(payload, full)
-            self._late_poll(c, "ended")
+            what = poll_arrives(name, c.state)
+            if what:
+                self._late_poll(c, what)
         elif name == "round_end":
             self.desktop.round_end()
         elif name in ("go_offline", "go_online"):

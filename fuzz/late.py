@@ -13,10 +13,18 @@ from typing import Any
 #: the answers the network may lose that are delivered late, each as the late delivery is
 #: listed in the run's report
 LATE = {"get": "get_graph_run's answer", "cancel": "cancel_graph_run's answer",
-        "post": "a completion POST", "ack": "a completion's 2xx"}
-#: the model steps that lose each of them (the step's run is the answer's)
+        "post": "a completion POST", "ack": "a completion's 2xx",
+        "sync": "a sync reply", "poll": "a control poll's answer"}
+#: the kinds an adapter with the driver's ``late`` capability delivers when its welcome
+#: does not list its own (``late_kinds``): the ones the capability first had, so that an
+#: adapter written then is never asked for an answer it cannot deliver
+FIRST_KINDS = ("get", "cancel", "post", "ack")
+#: the model steps that lose each of them (the step's run is the answer's; a sync reply
+#: has no run, and the desktop's last lost one is the one that arrives)
 LOST_BY = {"lose_get_reply": "get", "lose_cancel_reply": "cancel", "lose_post": "post",
-           "lose_ack": "ack"}
+           "lose_ack": "ack", "lose_sync_reply": "sync"}
+#: what a late delivery after a storage crash is said to come after
+RESTART = "a restart"
 #: the models whose network loses these answers
 MODELS = {"graph-relay": tuple(LATE)}
 #: how far a status is along a run's life: an answer the agent took later never has a lower
@@ -27,8 +35,10 @@ RANK = {"queued": 0, "running": 1, "completed": 2, "failed": 2, "cancelled": 2}
 def arrives(kind: str, status: str | None, acked: bool) -> bool:
     """Whether a held answer of ``kind`` may arrive now, its run's server status being
     ``status`` and ``acked`` saying whether the outbox let the run's completion go on a
-    2xx.  A POST arrives once the server holds the run's outcome (until then the model's
-    lost POST is one that never arrives); a 2xx once the outbox let the completion go.
+    2xx (the answers of a run: a sync reply and a control poll's answer arrive by
+    :func:`sync_arrives` and :func:`poll_arrives`).  A POST arrives once the server holds
+    the run's outcome (until then the model's lost POST is one that never arrives); a 2xx
+    once the outbox let the completion go.
 
     >>> arrives("post", "running", False), arrives("post", "cancelled", False)
     (False, True)
@@ -38,6 +48,35 @@ def arrives(kind: str, status: str | None, acked: bool) -> bool:
     if kind == "post":
         return RANK.get(status or "", 0) == RANK["completed"]
     return kind != "ack" or acked
+
+
+def sync_arrives(after: str) -> bool:
+    """Whether a lost sync reply arrives late after ``after`` (a step's name, or
+    :data:`RESTART`): after every step from the one that lost it on, not after a restart
+    (the call that waited for it died with the desktop).
+
+    >>> sync_arrives("tick"), sync_arrives(RESTART)
+    (True, False)
+    """
+    return after != RESTART
+
+
+def poll_arrives(action: str, exec_state: str) -> str | None:
+    """What the Graph of run r did, after which a control poll's answer "cancelled", sent
+    while it ran, arrives late: the step ``action`` on run r left its command in
+    ``exec_state``.  It arrives once the Graph was stopped (the poll that found the flag
+    sent the stop) and once it ended; None: it does not arrive after this step.
+
+    >>> poll_arrives("control_poll", "stopping"), poll_arrives("graph_finish", "done")
+    ('was stopped', 'ended')
+    >>> poll_arrives("control_poll_clear", "running") is None
+    True
+    """
+    if action == "graph_finish":
+        return "ended"
+    if action in ("control_poll", "control_poll_clear") and exec_state == "stopping":
+        return "was stopped"
+    return None
 
 
 def went_back(was: dict[str, Any] | None, got: dict[str, Any] | None) -> str | None:
@@ -61,5 +100,10 @@ def went_back(was: dict[str, Any] | None, got: dict[str, Any] | None) -> str | N
 
 
 def named(kind: str, after: str) -> str:
-    """A late delivery as the report lists it."""
+    """A late delivery as the report lists it (a control poll's answer comes after what
+    its Graph did: ``after`` is then ``"the Graph ended"``, say).
+
+    >>> named("poll", "the Graph ended")
+    "a control poll's answer after the Graph ended"
+    """
     return f"{LATE[kind]} after {after}"

@@ -56,14 +56,26 @@ def test_the_schema_accepts_the_documented_messages_and_rejects_others():
     late = {"type": "late", "id": 4, "after": "cancel_graph_run",
             "answers": [{"kind": "get", "r": 0}, {"kind": "ack", "r": 1}]}
     assert problem(late, "late") is None and problem(late, "request") is None
-    assert problem(late | {"answers": [{"kind": "sync", "r": 0}]}, "late") is not None
+    assert problem(late | {"answers": [{"kind": "lost", "r": 0}]}, "late") is not None
     assert problem(late | {"answers": []}, "late") is not None  # sent only when one may arrive
+    # the desktop's own: a sync reply has no run, a control poll's answer has one
+    assert problem(late | {"answers": [{"kind": "sync"}]}, "late") is None
+    assert problem(late | {"answers": [{"kind": "sync", "r": 0}]}, "late") is not None
+    assert problem(late | {"after": "the Graph ended",
+                           "answers": [{"kind": "poll", "r": 1}]}, "late") is None
+    assert problem(late | {"answers": [{"kind": "poll"}]}, "late") == \
+        "answers[0]: must contain ['r'] properties"
     assert problem({"type": "observed", "id": 4, "state": {}, "offers": [],
                     "delivered": ["get_graph_run's answer after cancel_graph_run"],
                     "known": {"c0": {"command_id": "c0", "status": "cancelled"}}},
                    "observed") is None
     assert problem({"type": "welcome", "id": 0, "protocol": 1, "implementation": "x",
                     "capabilities": ["late"]}, "welcome") is None
+    assert problem({"type": "welcome", "id": 0, "protocol": 1, "implementation": "x",
+                    "capabilities": ["late"], "late_kinds": ["get", "sync", "poll"]},
+                   "welcome") is None
+    assert problem({"type": "welcome", "id": 0, "protocol": 1, "implementation": "x",
+                    "capabilities": ["late"], "late_kinds": ["lost"]}, "welcome") is not None
     # every request type has a schema and an expected reply that has one too
     defs = protocol.schema()["$defs"]
     assert set(protocol.REQUESTS) | set(protocol.REPLY_TYPES) <= set(defs)
@@ -385,26 +397,47 @@ def test_the_cli_fuzzes_through_an_adapter_and_records_it(tmp_path):
     Draft202012Validator(schema).validate(doc)
 
 
-def test_the_reference_adapter_delivers_the_late_answers_it_is_asked_for():
+def _late_kinds(answers: set[str]) -> set[str]:
     from osf_check.fuzz.late import LATE
+    return {k for k, name in LATE.items() for x in answers if x.startswith(name + " after ")}
+
+
+def test_the_reference_adapter_delivers_the_late_answers_it_is_asked_for():
     """Asked after each step for the held answers that may arrive (the in-process rule,
-    fuzz.late.arrives), the reference adapter delivers them and names them as the report
-    does; the tour lists them.  Without the capability none is asked for (and the
-    harness behind it delivers none by itself)."""
+    fuzz.late), the reference adapter delivers them and names them as the report does;
+    the tour lists them, the same ones the in-process harness delivers by itself (the
+    last lost sync reply after every later step too).  An adapter whose welcome lists no
+    late_kinds (written before them) is asked for the first four kinds only; without the
+    capability none is asked for (and the harness behind it delivers none by itself)."""
     with External(reference()) as ext:
         rep = tour("graph-relay", depth=4, harness=ext)
         asked = ext.adapter.requests.get("late", 0)
     assert rep.failure is None and asked > 0
-    # the same ones of LATE's kinds the in-process harness delivers by itself (the tour
-    # does not go on after a lost answer: its step comes back to the state it left)
-    inproc = {x for x in tour("graph-relay", depth=4).late_answers
-              if x.split(" after ")[0] in LATE.values()}
-    assert rep.late_answers == inproc == {"get_graph_run's answer after lose_get_reply",
-                                          "cancel_graph_run's answer after lose_cancel_reply"}
+    # (the tour does not go on after a lost answer of a run: its step comes back to the
+    # state it left)
+    assert rep.late_answers == tour("graph-relay", depth=4).late_answers
+    assert {"get_graph_run's answer after lose_get_reply", "a sync reply after tick",
+            "cancel_graph_run's answer after lose_cancel_reply"} <= rep.late_answers
+    assert _late_kinds(rep.late_answers) == {"get", "cancel", "sync"}
+    with External(reference("--no-late-kinds")) as ext:
+        old = tour("graph-relay", depth=4, harness=ext)
+        assert ext.late_kinds == {"get", "cancel", "post", "ack"}
+    assert old.failure is None and _late_kinds(old.late_answers) == {"get", "cancel"}
     with External(reference("--no-late")) as ext:
         rep = tour("graph-relay", depth=4, harness=ext)
         assert "late" not in ext.adapter.requests
     assert rep.failure is None and rep.late_answers == set()
+
+
+@pytest.mark.slow
+def test_the_reference_adapter_delivers_the_control_polls_late_answer():
+    """To depth 5 a Graph ends: the control poll's late answer is asked for after it, as
+    the in-process harness delivers it, and the reference relay ignores it."""
+    with External(reference()) as ext:
+        rep = tour("graph-relay", depth=5, harness=ext)
+    assert rep.failure is None
+    assert rep.late_answers == tour("graph-relay", depth=5).late_answers
+    assert "a control poll's answer after the Graph ended" in rep.late_answers
 
 
 class _Canned:
@@ -413,9 +446,11 @@ class _Canned:
 
     capabilities = frozenset({"late"})
 
-    def __init__(self, model, late):
+    def __init__(self, model, late, kinds=None):
         self.state, self.late = model.show_state(model.initial_states[0]), late
         self.asked = []
+        if kinds is not None:  # else, as an adapter written before late_kinds: none listed
+            self.late_kinds = frozenset(kinds)
 
     def request(self, kind, **fields):
         if kind == "late":
@@ -471,6 +506,68 @@ def test_a_late_delivery_not_asked_for_is_the_adapters_failure_and_a_2xx_waits()
     assert adapter.asked == [{"after": "tick", "answers": [{"kind": "ack", "r": 0}]}]
 
 
+def _inst(m, label):
+    [inst] = [x for x in m.instances if x.label == label]
+    return inst
+
+
+def test_the_checker_asks_for_the_desktops_late_answers_at_their_moments():
+    """fuzz.late's rules for the desktop's own answers: the last lost sync reply after every
+    later step but not after a restart; a control poll's "cancelled" once the step ended
+    the run's Graph (or stopped it: exec stopping after a control poll, not here, where it
+    is none).  An adapter that lists no late_kinds is asked for neither."""
+    from osf_check.driver.external import ExternalHarness
+    from osf_check.fuzz.late import LATE, RESTART
+    m = model_for("graph-relay", None)
+    adapter = _Canned(m, {}, kinds=LATE)
+    h = ExternalHarness(adapter, m)  # type: ignore[arg-type]
+    adapter.late = {"state": adapter.state, "offers": ["tick"], "delivered": []}
+    h._deliver_late("tick", _inst(m, "tick"))
+    h._deliver_late("control_poll", _inst(m, "control_poll(r=0)"))
+    assert adapter.asked == []  # nothing lost, no Graph stopped
+    h.sync_lost = True
+    h._deliver_late("tick", _inst(m, "tick"))
+    h._deliver_late(RESTART)
+    h.sync_lost = False
+    h._deliver_late("graph_finish", _inst(m, "graph_finish(r=1, o=failed)"))
+    assert adapter.asked == [{"after": "tick", "answers": [{"kind": "sync"}]},
+                             {"after": "the Graph ended", "answers": [{"kind": "poll", "r": 1}]}]
+    old = _Canned(m, {})
+    h = ExternalHarness(old, m)  # type: ignore[arg-type]
+    h.sync_lost = True
+    h._deliver_late("graph_finish", _inst(m, "graph_finish(r=1, o=failed)"))
+    assert old.asked == [] and h.kinds == {"get", "cancel", "post", "ack"}
+
+
+@pytest.mark.parametrize("kind,after,label,why", [
+    ("sync", "tick", "tick",
+     "a sync reply, lost earlier and delivered late after tick, changed phase from idle to "
+     "work where the model has it lost: it must change nothing"),
+    ("poll", "the Graph ended", "graph_finish(r=0, o=completed)",
+     "property A3 violated by the implementation: a control poll's late answer (cancelled) "
+     "for run 0, delivered after the Graph ended, changed phase from idle to work where the "
+     "model has it lost: it must change nothing"),
+])
+def test_the_checker_finds_what_a_late_desktop_answer_changed(kind, after, label, why):
+    """A sync reply or a control poll's answer that changes the relay is a finding named by
+    it (a change once the Graph ended breaks A3, as the in-process harness says); one that
+    changes nothing is none."""
+    from osf_check.driver.external import ExternalHarness
+    from osf_check.fuzz.late import LATE
+    m = model_for("graph-relay", None)
+    adapter = _Canned(m, {}, kinds=LATE)
+    h = ExternalHarness(adapter, m)  # type: ignore[arg-type]
+    h.sync_lost = kind == "sync"
+    delivered = [f"{LATE[kind]} after {after}"]
+    adapter.late = {"state": adapter.state, "offers": ["tick"], "delivered": delivered,
+                    "known": h.reply["known"]}
+    h._deliver_late(label.split("(")[0], _inst(m, label))
+    assert h.violations == [] and h.late == set(delivered)
+    adapter.late["state"] = dict(adapter.state, phase="work")
+    h._deliver_late(label.split("(")[0], _inst(m, label))
+    assert h.violations == [why]
+
+
 def test_the_cli_says_late_answers_were_not_tried_through_an_adapter_without_them():
     cmd = " ".join(reference("--no-late"))
     args = ["fuzz", "--model", "graph-relay", "--impl", cmd, "--tour-depth", "3",
@@ -480,16 +577,26 @@ def test_the_cli_says_late_answers_were_not_tried_through_an_adapter_without_the
     run = json.loads(r.output[r.output.index("{"):])["runs"][0]
     assert run["implementation"]["late_answers_not_tried"] == [
         "get_graph_run's answer", "cancel_graph_run's answer", "a completion POST",
-        "a completion's 2xx"] and run["late_answers"] == []
+        "a completion's 2xx", "a sync reply", "a control poll's answer"] and \
+        run["late_answers"] == []
     text = CliRunner().invoke(main, args).output
     assert "late answers not tried (the adapter lacks the late capability): " \
         "get_graph_run's answer, cancel_graph_run's answer, a completion POST, " \
-        "a completion's 2xx" in text, text
+        "a completion's 2xx, a sync reply, a control poll's answer" in text, text
+    # an adapter written before late_kinds: the first four kinds only, and fuzz says so
+    old = [*args[:3], "--impl", " ".join(reference("--no-late-kinds")), *args[5:]]
+    r = CliRunner().invoke(main, [*old, "--json"])
+    run = json.loads(r.output[r.output.index("{"):])["runs"][0]
+    assert run["implementation"]["late_answers_not_tried"] == [
+        "a sync reply", "a control poll's answer"], run
+    assert "late answers not tried (the adapter does not list them in late_kinds): " \
+        "a sync reply, a control poll's answer" in CliRunner().invoke(main, old).output
     # with the capability: tried, and listed
     r = CliRunner().invoke(main, [*args[:3], "--impl", " ".join(reference()), *args[5:]])
     assert r.exit_code == 0 and "late answers not tried" not in r.output
-    assert "late answers tried: 2, by answer" in r.output, r.output
+    assert "late answers tried: 3, by answer" in r.output, r.output
     assert "get_graph_run's answer (1): lose_get_reply" in r.output, r.output
+    assert "a sync reply (1): lose_sync_reply" in r.output, r.output
 
 
 def test_an_adapter_without_the_clock_or_storage_crashes_is_still_walked():
@@ -517,6 +624,10 @@ def test_the_protocol_document_shows_each_models_state_as_the_code_reads_it():
         assert protocol.state_table(m) in doc, name
     for kind in protocol.REQUESTS:
         assert f"| `{kind}` |" in doc, kind
+    from osf_check.fuzz.late import LATE
+    kinds = [x.split("`")[1] for x in doc.splitlines()
+             if x.startswith("  | `") and not x.startswith("  | `kind`")]
+    assert kinds == list(LATE)  # the late kinds' table, a row each, in LATE's order
 
 
 def test_the_protocol_document_lists_the_data_of_every_action_that_carries_some():

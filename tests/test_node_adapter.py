@@ -50,6 +50,9 @@ def test_the_javascript_relay_follows_the_model():
         assert (rep.states_covered, rep.states_total) == (5_575, 6_133)
         assert (rep.edges_covered, rep.edges_total) == (30_412, 32_508)
         assert rep.edges_taken == 168 and rep.unreached == 0
+        # the relay's desktop ignores a lost sync reply and a control poll's late answer
+        assert {"a sync reply after tick",
+                "a control poll's answer after the Graph ended"} <= rep.late_answers
         walks = hypothesis_run("graph-relay", examples=40, steps=30, profile="ci", harness=ext)
     assert walks.failure is None and walks.hypothesis_steps > 0
 
@@ -238,9 +241,72 @@ def test_an_agent_that_takes_a_late_answer_over_a_newer_one_is_caught_only_late(
     assert run["late_answers"] == []
     assert run["implementation"]["late_answers_not_tried"] == [
         "get_graph_run's answer", "cancel_graph_run's answer", "a completion POST",
-        "a completion's 2xx"]
+        "a completion's 2xx", "a sync reply", "a control poll's answer"]
     assert "late answers not tried (the adapter lacks the late capability): " \
         "get_graph_run's answer," in CliRunner().invoke(main, args).stdout
+
+
+@pytest.mark.parametrize("patch,failure,path", [
+    ("late-sync-reply-taken.patch",
+     "a sync reply, lost earlier and delivered late after lose_sync_reply, changed phase from "
+     "idle to work where the model has it lost: it must change nothing",
+     ["tick", "lose_sync_reply"]),
+    pytest.param(
+        "late-poll-reopens-ended.patch",
+        "property A3 violated by the implementation: a control poll's late answer "
+        "(cancelled) for run 0, delivered after the Graph ended, changed exec[0] from done to "
+        "stopping; outcome[0] from completed to cancelled where the model has it lost: it "
+        "must change nothing",
+        ["run_graph_session(i=0)", "tick", "sync", "start_graph(r=0)",
+         "graph_finish(r=0, o=completed)"], marks=pytest.mark.slow),
+])
+def test_a_relay_that_acts_on_a_late_desktop_answer_is_caught_only_late(tmp_path, patch,
+                                                                      failure, path):
+    """The relay takes a sync reply for a round it gave up (the lost reply, delivered
+    late, starts a round of work), or acts on a control poll's "cancelled" after its Graph
+    ended.  On time, a reply always answers the current round and a poll comes only while
+    the Graph runs, so these passed; the late deliveries catch them.  The same relay behind
+    an adapter written before late_kinds (asked for the first four kinds only) passes,
+    and fuzz says which answers it did not try."""
+    from click.testing import CliRunner
+    from osf_check.cli import main
+    buggy = tmp_path / "node-graph-relay"
+    shutil.copytree(EXAMPLE, buggy)
+    apply_patch(buggy / "bugs" / patch, buggy)
+    args = ["fuzz", "--model", "graph-relay", "--tour-depth", "4", "--examples", "0",
+            "--json", "--out", str(tmp_path / "out"), "--impl", " ".join(adapter(buggy))]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 12, res.output
+    [run] = json.loads(res.stdout)["runs"]
+    assert run["failure"].startswith(failure), run["failure"]
+    assert [x["label"] for x in run["trace"]["steps"]][-len(path):] == path
+    script = buggy / "adapter.mjs"
+    old = script.read_text().replace(",\n                       late_kinds: Object.keys(LATE) })",
+                                     " })")
+    assert "late_kinds" not in old
+    script.write_text(old)
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    [run] = json.loads(res.stdout)["runs"]
+    assert run["implementation"]["late_answers_not_tried"] == [
+        "a sync reply", "a control poll's answer"]
+    assert not any(x.startswith(("a sync reply", "a control poll's")) for x in run["late_answers"])
+
+
+def test_the_relay_is_asked_for_a_control_polls_late_answer_once_its_graph_stopped():
+    """The control poll that finds the cancel flag stops the Graph; a "cancelled" answer of
+    an earlier poll then arrives, and again once the Graph ended: the relay ignores both
+    (the stop is sent once, the outcome stays)."""
+    m = model_for("graph-relay", None)
+    steps = {i.label: i for i in m.instances}
+    with External(adapter()) as ext:
+        h = ext(m, None, None)
+        for label in ("run_graph_session(i=0)", "tick", "sync", "cancel_graph_run(i=0, r=0)",
+                      "control_poll(r=0)", "graph_finish(r=0, o=completed)"):
+            h.apply(steps[label])
+        assert m.show_state(h.abstract())["outcome"][0] == "cancelled"
+    assert h.late == {"a control poll's answer after the Graph was stopped",
+                      "a control poll's answer after the Graph ended"} and h.violations == []
 
 
 def test_the_relays_loop_starts_at_the_sync_reply_and_says_so_in_took():
@@ -279,9 +345,15 @@ def test_the_tour_goes_on_from_where_the_relay_lands():
     assert rep.unreached == 0 and rep.edges_taken > 0
     # the adapter has the late capability: the answers lost within 5 steps (to the agent:
     # a completion is not lost that soon) were delivered late, and changed nothing; the
-    # tour does not go on after a lost answer (its step comes back to the state it left)
-    assert rep.late_answers == {"get_graph_run's answer after lose_get_reply",
-                                "cancel_graph_run's answer after lose_cancel_reply"}
+    # tour does not go on after a lost answer of a run (its step comes back to the state
+    # it left); a lost sync reply arrives after every later step (18 actions of the model
+    # follow one within 5 steps: a regression pin, the in-process harness's set too), and a
+    # control poll's "cancelled" once a Graph ended (none is stopped within 5 steps)
+    sync = {x for x in rep.late_answers if x.startswith("a sync reply after ")}
+    assert rep.late_answers - sync == {"get_graph_run's answer after lose_get_reply",
+                                       "cancel_graph_run's answer after lose_cancel_reply",
+                                       "a control poll's answer after the Graph ended"}
+    assert len(sync) == 18 and "a sync reply after tick" in sync
 
 
 def test_a_trace_with_steps_taken_together_replays_through_the_adapter(tmp_path):

@@ -11,7 +11,8 @@ import { DesktopRelay, GraphServer, NOT_FOUND, takeAnswer } from "./relay.mjs";
 const CALL = ["idle", "waiting", "lost", "done"];
 const OUTCOME = ["none", "completed", "failed", "cancelled"];
 const LATE = { get: "get_graph_run's answer", cancel: "cancel_graph_run's answer",
-               post: "a completion POST", ack: "a completion's 2xx" };
+               post: "a completion POST", ack: "a completion's 2xx",
+               sync: "a sync reply", poll: "a control poll's answer" };
 const sessionOf = (p) => (p === 0 ? "gs_" + "ab".repeat(16) : `gs_${p.toString(16).padStart(2, "0")}` + "cd".repeat(15));
 const projectOf = (p) => `proj_${p + 1}`;
 
@@ -83,11 +84,13 @@ class World {
       case "lose_call_request": break; // never reached the server
       case "lose_get_reply": this.held[`get:${a.r}`] ??= s.getGraphRun(0, s.runs[a.r].command_id); break;
       case "lose_sync_request": d.syncFailed(); break;
-      case "lose_sync_reply":
-        for (const req of d.syncRequests()) s.sync(req.project_id, req.sessions);
+      case "lose_sync_reply": { // the last one lost is held: it may arrive late
+        const reqs = d.syncRequests(), cmds = reqs.flatMap((q) => s.sync(q.project_id, q.sessions));
+        this.held.sync = reqs.length ? [cmds, d.round] : undefined; // no call made: none comes
         this.publish();
         d.syncFailed();
         break;
+      }
       case "lose_poll_request": break; // the Graph keeps running
       case "lose_poll_reply": s.control(command(a.r).id); break;
       case "answer_ticket": this.call[a.i] = "done"; break;
@@ -172,9 +175,11 @@ class World {
   late(after, answers) { // answers the network lost arrive now, each to its receiver
     const done = [];
     for (const { kind, r } of answers) {
-      const held = this.held[`${kind}:${r}`];
-      if (held === undefined) continue;
-      if (kind === "post") this.server.complete(held);
+      const held = this.held[kind === "sync" ? kind : `${kind}:${r}`];
+      if (kind === "poll") this.desktop.controlPoll(this.desktop.commands.get(this.cid(r)), true);
+      else if (held === undefined) continue;
+      else if (kind === "sync") this.desktop.syncReply(...held);
+      else if (kind === "post") this.server.complete(held);
       else if (kind === "ack") this.desktop.acked(held.execution_id);
       else takeAnswer(this.known, held);
       done.push(`${LATE[kind]} after ${after}`);
@@ -250,7 +255,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       case "hello":
         world = new World(m.params, m.seed, dir);
         return reply({ type: "welcome", id: m.id, protocol: 1,
-                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen", "idle", "late"] });
+                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen", "idle", "late"],
+                       late_kinds: Object.keys(LATE) });
       case "reset": world.fresh(); break;
       case "step": {
         const outputs = world.step(m.action, m.args, m.data ?? {});

@@ -49,6 +49,7 @@ export class DesktopRelay {
     this.shared = true;
     this.slug = "";
     this.commands = new Map(); // command id -> {id, session, slug, state, outcome}
+    this.round = 0; // a reply names its round: one lost and delivered late is ignored
   }
   get busy() { return this.phase !== "idle"; }
 
@@ -57,6 +58,7 @@ export class DesktopRelay {
   tick() {
     if (this.busy || !this.online) return [];
     this.phase = "sync";
+    this.round += 1;
     return this.outbox.entries();
   }
   // The owner changed sharing: a round starts right away, as the timer would.
@@ -71,7 +73,8 @@ export class DesktopRelay {
     }
     return out;
   }
-  syncReply(commands) {
+  syncReply(commands, round = this.round) {
+    if (this.phase !== "sync" || round !== this.round) return []; // that call was given up
     for (const c of commands) {
       // the server sends a running command again (a reply may have been lost): run it once
       if (this.commands.has(c.command_id)) continue;

@@ -27,7 +27,8 @@ from typing import Any, Callable, Sequence
 from osf_check.models.dsl import ActionInstance, Model
 from osf_check.fuzz.graph_harness import FINISH, read_answer
 from osf_check.fuzz.harness import Divergence, IdleEvents
-from osf_check.fuzz.late import LATE, LOST_BY, MODELS, arrives, named, went_back
+from osf_check.fuzz.late import (FIRST_KINDS, LATE, LOST_BY, MODELS, RESTART, arrives, named,
+                                 poll_arrives, sync_arrives, went_back)
 from osf_check.fuzz.oracles import posted_bounded
 from osf_check.fuzz.payloads import chosen, step_data
 from osf_check.models.graph_relay.vocab import OUTCOME
@@ -123,6 +124,8 @@ class Adapter:
         self._reader.start()
         self._next = 0
         self.capabilities: frozenset[str] = frozenset()
+        #: the kinds of late answers it delivers (capability late)
+        self.late_kinds: frozenset[str] = frozenset()
         self.implementation = ""
         self.requests: dict[str, int] = {}  # how many of each type were sent
         self.broken = False  # it failed once: no more requests, not even bye
@@ -194,6 +197,8 @@ class Adapter:
                              params=dict(model.params), seed=seed)
         self.capabilities = frozenset(reply["capabilities"])
         self.implementation = reply["implementation"]
+        if "late" in self.capabilities:  # an adapter that lists none has the first ones
+            self.late_kinds = frozenset(reply.get("late_kinds", FIRST_KINDS))
 
     def close(self) -> None:
         if self.proc.poll() is None and not self.broken:
@@ -249,6 +254,11 @@ class ExternalHarness(IdleEvents):
         #: each kept by the adapter; and the runs whose outbox let the completion go on a 2xx
         self.held: list[tuple[str, int]] = []
         self.acked: set[int] = set()
+        #: a sync reply was lost: the adapter delivers the last one late after every step
+        self.sync_lost = False
+        #: the kinds of late answers asked for: the model's that the adapter delivers
+        self.kinds = frozenset(getattr(adapter, "late_kinds", FIRST_KINDS)) & \
+            frozenset(late_kinds(model.name)) if "late" in adapter.capabilities else frozenset()
         #: the late deliveries the adapter made, each named by its answer and what it came
         #: after (the report's "late answers tried")
         self.late: set[str] = set()
@@ -296,32 +306,45 @@ class ExternalHarness(IdleEvents):
             self.violations.extend(posted_bounded(sent, msg["data"]["result"],
                                                   FINISH["tokens"], FINISH["cost"],
                                                   msg["data"].get("error")))
-        self._deliver_late(inst.name)
+        self._deliver_late(inst.name, inst)
         return outputs
 
     def _lost(self, inst: ActionInstance) -> None:
         """Note the answer ``inst`` lost (kept by the adapter), or the 2xx it delivered."""
         kind = LOST_BY.get(inst.name)
-        if kind is not None and (kind, inst.args["r"]) not in self.held:
+        if kind == "sync":
+            self.sync_lost = True
+        elif kind is not None and (kind, inst.args["r"]) not in self.held:
             self.held.append((kind, inst.args["r"]))
         elif inst.name == "receive_ack":
             self.acked.add(inst.args["r"])
 
-    def _deliver_late(self, after: str) -> None:
-        """Capability late: the adapter delivers each held answer that may arrive now
-        (``fuzz.late.arrives``, as the in-process harness).  The model has them lost, so
-        the implementation must change nothing: its state and offers as before, and the
-        agent's view of no run taken back.  One answer a request, so that a change is
-        named by the answer that made it."""
-        if "late" not in self.adapter.capabilities or "state" not in self.reply:
+    def _deliver_late(self, after: str, inst: ActionInstance | None = None) -> None:
+        """Capability late: the adapter delivers each answer that may arrive now after
+        ``after`` (the step ``inst``'s name, or a restart), by the rules of ``fuzz.late``
+        and in the in-process harness's order: a control poll's answer "cancelled" once
+        the step stopped or ended the run's Graph, the last lost sync reply, then each held
+        answer of a run.  The model has them lost, so the implementation must change
+        nothing: its state and offers as before, and the agent's view of no run taken
+        back.  One answer a request, so that a change is named by the answer that made it.
+        Only the kinds the adapter delivers are asked for."""
+        if not self.kinds or "state" not in self.reply:
             return
-        status = self.model.show_state(self.abstract()).get("status", [])
+        shown = self.model.show_state(self.abstract())
+        if inst is not None and "poll" in self.kinds and "r" in inst.args:
+            what = poll_arrives(inst.name, shown["exec"][inst.args["r"]])
+            if what:
+                self._late_one("poll", inst.args["r"], f"the Graph {what}")
+        if self.sync_lost and "sync" in self.kinds and sync_arrives(after):
+            self._late_one("sync", None, after)
+        status = shown.get("status", [])
         for kind, r in self.held:
-            if r < len(status) and arrives(kind, status[r], r in self.acked):
+            if kind in self.kinds and r < len(status) and \
+                    arrives(kind, status[r], r in self.acked):
                 self._late_one(kind, r, after)
 
-    def _late_one(self, kind: str, r: int, after: str) -> None:
-        msg = {"after": after, "answers": [{"kind": kind, "r": r}]}
+    def _late_one(self, kind: str, r: int | None, after: str) -> None:
+        msg = {"after": after, "answers": [{"kind": kind} if r is None else {"kind": kind, "r": r}]}
         reply = self.adapter.request("late", **msg)
         self.path.append(("late", msg))
         odd = [x for x in reply.get("delivered", ()) if x != named(kind, after)]
@@ -330,8 +353,7 @@ class ExternalHarness(IdleEvents):
                                             f"it was not asked for: {quote(odd[0])}")
         self.late.update(reply.get("delivered", ()))
         self.violations.extend(reply.get("violations", ()))  # the adapter's own checks
-        self.violations += [f"{LATE[kind]} for run {r}, lost earlier and delivered late "
-                            f"after {after}, {why}" for why in self._late_changes(reply)]
+        self.violations += [f"{_came(kind, r, after)}, {why}" for why in self._late_changes(reply)]
 
     def _late_changes(self, late: dict[str, Any]) -> list[str]:
         """What a late delivery changed that it must not: the state, the offers, and the
@@ -440,11 +462,11 @@ class ExternalHarness(IdleEvents):
             if "snapshot" in self.adapter.capabilities else None
         return (token, list(self.path), list(self.violations), self.reply,
                 self.shared_just_now, dict(self.posted), dict(self.accepted),
-                list(self.held), set(self.acked))
+                list(self.held), set(self.acked), self.sync_lost)
 
     def restore(self, snap: Any) -> None:
-        token, path, violations, reply, self.shared_just_now, posted, accepted, held, acked = \
-            snap
+        (token, path, violations, reply, self.shared_just_now, posted, accepted, held, acked,
+         self.sync_lost) = snap
         if token is not None:
             self._take(self.adapter.request("restore", snapshot=token))
         else:  # no snapshots: back to the state by its path from reset
@@ -464,7 +486,7 @@ class ExternalHarness(IdleEvents):
         """A storage crash, where the adapter can have one (otherwise nothing happens)."""
         if "reopen" in self.adapter.capabilities:
             self._take(self.adapter.request("reopen"))
-            self._deliver_late("a restart")
+            self._deliver_late(RESTART)
 
     def advance(self, seconds: float) -> None:
         self.shared_just_now = False  # what fires now is the timer
@@ -473,6 +495,17 @@ class ExternalHarness(IdleEvents):
 
     def close(self) -> None:
         """The adapter stays up for the next run (it is reset then)."""
+
+
+def _came(kind: str, r: int | None, after: str) -> str:
+    """A late delivery as a finding names it (as the in-process harness does: a change a
+    control poll's answer makes once the Graph ended breaks A3)."""
+    if kind == "sync":
+        return f"a sync reply, lost earlier and delivered late after {after}"
+    if kind == "poll":
+        a3 = "property A3 violated by the implementation: " if after.endswith("ended") else ""
+        return f"{a3}a control poll's late answer (cancelled) for run {r}, delivered after {after}"
+    return f"{LATE[kind]} for run {r}, lost earlier and delivered late after {after}"
 
 
 class External:
@@ -487,6 +520,7 @@ class External:
         #: what the adapter called itself and what it can do (kept once it is stopped)
         self.implementation: str | None = None
         self.capabilities: frozenset[str] = frozenset()
+        self.late_kinds: frozenset[str] = frozenset()
 
     def __call__(self, model: Model, mutant: str | None, tmpdir: str | None, seed: int = 0,
                  result_for: Callable[[int, str], Any] | None = None) -> ExternalHarness:
@@ -498,6 +532,7 @@ class External:
             self._for = key
             self.implementation = self.adapter.implementation
             self.capabilities = self.adapter.capabilities
+            self.late_kinds = self.adapter.late_kinds
         return ExternalHarness(self.adapter, model, result_for)
 
     def close(self) -> None:

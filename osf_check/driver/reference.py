@@ -20,7 +20,7 @@ from typing import Any
 
 from osf_check.fuzz.graph_harness import GraphHarness
 from osf_check.fuzz.harness import Divergence
-from osf_check.fuzz.late import named
+from osf_check.fuzz.late import LATE, named
 from osf_check.fuzz.mutants import GraphAgent
 from osf_check.fuzz.wire_harness import WireHarness
 from osf_check.scratch import memory_dir
@@ -66,16 +66,38 @@ class GivenGraph(GraphHarness):
         finally:
             self.held = held
 
+    def _late_sync_reply(self, label: str) -> None:
+        if ("sync", None) in self.asked:
+            super()._late_sync_reply(label)
+
+    def _late_poll(self, c: Any, what: str) -> None:
+        if ("poll", c.command_id) in self.asked:
+            super()._late_poll(c, what)
+
     def deliver(self, after: str, answers: list[dict[str, Any]]) -> list[str]:
         """The late request: each listed answer the harness holds arrives now (and is
         judged by the harness as in process); returns the deliveries made."""
-        self.asked = frozenset((a["kind"], self.cid(a["r"])) for a in answers)
+        self.asked = frozenset((a["kind"], self.cid(a["r"]) if "r" in a else None)
+                               for a in answers)
         try:
+            done = [self._late_desktop(a, after) for a in answers
+                    if a["kind"] in ("sync", "poll")]
             self._late_answers(after)
-            return [named(k, after) for k, cid in self.held
-                    if (k, cid) in self.asked and self._arrives(k, cid)]
+            return [x for x in done if x] + [named(k, after) for k, cid in self.held
+                                             if (k, cid) in self.asked and self._arrives(k, cid)]
         finally:
             self.asked = frozenset()
+
+    def _late_desktop(self, answer: dict[str, Any], after: str) -> str | None:
+        """A late answer to the desktop's own call: the last lost sync reply, or a control
+        poll's "cancelled" after its Graph was stopped or ended (``after`` says which)."""
+        if answer["kind"] == "sync":
+            if self.late_reply is None:  # that sync made no call: no reply to deliver
+                return None
+            self._late_sync_reply(after)
+        else:
+            self._late_poll(self._command(answer["r"]), after.removeprefix("the Graph "))
+        return named(answer["kind"], after)
 
 
 class GivenWire(WireHarness):
@@ -192,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="do not offer snapshots (the harness then replays paths from reset)")
     ap.add_argument("--no-late", action="store_true",
                     help="do not offer late answers (lost answers are then never delivered)")
+    ap.add_argument("--no-late-kinds", action="store_true",
+                    help="offer late answers without listing their kinds (as an adapter "
+                         "written before late_kinds: asked for the first four only)")
     a = ap.parse_args(argv)
     if a.mutant is not None:
         from osf_check.fuzz.driver import IMPL_MUTANTS
@@ -203,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     caps = ("reopen", "clock", "idle") + (() if a.no_snapshot else ("snapshot",)) + \
         (() if a.no_late else ("late",))
     name = "osf-check reference (Python)" + (f", mutant {a.mutant}" if a.mutant else "")
-    return serve(lambda m, p, s: Reference(m, p, s, a.mutant), name=name, capabilities=caps)
+    kinds = None if a.no_late_kinds else tuple(LATE)
+    return serve(lambda m, p, s: Reference(m, p, s, a.mutant), name=name, capabilities=caps,
+                 late_kinds=kinds)
 
 
 if __name__ == "__main__":

@@ -35,8 +35,12 @@ class Implementation(Protocol):
 
 def serve(make: Callable[[str, dict[str, int], int], Implementation], *, name: str,
           capabilities: tuple[str, ...] = ("snapshot", "reopen", "clock"),
+          late_kinds: tuple[str, ...] | None = None,
           stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
-    """Answer requests until ``bye`` or the end of stdin; returns the exit status."""
+    """Answer requests until ``bye`` or the end of stdin; returns the exit status.
+    ``late_kinds``: with the late capability, the kinds of late answers ``make``'s
+    implementation delivers (None: the welcome lists none, and is asked for the first
+    four, ``fuzz.late.FIRST_KINDS``)."""
     inp, out = stdin or sys.stdin, stdout or sys.stdout
     impl: Implementation | None = None
     snaps: dict[str, Any] = {}
@@ -51,6 +55,8 @@ def serve(make: Callable[[str, dict[str, int], int], Implementation], *, name: s
                 impl = make(msg["model"], msg["params"], msg["seed"])
                 reply |= {"type": "welcome", "protocol": VERSION, "implementation": name,
                           "capabilities": list(capabilities)}
+                if late_kinds is not None and "late" in capabilities:
+                    reply["late_kinds"] = list(late_kinds)
             elif kind == "bye":
                 reply["type"] = "ok"
             elif impl is None:
