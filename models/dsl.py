@@ -808,7 +808,7 @@ class ModelBuilder:
                     if (x.lo, x.hi) != (v.domain.lo, v.domain.hi):
                         conds.append(And(Slot(i) >= x.lo, Slot(i) <= x.hi))
                 continue
-            if v.elements is not None and not isinstance(x, (bool, int)):
+            if v.elements is not None:
                 x = _init_bits(v, x)
             xs = list(x) if isinstance(x, (list, tuple)) else [x] * (v.length or 1)
             if len(xs) != (v.length or 1):
@@ -853,6 +853,17 @@ class ModelBuilder:
 def _init_bits(v: Var, x: Any) -> list[int]:
     """The bits of set variable ``v`` for an initial value: ``{"#set": [...]}`` or any
     collection of elements, each a name or a number (as ``Enum.name`` gives it)."""
+    if isinstance(x, bool):  # every element or none, as for an array of Bool
+        return [int(x)] * (v.length or 0)
+    if isinstance(x, int):
+        # an enum's value is a number: `vroot=Nodes.n1` must not mean "1 for every
+        # element", which is every node
+        e = v.elements
+        assert e is not None
+        one = f"[{e.show(x)!r}] for the set holding {e.show(x)}, " if x in e else ""
+        raise ModelError(f"initial value of {v.name}: {x!r} is not a set of {e} "
+                         f"(an element alone is not the set that holds it); write {one}"
+                         "[] for the empty set, or True / False for every element / none")
     items = x.get("#set") if isinstance(x, Mapping) else x
     if isinstance(items, str) or not isinstance(items, Iterable):
         raise ModelError(f'initial value of {v.name}: expected a set, {{"#set": [...]}} '

@@ -101,6 +101,20 @@ def _one_init(**values):
     return m.show_state(m.initial_states[0])
 
 
+def test_an_element_alone_is_refused_where_a_set_is_meant():
+    """An enum's value is a number, and a number once set every bit of a set variable:
+    ``vroot=Nodes.n1`` silently meant every node.  Now it is refused with what to write;
+    True and False still mean every element and none."""
+    for bare in (Nodes.n1, Nodes.n2, 0):
+        with pytest.raises(ModelError, match=r"is not a set of .*write \['n\d'\] for the set"):
+            _one_init(vroot=bare)
+    with pytest.raises(ModelError, match="write \\[\\] for the empty set"):
+        _one_init(vroot=9)
+    assert _one_init(vroot=True)["vroot"] == {"#set": ["n1", "n2", "n3"]}
+    assert _one_init(vroot=False)["vroot"] == {"#set": []}
+    assert _one_init(vroot=[Nodes.n2])["vroot"] == {"#set": ["n2"]}
+
+
 def test_a_set_takes_an_enums_values_by_number_or_by_name():
     shown = {"#set": ["n1", "n3"]}
     assert _one_init(vroot=[Nodes.n1, "n3"])["vroot"] == shown
