@@ -126,20 +126,65 @@ def test_histogram_and_counts_are_consistent():
     assert ex.depth_reached == 4
 
 
-def test_the_reverse_graph_lists_each_states_predecessors_in_source_order():
-    """The reverse CSR (scipy's counting sort) equals a stable sort of the edges by target."""
+def _backward_by_reverse_graph(g, mark):
+    """Backward reachability the way the reach checks did it before: a breadth-first
+    search over the reverse graph (scipy's CSR-to-CSC conversion)."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    rev = csr_matrix((np.ones(len(g.dst), dtype=np.int8), g.dst, g.off),
+                     shape=(g.n, g.n)).tocsc()
+    mark = mark.copy()
+    frontier = np.flatnonzero(mark)
+    while frontier.size:
+        preds = np.concatenate([rev.indices[rev.indptr[u]:rev.indptr[u + 1]]
+                                for u in frontier.tolist()] + [np.zeros(0, np.int32)])
+        preds = np.unique(preds[~mark[preds]])
+        mark[preds] = True
+        frontier = preds
+    return mark
+
+
+def _csr(n, src, dst):
+    import numpy as np
+    from types import SimpleNamespace
+    o = np.argsort(src, kind="stable")
+    off = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(src, minlength=n), out=off[1:])
+    return SimpleNamespace(n=n, off=off, dst=dst[o].astype(np.int32))
+
+
+def test_the_backward_search_without_a_reverse_graph_finds_what_the_reverse_graph_did(
+        monkeypatch):
+    """The reach checks' backward search reads the forward edges in passes (no reverse
+    graph): the states it marks are those a search over the reverse graph marks, on
+    random graphs (slices of a few edges, so that a pass spans many) and on a model's
+    graph, for goals of every size."""
     import numpy as np
     from osf_check.explorer.check import prepare
-    from osf_check.explorer.graph.checks import _Graph
+    from osf_check.explorer.graph import checks
     from osf_check.explorer.vector.search import vector_bfs
+    rng = np.random.default_rng(3)
+    graphs = []
+    for n, e in ((1, 0), (30, 20), (500, 700), (2_000, 4_000)):
+        graphs.append(_csr(n, rng.integers(0, n, e), rng.integers(0, n, e)))
     m, chosen, _ = prepare("graph-relay", params={"intents": 1})
-    ex = vector_bfs(m, chosen, depth=8, keep_graph=True)
-    g, src = _Graph(ex), ex.edges[0]
-    order = np.argsort(g.dst, kind="stable")
-    assert len(src) > 5_000
-    rsrc, roff = g.reverse()
-    assert np.array_equal(rsrc, src[order])
-    assert np.array_equal(roff, np.searchsorted(g.dst[order], np.arange(g.n + 1)))
+    graphs.append(checks._Graph(vector_bfs(m, chosen, depth=9, keep_graph=True)))
+    assert graphs[-1].n > 4_000
+    compared = 0
+    for step in (1 << 22, 7):  # (7: a slice of a few edges)
+        monkeypatch.setattr(checks, "_STEP", step)
+        monkeypatch.setattr(checks, "_IDS", 1 << 20 if step > 7 else 50)
+        for r in graphs:
+            g = checks._Graph.__new__(checks._Graph)
+            g.n, g.off, g.dst = r.n, r.off, r.dst
+            for share in (0.0, 0.001, 0.05, 0.5, 1.0):
+                mark = rng.random(r.n) < share
+                before = mark.copy()
+                got = g.backward(mark)
+                assert np.array_equal(got, _backward_by_reverse_graph(g, mark))
+                assert np.array_equal(mark, before)  # the caller's marks left as they were
+                compared += 1
+    assert compared == 50
 
 
 def _fair_scc_by_hand(g, alive, fair_masks, sets):

@@ -93,27 +93,6 @@ def test_the_fair_searchs_subgraph_costs_its_size_and_a_bounded_slice():
     assert temporaries < 160 * 2**20, f"{temporaries / 2**20:.0f} MB of temporaries"
 
 
-def test_the_reverse_graph_is_not_held_while_a_fair_goal_runs(monkeypatch):
-    """The reverse graph (4 bytes an edge) is read by the reach goals only; a fair goal,
-    whose own subgraphs make the run's peak, starts without it, and a later reach goal
-    builds it again: same verdicts."""
-    from osf_check.explorer.check import prepare
-    from osf_check.explorer.graph import checks
-    from osf_check.explorer.vector.search import vector_bfs
-    m, props, _ = prepare("graph-relay", params={"intents": 1}, props=["A2", "A10"])
-    ex = vector_bfs(m, props, depth=None, keep_graph=True)
-    held, fair = [], checks._fair
-
-    def spy(g, *a):
-        held.append(g._reverse is not None)
-        return fair(g, *a)
-    monkeypatch.setattr(checks, "_fair", spy)
-    rep = checks.check_graph(ex, props)
-    assert rep.checked == {"A2": "holds", "A10": "holds"}
-    kinds = [c.kind for p in props for c in p.checks if c.kind in ("reach", "fair")]
-    assert kinds.index("reach") < kinds.index("fair") and held and not any(held)
-
-
 def test_numbering_a_level_releases_every_piece_of_its_candidates():
     """A level's candidates (keys, parents, actions) are joined before they are numbered;
     the caller's pieces are released then, all three (not the keys alone): the parent
@@ -140,8 +119,7 @@ def test_a_reach_or_region_search_reads_a_slice_of_edges_at_a_time(way):
     from osf_check.explorer.graph import checks
     r = _random_graph(1_000_000, 24, 40)
     g = checks._Graph.__new__(checks._Graph)
-    g.n, g.off, g.dst, g.act, g._reverse = r.n, r.off, r.dst, r.act, None
-    g.reverse()  # built before: the search's own temporaries are measured
+    g.n, g.off, g.dst, g.act = r.n, r.off, r.dst, r.act
     start = np.zeros(g.n, dtype=bool)
     start[::2] = True  # a frontier of half the states (12 M edges)
     tracemalloc.start()
@@ -187,27 +165,41 @@ def test_numbering_a_level_costs_a_bounded_number_of_bytes_a_candidate():
     assert per < 70, f"{per:.0f} bytes a candidate"
 
 
-def test_building_the_reverse_graph_costs_its_size_and_a_byte_an_edge():
-    """The reach checks' reverse graph (scipy's CSR-to-CSC conversion) keeps the
-    predecessors (4 bytes an edge) and their offsets; the matrix's values, never read,
-    are the edges' actions (one byte), not an array of ones made for it."""
+def test_the_backward_search_costs_less_than_a_reverse_graph():
+    """The reach checks' backward search reads the forward edges a slice at a time: its
+    temporaries, all told, stay below what the reverse graph it replaced held (4 bytes
+    an edge, and 1 more while scipy built it)."""
     import tracemalloc
     import numpy as np
+    from scipy.sparse import csr_matrix
     from osf_check.explorer.graph import checks
     r = _random_graph(1_000_000, 24, 40)
-    r.act = r.act.astype(np.int8)  # as the vector engine keeps them (fewer than 128)
     g = checks._Graph.__new__(checks._Graph)
-    g.n, g.off, g.dst, g.act, g._reverse = r.n, r.off, r.dst, r.act, None
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        rsrc, roff = g.reverse()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert len(rsrc) == len(g.dst) and roff[-1] == len(g.dst)
-    per = (peak - before - rsrc.nbytes - roff.nbytes) / len(g.dst)
-    assert per < 1.75, f"{per:.2f} bytes an edge of temporaries"
+    g.n, g.off, g.dst, g.act = r.n, r.off, r.dst, r.act.astype(np.int8)
+    start = np.zeros(g.n, dtype=bool)
+    start[:1000] = True  # few goal states: the passes read nearly every edge
+
+    def peak(way):
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            got = way()
+            return got, tracemalloc.get_traced_memory()[1] - before - got.nbytes
+        finally:
+            tracemalloc.stop()
+
+    def by_reverse():  # what the reach checks built before
+        rev = csr_matrix((g.act, g.dst, g.off), shape=(g.n, g.n)).tocsc()
+        mark = start.copy()
+        mark[rev.indices[rev.indptr[0]:rev.indptr[1000]]] = True  # (one step suffices)
+        return mark
+
+    got, new = peak(lambda: g.backward(start))
+    _, old = peak(by_reverse)
+    assert got.all()  # (random edges: every state reaches the goal states)
+    # below the reverse graph's predecessors alone (a slice's temporaries, whatever the
+    # graph's size), which were below what building it took
+    assert new < 4 * len(g.dst) < old, f"{new / 2**20:.0f} MB against {old / 2**20:.0f} MB"
 
 
 _GOAL_CHILD = textwrap.dedent("""
