@@ -400,9 +400,11 @@ def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal,
             else:
                 unresolved += 1
         if fresh:
-            mark = np.zeros(g.n, dtype=bool)
+            # good is closed under predecessors: searching from it too reads only the
+            # edges of the states not good yet
+            mark = good.copy()
             mark[fresh] = True
-            good |= g.backward(mark)
+            good = g.backward(mark)
     if bad:
         i = min(bad)  # BFS order: the shortest prefix
         path, acts = ex.path_to(i)
