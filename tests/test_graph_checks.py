@@ -282,3 +282,42 @@ def test_strong_components_with_repeated_targets_match_networkx():
         assert len(set(got.tolist())) == len(want)
         for comp in want:
             assert len({int(got[u]) for u in comp}) == 1
+
+
+def _components_by_scipys_conversion(indptr, dst):
+    """The components the way the fair check took them before: scipy's own conversion
+    of a matrix of 8-bit weights to its canonical form."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+    n = len(indptr) - 1
+    m = csr_matrix((np.ones(len(dst), dtype=np.int8), dst, indptr), shape=(n, n))
+    return connected_components(m, directed=True, connection="strong")[1]
+
+
+def _same_partition(a, b):
+    import numpy as np
+    pairs = np.unique(np.stack([a, b]), axis=1)  # each label of a meets one of b
+    return len(pairs[0]) == len(np.unique(a)) == len(np.unique(b))
+
+
+def test_rows_made_canonical_a_slice_at_a_time_give_scipys_components(monkeypatch):
+    """The fair check's components come from rows it sorts and rids of repeats itself, a
+    slice at a time: the rows are scipy's canonical form (sorted, each target once) and
+    the components those of scipy's own conversion, with slices of a few edges (a slice
+    boundary inside every few rows) and of the default size."""
+    import numpy as np
+    from osf_check.explorer.graph import checks
+    rng = np.random.default_rng(11)
+    for step in (5, 1 << 22):
+        monkeypatch.setattr(checks, "_STEP", step)
+        for n, e in ((1, 0), (3, 9), (60, 200), (3_000, 12_000)):
+            indptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rng.integers(0, n, e), minlength=n), out=indptr[1:])
+            dst = rng.integers(0, max(1, n // 2), e).astype(np.int32)  # many repeats
+            ptr, tgt = checks._canonical(indptr, dst)
+            for u in range(n):
+                row = dst[indptr[u]:indptr[u + 1]]
+                assert tgt[ptr[u]:ptr[u + 1]].tolist() == sorted(set(row.tolist()))
+            assert _same_partition(checks.strong_components(indptr, dst),
+                                   _components_by_scipys_conversion(indptr, dst))

@@ -792,12 +792,14 @@ def strong_components(indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
 def _canonical(indptr: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The CSR ``indptr``, ``dst`` with each row's targets sorted and each once (scipy's
     canonical form), in 32-bit indices while they fit; rows a slice of about ``_STEP``
-    edges at a time, written into one array cut to size at the end.
+    edges at a time (scipy sorts and merges a copy of the slice in place), written into
+    one array cut to size at the end.
 
     >>> p, d = _canonical(np.array([0, 3, 3, 5]), np.array([2, 0, 2, 1, 1]))
     >>> p.tolist(), d.tolist()
     ([0, 2, 2, 3], [0, 2, 1])
     """
+    from scipy.sparse import csr_matrix
     n = len(indptr) - 1
     it = np.int32 if len(dst) < 2**31 - 1 and n < 2**31 - 1 else np.int64
     out = np.empty(len(dst), dtype=it)
@@ -807,17 +809,12 @@ def _canonical(indptr: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndar
         v = int(np.searchsorted(indptr, indptr[u] + _STEP, side="right")) - 1
         v = min(max(v, u + 1), n)
         e0, e1 = int(indptr[u]), int(indptr[v])
-        # a row and its target as one number: one sort orders the rows' targets
-        key = np.repeat(np.arange(v - u, dtype=np.int64), np.diff(indptr[u:v + 1]))
-        key <<= 32
-        key |= dst[e0:e1]
-        key.sort()
-        first = np.ones(len(key), dtype=bool)
-        first[1:] = key[1:] != key[:-1]
-        key = key[first]
-        out[at:at + len(key)] = key & 0xFFFFFFFF
-        ptr[u + 1:v + 1] = np.bincount(key >> 32, minlength=v - u)
-        at += len(key)
+        rows = csr_matrix((np.ones(e1 - e0, dtype=np.int8), dst[e0:e1].astype(it),
+                           (indptr[u:v + 1] - e0).astype(it)), shape=(v - u, n))
+        rows.sum_duplicates()  # (in place, on the copy: the caller reads dst again)
+        out[at:at + rows.nnz] = rows.indices[:rows.nnz]
+        ptr[u + 1:v + 1] = np.diff(rows.indptr)
+        at += rows.nnz
         u = v
     np.cumsum(ptr, out=ptr)
     out.resize(at, refcheck=False)
