@@ -57,7 +57,8 @@ class _Graph:
         n = ex.distinct
         self.n = n
         # BFS expands states in id order, so edges are already sorted by source; offsets
-        # in 32 bits while the edges fit, so that scipy keeps every index array at 32 bits
+        # in 32 bits while the edges fit, so that the ids and edge positions read from
+        # them (a search's frontier, its slices) are 32-bit too
         off, self.dst, self.act = ex.edges_by_source()
         self.off = off.astype(np.int32 if len(self.dst) < 2**31 - 1 else np.int64, copy=False)
         self.expanded = ex.expanded
