@@ -187,6 +187,45 @@ def test_the_backward_search_without_a_reverse_graph_finds_what_the_reverse_grap
     assert compared == 50
 
 
+@pytest.mark.parametrize("passes, rounds", [(8, 64), (1, 1), (2, 3)])
+def test_a_long_chain_is_finished_over_a_reverse_graph_of_what_is_left(monkeypatch, passes,
+                                                                        rounds):
+    """Marks travel one state a round along a chain (a counter's states, one a level):
+    the passes would cost a round per state over all the slice's edges, so after a few
+    passes or rounds the rest is searched over the reverse of the unmarked states'
+    edges.  Each way marks what the reverse graph marks, on chains and random graphs;
+    a chain of 200,000 states is finished in a number of passes, not one a state."""
+    import numpy as np
+    from osf_check.explorer.graph import checks
+    monkeypatch.setattr(checks, "_PASSES", passes)
+    monkeypatch.setattr(checks, "_ROUNDS", rounds)
+    rng = np.random.default_rng(5)
+    cases = []
+    for n in (2, 50, 3_000):  # a chain 0 -> 1 -> ... -> n-1, and one with back edges
+        cases.append(_csr(n, np.arange(n - 1), np.arange(1, n)))
+        src = np.concatenate([np.arange(n - 1), rng.integers(0, n, n)])
+        cases.append(_csr(n, src, np.concatenate([np.arange(1, n), rng.integers(0, n, n)])))
+    for r in cases:
+        g = checks._Graph.__new__(checks._Graph)
+        g.n, g.off, g.dst = r.n, r.off, r.dst
+        for share in (0.0, 0.001, 0.3):
+            mark = rng.random(r.n) < share
+            mark[-1] = True
+            assert np.array_equal(g.backward(mark), _backward_by_reverse_graph(g, mark))
+    n = 200_000
+    long = _csr(n, np.arange(n - 1), np.arange(1, n))
+    g = checks._Graph.__new__(checks._Graph)
+    g.n, g.off, g.dst = long.n, long.off, long.dst
+    rounds_run = []
+    rest = checks._Graph._backward_rest
+    monkeypatch.setattr(checks._Graph, "_backward_rest",
+                        lambda self, m, left: rounds_run.append(left.size) or rest(self, m, left))
+    mark = np.zeros(n, dtype=bool)
+    mark[-1] = True
+    assert g.backward(mark).all()
+    assert rounds_run and rounds_run[0] >= n - 1 - passes * rounds  # the rest took it
+
+
 def _fair_scc_by_hand(g, alive, fair_masks, sets):
     """The fair search's refinement written plainly (networkx, sets), for comparison:
     self-loops are stuttering steps (they neither enable nor take a fair set) and a

@@ -101,25 +101,37 @@ class _Graph:
         and more while it is built: on graph-relay's complete run it made the peak.
         The states left are read from the highest id down, where BFS ids put most
         successors, so that most marks travel a whole path in one pass; a pass reads
-        only the edges of states not yet marked."""
+        only the edges of states not yet marked.
+
+        A graph whose marks travel a few states a round (a long chain: a counter's
+        states, one a level) would cost a round per state over the slice's edges:
+        after :data:`_PASSES` passes, or a slice that needs more than
+        :data:`_ROUNDS` rounds, what is left is searched over a reverse graph of the
+        unmarked states' edges only (:meth:`_backward_rest`)."""
         mark = mark.copy()
         if not mark.any():  # (a complete run's cut-off states: none)
             return mark
         left = np.flatnonzero(~mark).astype(self.off.dtype)
-        while left.size and self._pull(mark, left):
+        for _ in range(_PASSES):
+            changed, cut = self._pull(mark, left)
             left = left[~mark[left]]
-        return mark
+            if not (changed and left.size):
+                return mark
+            if cut:
+                break
+        return self._backward_rest(mark, left)
 
-    def _pull(self, mark: np.ndarray, left: np.ndarray) -> bool:
+    def _pull(self, mark: np.ndarray, left: np.ndarray) -> tuple[bool, bool]:
         """One pass of :meth:`backward` over the states ``left`` (sorted), a slice of
         their edges at a time from the highest ids down; within a slice, until it
-        marks nothing more (a path inside it).  Whether it marked a state."""
-        changed = False
+        marks nothing more (a path inside it) or :data:`_ROUNDS` rounds.  Whether it
+        marked a state, and whether a slice was cut short."""
+        changed = cut = False
         for u, v, lens, idx in _slices(self.off, left, len(self.dst), backwards=True):
             d = self.dst[idx]
             del idx
             src = np.repeat(left[u:v], lens)
-            while d.size:
+            for _ in range(_ROUNDS):
                 hit = mark[d]
                 if not hit.any():
                     break
@@ -127,7 +139,33 @@ class _Graph:
                 changed = True
                 keep = ~mark[src]  # the edges of states still unmarked
                 d, src = d[keep], src[keep]
-        return changed
+                if not d.size:
+                    break
+            else:
+                cut = True
+        return changed, cut
+
+    def _backward_rest(self, mark: np.ndarray, left: np.ndarray) -> np.ndarray:
+        """Finish :meth:`backward` breadth-first over the reverse of the edges out of
+        the states ``left`` (the unmarked ones): a level of predecessors at a time,
+        each found by a binary search in the edges sorted by target."""
+        lens = (self.off[1:][left] - self.off[left]).astype(np.int64)
+        idx = _run_indices(self.off[left].astype(np.int64), lens, int(lens.sum()))
+        dst = self.dst[idx]
+        src = np.repeat(left, lens)
+        del idx, lens
+        order = np.argsort(dst, kind="stable")
+        dst, src = dst[order], src[order]
+        del order
+        frontier = np.unique(dst[mark[dst]])
+        while frontier.size:
+            a = np.searchsorted(dst, frontier, side="left")
+            b = np.searchsorted(dst, frontier, side="right")
+            preds = src[_run_indices(a, b - a, int((b - a).sum()))]
+            preds = np.unique(preds[~mark[preds]])
+            mark[preds] = True
+            frontier = preds
+        return mark
 
     def forward(self, seeds: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, list]:
         """Every state reachable from a seed through states of ``region`` (the seeds, in
@@ -587,6 +625,11 @@ class _Fairness:
 #: edge's fair-set column, masks: about 20 bytes an edge) stay near 100 MB however
 #: large the graph; at 1 << 24 they were 0.5 GB, on top of the alive subgraph
 _STEP = 1 << 22
+#: passes of the backward search over the forward edges before what is left is searched
+#: over a reverse graph of its own edges (graph-relay's reach goals take 4 or 5)
+_PASSES = 8
+#: rounds within one slice of a pass before the pass is cut short
+_ROUNDS = 64
 
 
 def _fairness(g: _Graph, sets: Sequence) -> _Fairness:
