@@ -126,20 +126,104 @@ def test_histogram_and_counts_are_consistent():
     assert ex.depth_reached == 4
 
 
-def test_the_reverse_graph_lists_each_states_predecessors_in_source_order():
-    """The reverse CSR (scipy's counting sort) equals a stable sort of the edges by target."""
+def _backward_by_reverse_graph(g, mark):
+    """Backward reachability the way the reach checks did it before: a breadth-first
+    search over the reverse graph (scipy's CSR-to-CSC conversion)."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    rev = csr_matrix((np.ones(len(g.dst), dtype=np.int8), g.dst, g.off),
+                     shape=(g.n, g.n)).tocsc()
+    mark = mark.copy()
+    frontier = np.flatnonzero(mark)
+    while frontier.size:
+        preds = np.concatenate([rev.indices[rev.indptr[u]:rev.indptr[u + 1]]
+                                for u in frontier.tolist()] + [np.zeros(0, np.int32)])
+        preds = np.unique(preds[~mark[preds]])
+        mark[preds] = True
+        frontier = preds
+    return mark
+
+
+def _csr(n, src, dst):
+    import numpy as np
+    from types import SimpleNamespace
+    o = np.argsort(src, kind="stable")
+    off = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(src, minlength=n), out=off[1:])
+    return SimpleNamespace(n=n, off=off, dst=dst[o].astype(np.int32))
+
+
+def test_the_backward_search_without_a_reverse_graph_finds_what_the_reverse_graph_did(
+        monkeypatch):
+    """The reach checks' backward search reads the forward edges in passes (no reverse
+    graph): the states it marks are those a search over the reverse graph marks, on
+    random graphs (slices of a few edges, so that a pass spans many) and on a model's
+    graph, for goals of every size."""
     import numpy as np
     from osf_check.explorer.check import prepare
-    from osf_check.explorer.graph.checks import _Graph
+    from osf_check.explorer.graph import checks
     from osf_check.explorer.vector.search import vector_bfs
+    rng = np.random.default_rng(3)
+    graphs = []
+    for n, e in ((1, 0), (30, 20), (500, 700), (2_000, 4_000)):
+        graphs.append(_csr(n, rng.integers(0, n, e), rng.integers(0, n, e)))
     m, chosen, _ = prepare("graph-relay", params={"intents": 1})
-    ex = vector_bfs(m, chosen, depth=8, keep_graph=True)
-    g, src = _Graph(ex), ex.edges[0]
-    order = np.argsort(g.dst, kind="stable")
-    assert len(src) > 5_000
-    rsrc, roff = g.reverse()
-    assert np.array_equal(rsrc, src[order])
-    assert np.array_equal(roff, np.searchsorted(g.dst[order], np.arange(g.n + 1)))
+    graphs.append(checks._Graph(vector_bfs(m, chosen, depth=9, keep_graph=True)))
+    assert graphs[-1].n > 4_000
+    compared = 0
+    for step in (1 << 22, 7):  # (7: a slice of a few edges)
+        monkeypatch.setattr(checks, "_STEP", step)
+        monkeypatch.setattr(checks, "_IDS", 1 << 20 if step > 7 else 50)
+        for r in graphs:
+            g = checks._Graph.__new__(checks._Graph)
+            g.n, g.off, g.dst = r.n, r.off, r.dst
+            for share in (0.0, 0.001, 0.05, 0.5, 1.0):
+                mark = rng.random(r.n) < share
+                before = mark.copy()
+                got = g.backward(mark)
+                assert np.array_equal(got, _backward_by_reverse_graph(g, mark))
+                assert np.array_equal(mark, before)  # the caller's marks left as they were
+                compared += 1
+    assert compared == 50
+
+
+@pytest.mark.parametrize("passes, rounds", [(8, 64), (1, 1), (2, 3)])
+def test_a_long_chain_is_finished_over_a_reverse_graph_of_what_is_left(monkeypatch, passes,
+                                                                        rounds):
+    """Marks travel one state a round along a chain (a counter's states, one a level):
+    the passes would cost a round per state over all the slice's edges, so after a few
+    passes or rounds the rest is searched over the reverse of the unmarked states'
+    edges.  Each way marks what the reverse graph marks, on chains and random graphs;
+    a chain of 200,000 states is finished in a number of passes, not one a state."""
+    import numpy as np
+    from osf_check.explorer.graph import checks
+    monkeypatch.setattr(checks, "_PASSES", passes)
+    monkeypatch.setattr(checks, "_ROUNDS", rounds)
+    rng = np.random.default_rng(5)
+    cases = []
+    for n in (2, 50, 3_000):  # a chain 0 -> 1 -> ... -> n-1, and one with back edges
+        cases.append(_csr(n, np.arange(n - 1), np.arange(1, n)))
+        src = np.concatenate([np.arange(n - 1), rng.integers(0, n, n)])
+        cases.append(_csr(n, src, np.concatenate([np.arange(1, n), rng.integers(0, n, n)])))
+    for r in cases:
+        g = checks._Graph.__new__(checks._Graph)
+        g.n, g.off, g.dst = r.n, r.off, r.dst
+        for share in (0.0, 0.001, 0.3):
+            mark = rng.random(r.n) < share
+            mark[-1] = True
+            assert np.array_equal(g.backward(mark), _backward_by_reverse_graph(g, mark))
+    n = 200_000
+    long = _csr(n, np.arange(n - 1), np.arange(1, n))
+    g = checks._Graph.__new__(checks._Graph)
+    g.n, g.off, g.dst = long.n, long.off, long.dst
+    rounds_run = []
+    rest = checks._Graph._backward_rest
+    monkeypatch.setattr(checks._Graph, "_backward_rest",
+                        lambda self, m, left: rounds_run.append(left.size) or rest(self, m, left))
+    mark = np.zeros(n, dtype=bool)
+    mark[-1] = True
+    assert g.backward(mark).all()
+    assert rounds_run and rounds_run[0] >= n - 1 - passes * rounds  # the rest took it
 
 
 def _fair_scc_by_hand(g, alive, fair_masks, sets):
@@ -237,3 +321,42 @@ def test_strong_components_with_repeated_targets_match_networkx():
         assert len(set(got.tolist())) == len(want)
         for comp in want:
             assert len({int(got[u]) for u in comp}) == 1
+
+
+def _components_by_scipys_conversion(indptr, dst):
+    """The components the way the fair check took them before: scipy's own conversion
+    of a matrix of 8-bit weights to its canonical form."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+    n = len(indptr) - 1
+    m = csr_matrix((np.ones(len(dst), dtype=np.int8), dst, indptr), shape=(n, n))
+    return connected_components(m, directed=True, connection="strong")[1]
+
+
+def _same_partition(a, b):
+    import numpy as np
+    pairs = np.unique(np.stack([a, b]), axis=1)  # each label of a meets one of b
+    return len(pairs[0]) == len(np.unique(a)) == len(np.unique(b))
+
+
+def test_rows_made_canonical_a_slice_at_a_time_give_scipys_components(monkeypatch):
+    """The fair check's components come from rows it sorts and rids of repeats itself, a
+    slice at a time: the rows are scipy's canonical form (sorted, each target once) and
+    the components those of scipy's own conversion, with slices of a few edges (a slice
+    boundary inside every few rows) and of the default size."""
+    import numpy as np
+    from osf_check.explorer.graph import checks
+    rng = np.random.default_rng(11)
+    for step in (5, 1 << 22):
+        monkeypatch.setattr(checks, "_STEP", step)
+        for n, e in ((1, 0), (3, 9), (60, 200), (3_000, 12_000)):
+            indptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rng.integers(0, n, e), minlength=n), out=indptr[1:])
+            dst = rng.integers(0, max(1, n // 2), e).astype(np.int32)  # many repeats
+            ptr, tgt = checks._canonical(indptr, dst)
+            for u in range(n):
+                row = dst[indptr[u]:indptr[u + 1]]
+                assert tgt[ptr[u]:ptr[u + 1]].tolist() == sorted(set(row.tolist()))
+            assert _same_partition(checks.strong_components(indptr, dst),
+                                   _components_by_scipys_conversion(indptr, dst))

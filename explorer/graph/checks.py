@@ -57,10 +57,10 @@ class _Graph:
         n = ex.distinct
         self.n = n
         # BFS expands states in id order, so edges are already sorted by source; offsets
-        # in 32 bits while the edges fit, so that scipy keeps every index array at 32 bits
+        # in 32 bits while the edges fit, so that the ids and edge positions read from
+        # them (a search's frontier, its slices) are 32-bit too
         off, self.dst, self.act = ex.edges_by_source()
-        self.off = off.astype(np.int32 if len(self.dst) < 2**31 - 1 else np.int64)
-        self._reverse: tuple[np.ndarray, np.ndarray] | None = None  # built when first read
+        self.off = off.astype(np.int32 if len(self.dst) < 2**31 - 1 else np.int64, copy=False)
         self.expanded = ex.expanded
         self.ex = ex
         columns = getattr(ex, "columns", None)  # the vector engine's: no Python per state
@@ -70,6 +70,15 @@ class _Graph:
 
     def pred(self, e) -> np.ndarray:
         return np.broadcast_to(np.asarray(np_eval(e, self.cols, n=self.n), dtype=bool), (self.n,))
+
+    def forget_columns(self) -> None:
+        """Drop the slots decoded for the predicates so far, where they are decoded on
+        demand (the vector engine's :class:`~osf_check.explorer.store.layout.Columns`):
+        a goal's columns, a byte or two a state each, would stay under the next goal's
+        peak."""
+        forget = getattr(self.cols, "forget", None)
+        if forget is not None:
+            forget()
 
     def state(self, i: int) -> tuple:
         return self.ex.state(i)
@@ -83,37 +92,79 @@ class _Graph:
         """One more than the largest action on an edge (1 without edges)."""
         return int(self.act.max()) + 1 if len(self.act) else 1
 
-    def reverse(self) -> tuple[np.ndarray, np.ndarray]:
-        """The reverse graph as CSR: the predecessors of each state (``rsrc``, in source
-        order) and where each state's predecessors start (``roff``).  Only the reach
-        checks read it: built on the first call (or mapped, :func:`_parallel`)."""
-        if self._reverse is None:
-            # scipy's CSR-to-CSC conversion is a counting sort in C, not a sort of edges
-            from scipy.sparse import csr_matrix
-            n = self.n
-            # the matrix's values are never read: the actions serve (one byte an edge on
-            # most models), where a new array of ones cost a byte an edge more
-            rev = csr_matrix((self.act, self.dst.astype(self.off.dtype, copy=False), self.off),
-                             shape=(n, n)).tocsc()
-            self._reverse = (rev.indices, rev.indptr.astype(np.int64))
-        return self._reverse
-
     def backward(self, mark: np.ndarray) -> np.ndarray:
-        """Every state from which a marked state is reachable (marked ones included)."""
-        rsrc, roff = self.reverse()
+        """Every state from which a marked state is reachable (marked ones included).
+
+        Read from the forward edges, with no reverse graph: a state is marked once one
+        of its successors is, until a pass over the states left changes nothing (the
+        least fixpoint: backward reachability).  A reverse graph costs 4 bytes an edge
+        and more while it is built: on graph-relay's complete run it made the peak.
+        The states left are read from the highest id down, where BFS ids put most
+        successors, so that most marks travel a whole path in one pass; a pass reads
+        only the edges of states not yet marked.
+
+        A graph whose marks travel a few states a round (a long chain: a counter's
+        states, one a level) would cost a round per state over the slice's edges:
+        after :data:`_PASSES` passes, or a slice that needs more than
+        :data:`_ROUNDS` rounds, what is left is searched over a reverse graph of the
+        unmarked states' edges only (:meth:`_backward_rest`)."""
         mark = mark.copy()
-        frontier = np.flatnonzero(mark)
+        if not mark.any():  # (a complete run's cut-off states: none)
+            return mark
+        left = np.flatnonzero(~mark).astype(self.off.dtype)
+        for _ in range(_PASSES):
+            changed, cut = self._pull(mark, left)
+            left = left[~mark[left]]
+            if not (changed and left.size):
+                return mark
+            if cut:
+                break
+        return self._backward_rest(mark, left)
+
+    def _pull(self, mark: np.ndarray, left: np.ndarray) -> tuple[bool, bool]:
+        """One pass of :meth:`backward` over the states ``left`` (sorted), a slice of
+        their edges at a time from the highest ids down; within a slice, until it
+        marks nothing more (a path inside it) or :data:`_ROUNDS` rounds.  Whether it
+        marked a state, and whether a slice was cut short."""
+        changed = cut = False
+        for u, v, lens, idx in _slices(self.off, left, len(self.dst), backwards=True):
+            d = self.dst[idx]
+            del idx
+            src = np.repeat(left[u:v], lens)
+            for _ in range(_ROUNDS):
+                hit = mark[d]
+                if not hit.any():
+                    break
+                mark[src[hit]] = True
+                changed = True
+                keep = ~mark[src]  # the edges of states still unmarked
+                d, src = d[keep], src[keep]
+                if not d.size:
+                    break
+            else:
+                cut = True
+        return changed, cut
+
+    def _backward_rest(self, mark: np.ndarray, left: np.ndarray) -> np.ndarray:
+        """Finish :meth:`backward` breadth-first over the reverse of the edges out of
+        the states ``left`` (the unmarked ones): a level of predecessors at a time,
+        each found by a binary search in the edges sorted by target."""
+        lens = (self.off[1:][left] - self.off[left]).astype(np.int64)
+        idx = _run_indices(self.off[left].astype(np.int64), lens, int(lens.sum()))
+        dst = self.dst[idx]
+        src = np.repeat(left, lens)
+        del idx, lens
+        order = np.argsort(dst, kind="stable")
+        dst, src = dst[order], src[order]
+        del order
+        frontier = np.unique(dst[mark[dst]])
         while frontier.size:
-            # the frontier's predecessors read from the reverse CSR a slice at a time: a
-            # frontier of millions of goal states has a predecessor list of gigabytes
-            fresh = np.zeros(self.n, dtype=bool)  # a bitmap keeps each state once
-            for _, _, _, idx in _slices(roff, frontier, len(rsrc)):
-                preds = rsrc[idx]
-                del idx
-                preds = preds[~mark[preds]]
-                mark[preds] = True
-                fresh[preds] = True
-            frontier = np.flatnonzero(fresh)
+            a = np.searchsorted(dst, frontier, side="left")
+            b = np.searchsorted(dst, frontier, side="right")
+            preds = src[_run_indices(a, b - a, int((b - a).sum()))]
+            preds = np.unique(preds[~mark[preds]])
+            mark[preds] = True
+            frontier = preds
         return mark
 
     def forward(self, seeds: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, list]:
@@ -122,7 +173,8 @@ class _Graph:
         (sorted), a parent of each and the action of that step (for a path back)."""
         open_ = region & ~seeds  # where the search may still go: one gather per edge
         levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        frontier = np.flatnonzero(seeds)
+        # ids in the offsets' type (32 bits while they fit): the levels keep a parent each
+        frontier = np.flatnonzero(seeds).astype(self.off.dtype)
         while frontier.size:
             got = []
             # a slice at a time; a state reached in an earlier slice is taken from there:
@@ -219,10 +271,6 @@ def _goal(g: _Graph, ex: Exploration, ext: "_Extension", p: Property, kind: str,
     # but kept for reuse; this goal's arrays are of other sizes, and the memory kept
     # would add to its resident peak
     give_back_freed()
-    if kind != "reach":
-        # the fair search never reads the reverse graph (4 bytes an edge), and its own
-        # subgraphs are the run's peak: a later reach goal builds it again (seconds)
-        g._reverse = None
     res = _reach(g, ex, ext, p, goal, und) if kind == "reach" else _fair(g, ex, p, goal)
     return res, und[0], ex.violations[before:], time.perf_counter() - t0
 
@@ -232,51 +280,26 @@ _SHARED: tuple = ()
 
 
 def _one(i: int) -> tuple[str, int, list[Violation], float]:
-    g, ex, ext, jobs, room = _SHARED
+    g, ex, ext, jobs = _SHARED
     p, c, goal = jobs[i]
-    if c.kind == "reach" and g._reverse is None:  # built by another process: mapped
-        g._reverse = tuple(np.load(room / f"{k}.npy", mmap_mode="r") for k in ("rsrc", "roff"))
     return _goal(g, ex, ext, p, c.kind, goal)
 
 
-def _build_reverse() -> bool:
-    """The reverse graph, built once, into files the reach checkers map."""
-    g, room = _SHARED[0], _SHARED[4]
-    for k, a in zip(("rsrc", "roff"), g.reverse()):
-        np.save(room / f"{k}.npy", a)
-    g._reverse = None  # this process maps the files too if it checks a reach goal
-    return True
-
-
 def _parallel(g: _Graph, ex: Exploration, ext: "_Extension", jobs: list, workers: int):
-    """Each goal's :func:`_goal` in forked processes, yielded in ``jobs``' order.
-
-    The fair goals go first, they take longest; the reverse graph, which only the reach
-    goals read, is built meanwhile in a process of its own (the second, so that the
-    first fair goal starts at once), and the reach goals are handed out once it is
-    there."""
+    """Each goal's :func:`_goal` in forked processes, yielded in ``jobs``' order; the
+    fair goals are handed out first, they take longest."""
     import multiprocessing as mp
-    import shutil
-    import tempfile
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
-    from pathlib import Path
 
-    from osf_check.scratch import memory_dir
     global _SHARED
-    room = Path(tempfile.mkdtemp(prefix="osf-check-graph-", dir=memory_dir()))
-    _SHARED = (g, ex, ext, jobs, room)
+    _SHARED = (g, ex, ext, jobs)
     fair = [i for i, j in enumerate(jobs) if j[1].kind == "fair"]
     reach = [i for i, j in enumerate(jobs) if j[1].kind != "fair"]
     try:
-        with ProcessPoolExecutor(min(workers, len(jobs) + 1),
+        with ProcessPoolExecutor(min(workers, len(jobs)),
                                  mp_context=mp.get_context("fork")) as pool:
-            futures = {i: pool.submit(_one, i) for i in fair[:1]}
-            built = pool.submit(_build_reverse) if reach and g._reverse is None else None
-            futures.update({i: pool.submit(_one, i) for i in fair[1:]})
-            if built is not None:
-                built.result()
-            futures.update({i: pool.submit(_one, i) for i in reach})
+            futures = {i: pool.submit(_one, i) for i in fair + reach}
             for i in range(len(jobs)):
                 yield futures[i].result()
     except BrokenProcessPool:
@@ -284,7 +307,6 @@ def _parallel(g: _Graph, ex: Exploration, ext: "_Extension", jobs: list, workers
                          "memory?)") from None
     finally:
         _SHARED = ()
-        shutil.rmtree(room, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------
@@ -384,7 +406,10 @@ class _Extension:
 def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal,
            rep_undecided: list[int]) -> str:
     prem_m = g.pred(goal.premise)
-    good = g.backward(g.pred(goal.goal))
+    goal_m = g.pred(goal.goal)
+    g.forget_columns()  # (an extension's search reads states, not columns)
+    good = g.backward(goal_m)
+    del goal_m
     unexp = np.zeros(g.n, dtype=bool)
     unexp[g.expanded:] = True
     cut = g.backward(unexp)  # futures that run into the bound
@@ -414,9 +439,11 @@ def _reach(g: _Graph, ex: Exploration, ext: _Extension, p: Property, goal: Goal,
             else:
                 unresolved += 1
         if fresh:
-            mark = np.zeros(g.n, dtype=bool)
+            # good is closed under predecessors: searching from it too reads only the
+            # edges of the states not good yet
+            mark = good.copy()
             mark[fresh] = True
-            good |= g.backward(mark)
+            good = g.backward(mark)
     if bad:
         i = min(bad)  # BFS order: the shortest prefix
         path, acts = ex.path_to(i)
@@ -482,6 +509,7 @@ def _fair(g: _Graph, ex: Exploration, p: Property, goal: Goal) -> str:
     f = _fairness(g, sets)
     conds = [e for _, e in model.fair_states] + extra
     masks = [g.pred(e) for e in conds]
+    g.forget_columns()  # every predicate of the goal is read: its columns are not
     comp = _find_fair_scc(g, inside, masks, f, stutter=True)
     if isinstance(comp, int):
         stop = comp
@@ -597,6 +625,11 @@ class _Fairness:
 #: edge's fair-set column, masks: about 20 bytes an edge) stay near 100 MB however
 #: large the graph; at 1 << 24 they were 0.5 GB, on top of the alive subgraph
 _STEP = 1 << 22
+#: passes of the backward search over the forward edges before what is left is searched
+#: over a reverse graph of its own edges (graph-relay's reach goals take 4 or 5)
+_PASSES = 8
+#: rounds within one slice of a pass before the pass is cut short
+_ROUNDS = 64
 
 
 def _fairness(g: _Graph, sets: Sequence) -> _Fairness:
@@ -635,23 +668,43 @@ def _out_edges(g: _Graph, ids: np.ndarray):
     return _slices(g.off, ids, len(g.dst))
 
 
-def _slices(off: np.ndarray, ids: np.ndarray, edges: int):
+#: states per block of :func:`_slices`: their edges' starts and counts are read a block
+#: at a time, not for every state asked for at once (a frontier or the alive states are
+#: millions: 20 bytes a state of temporaries beside the slices)
+_IDS = 1 << 20
+
+
+def _slices(off: np.ndarray, ids: np.ndarray, edges: int, backwards: bool = False):
     """The edges of states ``ids`` in the CSR whose rows start at ``off`` (``edges`` in
     all), in blocks of about ``_STEP`` edges: for each block, the range ``u, v`` of
     ``ids`` it covers, each of those states' edge count and its edges' positions (a
-    state's edges together, in ``ids``' order)."""
+    state's edges together, in ``ids``' order).  With ``backwards``, the blocks come
+    from the last one to the first."""
     # positions in 32 bits while the edges fit: the largest temporary of a slice
     it = np.int32 if edges < 2**31 - 1 else np.int64
-    starts = off[ids].astype(it)
-    deg = off[ids + 1].astype(it) - starts
-    ends = np.cumsum(deg)  # edges of ids[:u+1], over the states asked for
-    u, k = 0, len(ids)
+    k = len(ids)
+    firsts = range(0, k, _IDS)
+    for b0 in reversed(firsts) if backwards else firsts:
+        b1 = min(b0 + _IDS, k)
+        starts = off[ids[b0:b1]].astype(it)
+        deg = off[1:][ids[b0:b1]].astype(it) - starts
+        cuts = _cuts(deg)
+        pairs = list(zip(cuts, cuts[1:]))
+        for u, v in reversed(pairs) if backwards else pairs:
+            d = deg[u:v]
+            yield b0 + u, b0 + v, d, _run_indices(starts[u:v], d, int(d.sum()))
+
+
+def _cuts(deg: np.ndarray) -> list[int]:
+    """Where blocks of about ``_STEP`` edges start among states of degrees ``deg`` (and
+    the end); a state with more edges is a block of its own."""
+    ends = np.cumsum(deg, dtype=np.int64)  # edges of the first u + 1 states
+    cuts, u, k = [0], 0, len(deg)
     while u < k:
         v = int(np.searchsorted(ends, (ends[u - 1] if u else 0) + _STEP, side="right"))
-        v = min(max(v, u + 1), k)
-        d = deg[u:v]
-        yield u, v, d, _run_indices(starts[u:v], d, int(d.sum()))
-        u = v
+        u = min(max(v, u + 1), k)
+        cuts.append(u)
+    return cuts
 
 
 def _run_indices(starts: np.ndarray, lens: np.ndarray, total: int) -> np.ndarray:
@@ -760,11 +813,13 @@ def strong_components(indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
     whose CSR rows are ``indptr``, ``dst``; rows may repeat a target (two actions to one
     state) and are not sorted.
 
-    The weights are 8-bit on purpose: scipy then converts the matrix to its canonical
-    form (repeats summed) before its search, which it needs; given float64 weights it
-    uses the rows as they are, and with a repeated target its components came out wrong
-    or its search never ended
-    (scipy 1.17, found while trying to skip that copy; a test keeps this in check).
+    scipy's search needs each row's targets sorted and each once: given 8-bit weights
+    it converts the matrix to that form itself, with a copy of the targets and weights
+    of 8 bytes an edge; given float64 weights it uses the rows as they are, and with a
+    repeated target its components came out wrong or its search never ended (scipy
+    1.17; a test keeps this in check).  So the rows are put in that form here, a slice
+    at a time (:func:`_canonical`), and the weights, never read, are one float64 seen
+    at every edge (no memory): 4 bytes an edge where scipy's conversion took 13.
 
     >>> strong_components(np.array([0, 2, 3, 3]), np.array([1, 1, 0])).tolist()[:2]
     [0, 0]
@@ -772,8 +827,42 @@ def strong_components(indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
     n = len(indptr) - 1
-    m = csr_matrix((np.ones(len(dst), dtype=np.int8), dst, indptr), shape=(n, n))
+    ptr, tgt = _canonical(indptr, dst)
+    ones = np.broadcast_to(np.float64(1), tgt.shape)
+    m = csr_matrix((ones, tgt, ptr), shape=(n, n))
     return connected_components(m, directed=True, connection="strong")[1]
+
+
+def _canonical(indptr: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR ``indptr``, ``dst`` with each row's targets sorted and each once (scipy's
+    canonical form), in 32-bit indices while they fit; rows a slice of about ``_STEP``
+    edges at a time (scipy sorts and merges a copy of the slice in place), written into
+    one array cut to size at the end.
+
+    >>> p, d = _canonical(np.array([0, 3, 3, 5]), np.array([2, 0, 2, 1, 1]))
+    >>> p.tolist(), d.tolist()
+    ([0, 2, 2, 3], [0, 2, 1])
+    """
+    from scipy.sparse import csr_matrix
+    n = len(indptr) - 1
+    it = np.int32 if len(dst) < 2**31 - 1 and n < 2**31 - 1 else np.int64
+    out = np.empty(len(dst), dtype=it)
+    ptr = np.zeros(n + 1, dtype=it)
+    at, u = 0, 0
+    while u < n:
+        v = int(np.searchsorted(indptr, indptr[u] + _STEP, side="right")) - 1
+        v = min(max(v, u + 1), n)
+        e0, e1 = int(indptr[u]), int(indptr[v])
+        rows = csr_matrix((np.ones(e1 - e0, dtype=np.int8), dst[e0:e1].astype(it),
+                           (indptr[u:v + 1] - e0).astype(it)), shape=(v - u, n))
+        rows.sum_duplicates()  # (in place, on the copy: the caller reads dst again)
+        out[at:at + rows.nnz] = rows.indices[:rows.nnz]
+        ptr[u + 1:v + 1] = np.diff(rows.indptr)
+        at += rows.nnz
+        u = v
+    np.cumsum(ptr, out=ptr)
+    out.resize(at, refcheck=False)
+    return ptr, out
 
 
 def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
@@ -794,46 +883,59 @@ def _find_fair_scc(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray],
     returns the first one's id (an int) if there is one: the edges are read once for
     both."""
     while alive.any():
-        s = _alive_csr(g, alive, f)
-        if stutter:
-            free = ~s.fair_moves
-            for fm in fair_masks:
-                free &= fm[s.ids]
-            if free.any():
-                return int(s.ids[np.argmax(free)])
-            stutter = False
-        label = strong_components(s.indptr, s.dst)
-        sizes = np.bincount(label)
-        nc = len(sizes)
-        taken = _taken_inside(s.indptr, s.dst, s.act, label, f, nc)
-        real = sizes > 1  # a cycle of moving steps
-        # states enabling a strongly fair set their component never takes inside
-        bad = np.zeros(len(label), dtype=bool)
-        bad[s.strong_src[~get_bits(taken, label[s.strong_src].astype(np.int64) * f.nf
-                                   + s.strong_col)]] = True
-        bad &= real[label]
-        comp_ok = real.copy()
-        for fm in fair_masks:
-            has = np.zeros(nc, dtype=bool)
-            has[label[fm[s.ids]]] = True
-            comp_ok &= has
-        for c, en in s.weak_en.items():
-            everywhere = np.bincount(label[en], minlength=nc) >= sizes
-            took = get_bits(taken, np.arange(nc, dtype=np.int64) * f.nf + c)
-            comp_ok &= ~(everywhere & ~took)
-        # components whose states are all good and meet the state conditions are fair
-        bad_comp = np.zeros(nc, dtype=bool)
-        bad_comp[label[bad]] = True
-        hit = np.flatnonzero((comp_ok & ~bad_comp)[label])
-        if hit.size:  # ids are in id order: the first hit has the smallest id
-            return s.ids[label == label[hit[0]]]
-        if not bad.any():
-            return None
-        # drop the bad states, and whole components that are no cycle or miss a fair-state
-        # condition or a weakly fair set (their parts would miss it too)
-        alive = np.zeros(g.n, dtype=bool)
-        alive[s.ids[~bad & real[label] & comp_ok[label]]] = True
+        give_back_freed()  # the last round's slices: not resident under this one's
+        found, got = _fair_round(g, alive, fair_masks, f, stutter)
+        if found:
+            return got
+        alive, stutter = got, False
     return None
+
+
+def _fair_round(g: _Graph, alive: np.ndarray, fair_masks: list[np.ndarray], f: _Fairness,
+                stutter: bool) -> tuple[bool, Any]:
+    """One round of :func:`_find_fair_scc` on the states ``alive``: ``(True, its
+    result)``, or ``(False, the states alive in the next round)``.  Its subgraph goes
+    as it returns: the next round's would otherwise be built beside it."""
+    s = _alive_csr(g, alive, f)
+    if stutter:
+        free = ~s.fair_moves
+        for fm in fair_masks:
+            free &= fm[s.ids]
+        if free.any():
+            return True, int(s.ids[np.argmax(free)])
+    give_back_freed()  # the subgraph's slices, before scipy's arrays
+    label = strong_components(s.indptr, s.dst)
+    sizes = np.bincount(label)
+    nc = len(sizes)
+    taken = _taken_inside(s.indptr, s.dst, s.act, label, f, nc)
+    real = sizes > 1  # a cycle of moving steps
+    # states enabling a strongly fair set their component never takes inside
+    bad = np.zeros(len(label), dtype=bool)
+    bad[s.strong_src[~get_bits(taken, label[s.strong_src].astype(np.int64) * f.nf
+                               + s.strong_col)]] = True
+    bad &= real[label]
+    comp_ok = real.copy()
+    for fm in fair_masks:
+        has = np.zeros(nc, dtype=bool)
+        has[label[fm[s.ids]]] = True
+        comp_ok &= has
+    for c, en in s.weak_en.items():
+        everywhere = np.bincount(label[en], minlength=nc) >= sizes
+        took = get_bits(taken, np.arange(nc, dtype=np.int64) * f.nf + c)
+        comp_ok &= ~(everywhere & ~took)
+    # components whose states are all good and meet the state conditions are fair
+    bad_comp = np.zeros(nc, dtype=bool)
+    bad_comp[label[bad]] = True
+    hit = np.flatnonzero((comp_ok & ~bad_comp)[label])
+    if hit.size:  # ids are in id order: the first hit has the smallest id
+        return True, s.ids[label == label[hit[0]]]
+    if not bad.any():
+        return True, None
+    # drop the bad states, and whole components that are no cycle or miss a fair-state
+    # condition or a weakly fair set (their parts would miss it too)
+    alive = np.zeros(g.n, dtype=bool)
+    alive[s.ids[~bad & real[label] & comp_ok[label]]] = True
+    return False, alive
 
 
 def _lasso(S: nx.DiGraph, comp: set[int], g: _Graph, fair_states, sets, states, entry: int):

@@ -15,31 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .allocator import give_back_freed
-from .levels import LevelStore, first_inverse, runs, sortable
+from .levels import LevelStore, cat_free, first_inverse, runs, sortable
 
 if TYPE_CHECKING:
     from .spill import Spill
 
 __all__ = ["EdgeLog", "cat_free"]
-
-_EMPTY = np.zeros(0, dtype=np.int8)
-
-
-def cat_free(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-    """The pieces end to end, each released once copied: the peak is the result plus one
-    piece, not twice the edges."""
-    out = np.empty(sum(len(p) for p in parts), dtype=dtype)
-    at = 0
-    for i, p in enumerate(parts):
-        out[at:at + len(p)] = p
-        at += len(p)
-        parts[i] = _EMPTY  # not p[:0]: a view would keep p's memory
-        del p
-        give_back_freed()  # a chunk's pieces come from the heap (see there)
-    parts.clear()
-    return out
-
 
 class EdgeLog:
     """Every edge of the search; one part of a level at a time."""

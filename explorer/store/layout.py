@@ -192,3 +192,7 @@ class Columns(Sequence[np.ndarray]):
         if c is None:
             c = self.got[i] = self.lay.column(self.keys, i, self.lay.dtypes[i])
         return c
+
+    def forget(self) -> None:
+        """Drop the columns decoded so far (they are decoded again when read)."""
+        self.got.clear()

@@ -48,9 +48,33 @@ def sortable(keys: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(keys).view(np.dtype((np.void, 8 * keys.shape[1]))).ravel()
 
 
+_EMPTY = np.zeros(0, dtype=np.int8)
+
+
+def cat_free(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    """The pieces end to end, each released once copied: the peak is the result plus one
+    piece, not twice the pieces (pieces of a level come from the heap, which keeps
+    them once freed: given back as they go, :func:`.allocator.give_back_freed`)."""
+    tail = parts[0].shape[1:] if parts else ()
+    out = np.empty((sum(len(p) for p in parts),) + tail, dtype=dtype)
+    at = 0
+    for i, p in enumerate(parts):
+        out[at:at + len(p)] = p
+        at += len(p)
+        parts[i] = _EMPTY  # not p[:0]: a view would keep p's memory
+        del p
+        give_back_freed()
+    parts.clear()
+    return out
+
+
 def rank(parent: np.ndarray, act: np.ndarray) -> np.ndarray:
-    """A candidate's (action, parent id) as one int64 that orders like the pair."""
-    return (act.astype(np.int64) << 32) + parent.astype(np.int64)
+    """A candidate's (action, parent id) as one int64 that orders like the pair (in
+    place: one int64 array, not one for each half and their sum)."""
+    r = act.astype(np.int64)
+    r <<= 32
+    r += parent
+    return r
 
 
 def runs(src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,29 +154,76 @@ def least_rows(sk: np.ndarray, parent: np.ndarray, via: np.ndarray) -> np.ndarra
     >>> least_rows(np.array([7, 3, 7, 3]), np.array([5, 9, 2, 4]), np.zeros(4)).tolist()
     [3, 2]
     """
-    return _least(sk, lambda o: rank(parent[o], via[o]), False)[1]
+    return _least(sk, lambda o: _rank_of(parent, via, o), False)[1]
+
+
+def _rank_of(parent: np.ndarray, via: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """:func:`rank` of the rows ``o``, a slice at a time (no gathered copy of the
+    parents and actions beside it)."""
+    r = np.empty(len(o), dtype=np.int64)
+    for lo in range(0, len(o), _ROWS):
+        rows = o[lo:lo + _ROWS]
+        r[lo:lo + _ROWS] = rank(parent[rows], via[rows])
+    return r
 
 
 def _least(sk: np.ndarray, ordered: Any, keys: bool) -> tuple[np.ndarray | None, np.ndarray]:
     """:func:`least`, with ``ordered(o)`` the order of the rows ``o``; the distinct keys
     only if ``keys``.  Each temporary is released as soon as it is read."""
     o = np.argsort(sk, kind="stable")
-    so = sk[o]
-    head = np.ones(len(o), dtype=bool)
-    head[1:] = so[1:] != so[:-1]
-    distinct = so[head] if keys else None
-    del so
+    head = _heads(sk, o)
+    distinct = sk[o[head]] if keys else None
     starts = np.flatnonzero(head)
     del head
+    if len(starts) < 2**31 - 1:
+        starts = starts.astype(np.int32)  # one for each distinct key
     r = ordered(o)
     if not len(r):
         return distinct, o
     # the winners are the rows at their key's least order: r less that least is 0
-    r -= np.repeat(np.minimum.reduceat(r, starts), np.diff(starts, append=len(r)))
+    _less_least(r, starts)
     del starts
     win = r == 0
     del r
     return distinct, o[win]
+
+
+#: rows of a level's candidates read at a time where a whole-level temporary is not
+#: needed: 8 to 16 bytes a row each, 16 MB or less
+_ROWS = 1 << 20
+
+
+def _heads(sk: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """Where a new key starts among ``sk`` taken in order ``o`` (True), the keys in
+    order read a slice at a time (all at once: 16 bytes a candidate of two-word keys).
+
+    >>> _heads(np.array([7, 3, 7, 3]), np.array([1, 3, 0, 2])).tolist()
+    [True, False, True, False]
+    """
+    head = np.ones(len(o), dtype=bool)
+    for lo in range(0, len(o), _ROWS):
+        so = sk[o[max(lo - 1, 0):lo + _ROWS]]  # (and the row before, if any)
+        head[max(lo, 1):lo + _ROWS] = so[1:] != so[:-1]
+    return head
+
+
+def _less_least(r: np.ndarray, starts: np.ndarray) -> None:
+    """Take from each run of ``r`` (runs start at ``starts``) the run's least value, in
+    place, a slice of runs at a time (each run's least repeated over the whole ``r``
+    would be 8 bytes a candidate more).
+
+    >>> r = np.array([5, 3, 9, 4, 4])
+    >>> _less_least(r, np.array([0, 2, 3]))
+    >>> r.tolist()
+    [2, 0, 0, 0, 0]
+    """
+    g = 0
+    while g < len(starts):
+        h = max(int(np.searchsorted(starts, starts[g] + _ROWS, side="right")), g + 1)
+        a, b = int(starts[g]), int(starts[h]) if h < len(starts) else len(r)
+        at = starts[g:h] - a
+        r[a:b] -= np.repeat(np.minimum.reduceat(r[a:b], at), np.diff(at, append=b - a))
+        g = h
 
 
 #: state ids and parent links are 32-bit numbers (int32): 4 bytes a state where 8 would
@@ -393,10 +464,8 @@ class LevelStore:
         Returns its first id."""
         if not keys or not sum(len(k) for k in keys):
             return self.total
-        allk = np.concatenate(keys)
-        par, act = np.concatenate(parent), np.concatenate(via)
-        for pieces in (keys, parent, via):  # the caller's pieces are no longer needed
-            pieces.clear()
+        # the caller's pieces are released as they are joined
+        allk, par, act = (cat_free(p, np.result_type(*p)) for p in (keys, parent, via))
         sel = least_rows(sortable(allk), par, act)
         if self.spill is not None:  # near the level's largest: measured for the budget
             self.spill.sample()
