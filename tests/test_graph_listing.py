@@ -160,7 +160,9 @@ def test_the_harness_compares_a_refusal_with_the_models(monkeypatch):
     assert fails(UNSHARED_START, LISTED) is None
     monkeypatch.setattr("osf_check.fuzz.graph_harness.GraphServer", _RemembersUnshared)
     why = fails(UNSHARED_START, LISTED)
-    assert why and "call" in why, why
+    assert why and "call[0]: the model refused, the implementation waiting" in why, why
+    # at listing=0 the harness lists the session for the call: the same bug goes unseen
+    assert fails(UNSHARED_START, {}) is None
 
 
 @pytest.mark.slow
