@@ -97,7 +97,7 @@ SPEC = ModelSpec(
         Param("projects", 1, 1, 2, "connected projects, each with one shared session; intent "
               "i starts runs of project i mod projects (2: A12's two projects apart is checked "
               "too; 1: only that a disabled project's command is not fetched)"),
-        # a setting, not a bound: 1 adds the server's list and the refusal (3.1 times the
+        # a setting, not a bound: 1 adds the server's list and the refusal (2.9 times the
         # default's states), so the default leaves them out
         Param("listing", 0, 0, 1, "1: the server keeps the session list the last syncs "
               "uploaded (listed or not, and the slug), refuses a start for an unlisted "
