@@ -18,7 +18,7 @@ from osf_check.models.graph_relay.vocab import CALL, EXEC, OUTCOME, PHASE, POST,
 from osf_check.relay.graph.agent import AgentRuns
 from osf_check.relay.graph.desktop import DesktopRelay
 from osf_check.relay.graph.payload import whole
-from osf_check.relay.graph.server import GraphServer, ToolError
+from osf_check.relay.graph.server import NOT_SHARED, GraphServer, ToolError
 
 from . import graph_inputs, mutants
 from .deadlines import CONTROL_POLL, RELAY_ROUND, GraphBook, Late
@@ -302,7 +302,12 @@ class GraphHarness(HarnessBase):
         # with its database) is shared, not copied
         srv = copy.deepcopy(self.server, {id(self.desktop): self.desktop})
         other = AGENTS[-1]
-        theirs = self._filed(call, srv, other)["command_id"]
+        try:
+            theirs = self._start(call, srv, other)["command_id"]
+        except ToolError as e:
+            if self.c.listing and str(e) == NOT_SHARED:
+                return  # a retry found the agent's run, the session is no longer listed
+            raise
         why = None
         if theirs in {r.command_id for r in self.server.runs}:
             why = f"answered with the run {theirs} another agent started"
@@ -316,13 +321,29 @@ class GraphHarness(HarnessBase):
                 f"property A1 violated by the implementation: agent {other}'s "
                 f"run_graph_session with the idempotency key agent {AGENTS[0]} used {why}")
 
+    def _start(self, call: dict[str, Any], srv: Any = None,
+               agent: int = AGENTS[0]) -> dict[str, Any]:
+        """The agent's start call on ``srv`` (the server): as it is at ``listing=1``, where
+        the model keeps the server's session list; through :meth:`_filed` at 0."""
+        srv = self.server if srv is None else srv
+        if self.c.listing:
+            return srv.run_graph_session(agent, dict(call))
+        return self._filed(call, srv, agent)
+
     def _filed(self, call: dict[str, Any], srv: Any = None,
-               agent: str = AGENTS[0]) -> dict[str, Any]:
-        """The agent's start call, filed as the model files it: under the session's current
-        slug and project whether or not a sync uploaded them since (the model has no
-        variable for the last upload).  The server is shown that view for this call only
-        and gets its own session list back, untouched: what a sync leaves there is the
-        server's, judged by A12 and never overwritten, so a stale list stays visible."""
+               agent: int = AGENTS[0]) -> dict[str, Any]:
+        """The agent's start call at ``listing=0``, filed as that model files it.
+
+        The model at ``listing=0`` has no variable for what the last sync uploaded: it
+        assumes that the server lists every project's session, under the session's
+        current slug, at every start call (as if a sync had uploaded it just before), so
+        that a new run is filed under the current slug and never refused.  The server is
+        shown that list for this call only and gets its own back, untouched: what a sync
+        leaves there is the server's, judged by A12 and never overwritten, so a stale list
+        stays visible.  Under that assumption a server that files a run under a slug of
+        its own making, or accepts a session no sync listed, goes unseen; ``listing=1``
+        models the list and calls the server as it is (:meth:`_start`), which sees both.
+        """
         srv = self.server if srv is None else srv
         own = srv.sessions
         srv.sessions = {session_of(p): {"slug": self.desktop.slug, "project_id": project_of(p)}
@@ -376,8 +397,11 @@ class GraphHarness(HarnessBase):
             call = {"graph_session_id": session_of(i % self.c.projects),
                     "idempotency_key": key, "arguments": self.arguments(i)}
             try:
-                ticket = self._filed(call)
+                ticket = self._start(call)
             except ToolError as e:
+                if self.c.listing and str(e) == NOT_SHARED:
+                    self.call[i] = "refused"  # the model decides whether it should be
+                    return out
                 raise Divergence(f"{inst.label}: the server refused the idempotency key "
                                  f"{key[:40]!r} ({graph_inputs.measure(key)}): {e} (000: 8 "
                                  f"to 128 characters)") from None
@@ -593,6 +617,8 @@ class GraphHarness(HarnessBase):
             "shared": int(self.desktop.shared), "proj": [],
             "cur_slug": self.slugs.index(self.desktop.slug),
         }
+        if c.listing:
+            st["listed"], st["up_slug"] = self._listing()
         if len(runs) > c.runs:
             raise Divergence(f"the implementation holds {len(runs)} runs where the model allows "
                              f"{c.runs}: more than one run for an idempotency key (A1)")
@@ -620,6 +646,26 @@ class GraphHarness(HarnessBase):
             net = self.net.get(run.command_id) if run else None
             st["post"].append(POST.names.index(net[0]) if net else POST.none)
         return self.flatten(st)
+
+    def _listing(self) -> tuple[list[int], list[int]]:
+        """The server's session list as the model's ``listed`` and ``up_slug``, read as an
+        agent reads it (list_graph_sessions): per project, its own session listed or not,
+        and the slug listed with it (0 while unlisted)."""
+        listed, slugs = [], []
+        for p in range(self.c.projects):
+            got = self.server.list_graph_sessions(project_of(p))["sessions"]
+            mine = [x for x in got if x.get("graph_session_id") == session_of(p)]
+            if len(got) > len(mine):
+                raise Divergence(f"list_graph_sessions({project_of(p)}) lists "
+                                 f"{[x.get('graph_session_id') for x in got]}: a session no "
+                                 f"sync of that project uploaded")
+            slug = mine[0].get("slug") if mine else None
+            if mine and slug not in self.slugs:
+                raise Divergence(f"list_graph_sessions({project_of(p)}) lists the session "
+                                 f"with the slug {slug!r}, which it never had")
+            listed.append(int(bool(mine)))
+            slugs.append(self.slugs.index(slug) if mine else 0)
+        return listed, slugs
 
     def restore(self, snap: Any) -> None:
         late = self.late  # what was tried stays tried, whatever state the tour goes back to

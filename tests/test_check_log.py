@@ -390,10 +390,11 @@ def test_a_refusal_at_a_bound_is_compared_with_the_right_models(monkeypatch, mut
     seed = REFUSED[mutant][0]
     res = _check(walk(model_for("graph-relay", mutant), mutant, seed=seed, steps=60).log,
                  mutant)
-    # then every other combination of the settings of few values (slugs, projects)
+    # then every other combination of the settings of few values (slugs, projects,
+    # listing): 3 * 2 * 2 less the one at hand
     assert res.verdict == "refused" and asked[:len(read)] == read
-    assert len(asked) == len(read) + 5 and all(set(a) == {"slugs", "projects"}
-                                               for a in asked[len(read):])
+    assert len(asked) == len(read) + 11 and all(set(a) == {"slugs", "projects", "listing"}
+                                                for a in asked[len(read):])
 
 
 def _count_convention_breaks(system: str, param: str, depth: int = 6) -> tuple[int, int]:

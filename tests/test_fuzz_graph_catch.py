@@ -59,10 +59,11 @@ def test_the_ci_profile_fuzzes_every_value_of_each_graph_parameter():
     spec = catalogue.spec("graph-relay")
     got = covered(configs.configurations(spec, {}, "ci"), spec)
     assert got == {"agents": {2, 3}, "intents": {1, 2, 3}, "retries": {0, 1, 2},
-                   "slugs": {1, 2, 3}, "projects": {1, 2}}
-    # one parameter moved at a time: nine runs, the defaults first
+                   "slugs": {1, 2, 3}, "projects": {1, 2}, "listing": {0, 1}}
+    # one parameter moved at a time: ten runs, the defaults first
     cfgs = configs.configurations(spec, {}, "ci")
-    assert cfgs[0] == {} and all(len(c) == 1 for c in cfgs[1:]) and len(cfgs) == 9
+    assert cfgs[0] == {} and all(len(c) == 1 for c in cfgs[1:]) and len(cfgs) == 10
+    assert {"listing": 1} in cfgs  # the model of the server's session list is fuzzed too
 
 
 def test_the_ci_profile_fuzzes_every_wire_workload_and_keeps_what_the_user_set():
@@ -75,7 +76,7 @@ def test_the_ci_profile_fuzzes_every_wire_workload_and_keeps_what_the_user_set()
 def test_the_nightly_profile_sweeps_combinations():
     spec = catalogue.spec("graph-relay")
     cfgs = configs.configurations(spec, {}, "nightly")
-    assert len(cfgs) == 2 * 3 * 3 * 3 * 2  # every combination (few enough)
+    assert len(cfgs) == 2 * 3 * 3 * 3 * 2 * 2  # every combination (few enough)
     wide = catalogue.spec("wire-relay")
     rows = configs.configurations(wide, {}, "nightly")
     # too many to run all: every pair of values of two parameters is run at least once

@@ -6,9 +6,9 @@ import { createInterface } from "node:readline";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DesktopRelay, GraphServer, NOT_FOUND, takeAnswer } from "./relay.mjs";
+import { DesktopRelay, GraphServer, NOT_FOUND, NOT_LISTED, takeAnswer } from "./relay.mjs";
 
-const CALL = ["idle", "waiting", "lost", "done"];
+const CALL = ["idle", "waiting", "lost", "done", "refused"];
 const OUTCOME = ["none", "completed", "failed", "cancelled"];
 const LATE = { get: "get_graph_run's answer", cancel: "cancel_graph_run's answer",
                post: "a completion POST", ack: "a completion's 2xx",
@@ -19,7 +19,7 @@ const projectOf = (p) => `proj_${p + 1}`;
 class World {
   constructor(params, seed, dir) {
     this.p = { intents: params.intents, runs: params.intents, projects: params.projects,
-               slugs: params.slugs };
+               slugs: params.slugs, listing: params.listing ?? 0 };
     this.seed = seed;
     this.dir = dir;
     this.fresh();
@@ -45,7 +45,8 @@ class World {
     this.known = {}; // what the agent knows of its runs, from the answers it took
     this.held = {}; // "kind:r" -> the first answer of that kind the network lost for run r
   }
-  publish() { // the server knows the shared sessions with the desktop's current slug
+  publish() { // listing=0: the server knows the shared sessions with the desktop's current slug
+    if (this.p.listing) return; // listing=1: the model keeps what the syncs uploaded
     this.server.sessions = {};
     for (let p = 0; p < this.p.projects; p++) {
       this.server.sessions[sessionOf(p)] = { slug: this.desktop.slug, project_id: projectOf(p) };
@@ -73,8 +74,15 @@ class World {
         const key = data.key;
         this.intentOf[key] = a.i;
         this.attempts[a.i] += 1;
-        const t = s.runGraphSession(0, { graph_session_id: sessionOf(a.i % this.p.projects),
-                                         idempotency_key: key, arguments: data.arguments });
+        let t;
+        try {
+          t = s.runGraphSession(0, { graph_session_id: sessionOf(a.i % this.p.projects),
+                                     idempotency_key: key, arguments: data.arguments });
+        } catch (e) { // listing=1: an unlisted session is refused (the model says whether)
+          if (!this.p.listing || e.message !== NOT_LISTED) throw e;
+          this.call[a.i] = "refused";
+          break;
+        }
         this.ticket[a.i] = s.runs.findIndex((r) => r.command_id === t.command_id);
         this.call[a.i] = "waiting";
         break;
@@ -216,7 +224,14 @@ class World {
       post: at((run) => (run && this.net[run.command_id] ? this.net[run.command_id][0] : "none")),
       enabled: Object.keys(d.projects).map((p) => d.enabled[p]),
       shared: d.shared, cur_slug: this.slugs.indexOf(d.slug),
+      ...(this.p.listing ? this.listing() : {}),
     };
+  }
+  listing() { // the server's list per project: its session listed or not, and its slug
+    const meta = Array.from({ length: this.p.projects }, (_, p) => this.server.sessions[sessionOf(p)]);
+    const mine = meta.map((m, p) => m !== undefined && m.project_id === projectOf(p));
+    return { listed: mine,
+             up_slug: meta.map((m, p) => (mine[p] ? Math.max(0, this.slugs.indexOf(m.slug)) : 0)) };
   }
   observe() {
     const state = this.state(), violations = this.violations.splice(0), sent = this.sent.splice(0);

@@ -8,6 +8,8 @@ export const RESULT_LIMIT = 100_000; // JSON.stringify(payload).length
 export const ERROR_LIMIT = 2_000;
 export const NOT_FOUND = "Graph run not found or access removed";
 export const NOT_SHARED = "Graph session is no longer shared with this project";
+// a start for a session no sync uploaded: no desktop would ever fetch its run
+export const NOT_LISTED = "Graph session not shared with a connected project";
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
 // The completion the desktop posts: whole if JSON.stringify of it is at most 100,000
@@ -181,7 +183,8 @@ export class GraphServer {
       const run = this.find(seen);
       return { command_id: run.command_id, status: run.status };
     }
-    const meta = this.sessions[sid] ?? {};
+    const meta = this.sessions[sid];
+    if (meta === undefined) throw new Error(NOT_LISTED);
     const run = { command_id: this.newId(), agent, key, session: sid, slug: meta.slug ?? "",
                   arguments: args, status: "queued", cancel_flag: false, completion: null,
                   project_id: meta.project_id ?? "" };

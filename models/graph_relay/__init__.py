@@ -7,7 +7,7 @@ completion POSTs and their loss), :mod:`.owner` (sharing).
 
 >>> m = SPEC.build()
 >>> m.params
-{'agents': 2, 'intents': 2, 'retries': 1, 'slugs': 2, 'projects': 1}
+{'agents': 2, 'intents': 2, 'retries': 1, 'slugs': 2, 'projects': 1, 'listing': 0}
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def ctx(params: dict[str, int], mutant: str | None) -> Ctx:
     return Ctx(agents=params["agents"], intents=i, retries=k, slugs=params["slugs"],
                runs=i * (k + 1) if extra else i, projects=params["projects"],
                keys=i * (k + 1) if mutant == "fresh-key-on-retry" else i,
-               mutant=mutant)
+               mutant=mutant, listing=params["listing"])
 
 
 def build(params: dict[str, int], mutant: str | None) -> Model:
@@ -64,6 +64,9 @@ def build(params: dict[str, int], mutant: str | None) -> Model:
                 enabled=True, shared=True, cur_slug=0, proj=0)
     if c.on("queue-on-desktop"):
         init["lost"] = False
+    if c.listing:
+        # the server's list starts empty: nothing is listed until a sync uploads it
+        init.update(listed=False, up_slug=0)
     b.init(**init)
 
     def quiet(s):
@@ -94,6 +97,12 @@ SPEC = ModelSpec(
         Param("projects", 1, 1, 2, "connected projects, each with one shared session; intent "
               "i starts runs of project i mod projects (2: A12's two projects apart is checked "
               "too; 1: only that a disabled project's command is not fetched)"),
+        # a setting, not a bound: 1 adds the server's list and the refusal (2.9 times the
+        # default's states), so the default leaves them out
+        Param("listing", 0, 0, 1, "1: the server keeps the session list the last syncs "
+              "uploaded (listed or not, and the slug), refuses a start for an unlisted "
+              "session and files a new run under the uploaded slug; 0: every start is "
+              "filed under the session's current slug, as if a sync had just uploaded it"),
     ),
     mutants=MUTANTS,
     build_fn=build,

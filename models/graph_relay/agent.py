@@ -35,22 +35,40 @@ def intent_of(key, c: Ctx):
     return key // (c.retries + 1) if c.on("fresh-key-on-retry") else key
 
 
+def may_send(s, c: Ctx, i: int):
+    """Intent ``i``'s agent may send a start call: it has no ticket yet (never asked, or
+    the answer was lost, or the server refused an unlisted session: the owner may share
+    it, the desktop upload it, by the next try), and a retry is left."""
+    waits = [s.call[i] == CALL.idle, s.call[i] == CALL.lost]
+    if c.listing:
+        waits.append(s.call[i] == CALL.refused)
+    return And(Or(*waits), s.attempts[i] <= c.retries)
+
+
 def actions(b: ModelBuilder, c: Ctx) -> None:
     R, I = range(c.runs), range(c.intents)
 
     @b.action("agent", target="server", params={"i": I})
     def run_graph_session(s, i):
-        """run_graph_session(idempotency_key): queue a run, answer a ticket at once."""
+        """run_graph_session(idempotency_key): queue a run, answer a ticket at once (the
+        same run's for a key seen before).  At ``listing=1`` a new run is refused while
+        the server lists no session for it; the refusal reaches the agent in the same
+        step (lost, it is a lost request: the server changed nothing)."""
         key = key_of(s, c, i)
         if c.on("server-ignores-key"):
             same = [False for _ in R]
         else:
             same = [And(s.status[r] != STATUS.none, s.key[r] == key) for r in R]
         found = Or(*same)
-        new = [And(Not(found), s.status[r] == STATUS.none,
+        p = i % c.projects
+        # listing=1: a new run needs its session listed, and is filed under the listed slug
+        listed = [s.listed[p]] if c.listing else []
+        filed_slug = s.up_slug[p] if c.listing else s.cur_slug
+        new = [And(Not(found), *listed, s.status[r] == STATUS.none,
                    *(s.status[q] != STATUS.none for q in range(r))) for r in R]
+        refused = And(Not(found), Not(s.listed[p])) if c.listing else False
         upd = {
-            s.call[i]: CALL.waiting,
+            s.call[i]: If(refused, CALL.refused, CALL.waiting) if c.listing else CALL.waiting,
             s.attempts[i]: s.attempts[i] + 1,
             s.ticket[i]: Sum(If(Or(same[r], new[r]), r, 0) for r in R),
         }
@@ -58,23 +76,20 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
             requeue = And(same[r], True) if c.on("requeue-on-retry") else False
             upd[s.status[r]] = If(Or(new[r], requeue), STATUS.queued, s.status[r])
             upd[s.key[r]] = If(new[r], key, s.key[r])
-            upd[s.slug[r]] = If(new[r], s.cur_slug, s.slug[r])
-            upd[s.proj[r]] = If(new[r], i % c.projects, s.proj[r])
+            upd[s.slug[r]] = If(new[r], filed_slug, s.slug[r])
+            upd[s.proj[r]] = If(new[r], p, s.proj[r])
             upd[s.flag[r]] = If(Or(new[r], requeue), False, s.flag[r])
             if c.on("queue-on-desktop"):
                 # the queue lives on the desktop: a command sent while it is offline is lost
                 upd[s.lost[r]] = If(new[r], Not(s.online), s.lost[r])
-        guard = And(Or(s.call[i] == CALL.idle, s.call[i] == CALL.lost),
-                    s.attempts[i] <= c.retries, Or(found, *new))
+        guard = And(may_send(s, c, i), Or(found, *new, refused))
         return guard, upd
 
     @b.action("network", params={"i": I})
     def lose_request(s, i):
         """A start call never reaches the server; the agent will time out and retry with
         the same key."""
-        return (And(Or(s.call[i] == CALL.idle, s.call[i] == CALL.lost),
-                    s.attempts[i] <= c.retries),
-                {s.call[i]: CALL.lost, s.attempts[i]: s.attempts[i] + 1})
+        return may_send(s, c, i), {s.call[i]: CALL.lost, s.attempts[i]: s.attempts[i] + 1}
 
     @b.action("network", params={"i": I})
     def lose_response(s, i):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..dsl import Bool, ModelBuilder
 from ..expr import And, Exists, ForAll, If, Not, Or
-from . import outbox
+from . import outbox, server
 from .owner import consent, project_enabled
 from .vocab import EXEC, OUTCOME, PHASE, STATUS, Ctx
 
@@ -51,12 +51,13 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
 
     @b.action("desktop", target="server", fair=SF)
     def sync(s):
-        """Sync each enabled project (the round's syncs, one step): each reply carries
-        that project's queued commands."""
+        """Sync each enabled project (the round's syncs, one step): each uploads the
+        project's shared session, each reply carries that project's queued commands."""
         upd = {s.phase: PHASE.work}
         for r, take in zip(R, handed_over(s)):
             upd[s.status[r]] = If(take, STATUS.running, s.status[r])
             upd[s.exec[r]] = If(take, EXEC.fetched, s.exec[r])
+        upd.update(server.uploaded(s, c))
         return And(s.online, s.phase == PHASE.sync), upd
 
     @b.action("network")
@@ -72,6 +73,7 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
         upd = {s.phase: PHASE.idle}
         for r, take in zip(R, handed_over(s)):
             upd[s.status[r]] = If(take, STATUS.running, s.status[r])
+        upd.update(server.uploaded(s, c))
         return And(s.online, s.phase == PHASE.sync), upd
 
     @b.action("desktop", fair=SF)

@@ -9,8 +9,9 @@ from ..dsl import Enum
 #: a run record on the server (``none``: no run in this slot yet)
 STATUS = Enum("none", "queued", "running", "completed", "failed", "cancelled")
 TERMINAL = (STATUS.completed, STATUS.failed, STATUS.cancelled)
-#: the agent's start call for one intent
-CALL = Enum("idle", "waiting", "lost", "done")
+#: the agent's start call for one intent (``refused``: the server answered that the session
+#: is not shared, only at ``listing=1``)
+CALL = Enum("idle", "waiting", "lost", "done", "refused")
 #: the relay loop's round
 PHASE = Enum("idle", "sync", "work")
 #: what the desktop knows of one command
@@ -39,6 +40,7 @@ class Ctx:
     projects: int  # connected projects; intent i's session belongs to project i % projects
     keys: int  # distinct idempotency keys the clients can send
     mutant: str | None
+    listing: int = 0  # 1: the server's session list (what the last syncs uploaded) is modelled
 
     def on(self, name: str) -> bool:
         return self.mutant == name
