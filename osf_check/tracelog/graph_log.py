@@ -28,6 +28,10 @@ def events_of(h: GraphHarness, inst: ActionInstance, outs: dict[str, Any],
     d = h.desktop
     if n == "run_graph_session":
         i = a["i"]
+        if h.call[i] == "refused":  # (listing=1) the session is not listed: no run
+            return [("server", "tool.run_graph_session_refused",
+                     {"agent": 0, "attempt": h.attempts[i],
+                      "project_id": project_of(i % h.c.projects), "call": "refused"})]
         run = h.server.runs[h.ticket[i]]
         return [("server", "tool.run_graph_session",
                  {"agent": 0, "idempotency_key": run.key, "attempt": h.attempts[i],
