@@ -18,9 +18,9 @@ from osf_check.relay.graph.server import GraphServer
 LISTED = {"listing": 1}
 
 
-def fails(labels: list[str], params: dict) -> str | None:
-    """The failure the correct model's path ``labels`` shows on the (patched)
-    implementation, or None; the path must be one of the model's."""
+def _walk(labels: list[str], params: dict):
+    """The model at ``params``, its checker, the path's instance indices and the state
+    the correct model's path ``labels`` ends in (each label must be a step there)."""
     model = model_for("graph-relay", None, params)
     chk = Checker(model)
     idx = {i.label: i.index for i in model.instances}
@@ -28,17 +28,18 @@ def fails(labels: list[str], params: dict) -> str | None:
     for label in labels:
         s = chk.steps[idx[label]](s)
         assert s is not None, f"{label} is not a step of the model there"
-    return _fails(model, chk, None, [idx[x] for x in labels], 0)
+    return model, chk, [idx[x] for x in labels], s
+
+
+def fails(labels: list[str], params: dict) -> str | None:
+    """The failure the correct model's path ``labels`` shows on the (patched)
+    implementation, or None; the path must be one of the model's."""
+    model, chk, path, _ = _walk(labels, params)
+    return _fails(model, chk, None, path, 0)
 
 
 def end_state(labels: list[str], params: dict) -> dict:
-    model = model_for("graph-relay", None, params)
-    chk = Checker(model)
-    idx = {i.label: i.index for i in model.instances}
-    s = model.initial_states[0]
-    for label in labels:
-        s = chk.steps[idx[label]](s)
-        assert s is not None, label
+    model, _, _, s = _walk(labels, params)
     return model.show_state(s)
 
 
