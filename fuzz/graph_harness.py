@@ -305,7 +305,7 @@ class GraphHarness(HarnessBase):
         try:
             theirs = self._start(call, srv, other)["command_id"]
         except ToolError as e:
-            if self.c.listing and str(e) == NOT_SHARED:
+            if self._unlisted(e):
                 return  # a retry found the agent's run, the session is no longer listed
             raise
         why = None
@@ -320,6 +320,11 @@ class GraphHarness(HarnessBase):
             self.violations.append(
                 f"property A1 violated by the implementation: agent {other}'s "
                 f"run_graph_session with the idempotency key agent {AGENTS[0]} used {why}")
+
+    def _unlisted(self, e: ToolError) -> bool:
+        """Whether the server refused a start because no sync listed its session: an
+        answer the model has at ``listing=1`` only."""
+        return bool(self.c.listing) and str(e) == NOT_SHARED
 
     def _start(self, call: dict[str, Any], srv: Any = None,
                agent: int = AGENTS[0]) -> dict[str, Any]:
@@ -399,7 +404,7 @@ class GraphHarness(HarnessBase):
             try:
                 ticket = self._start(call)
             except ToolError as e:
-                if self.c.listing and str(e) == NOT_SHARED:
+                if self._unlisted(e):
                     self.call[i] = "refused"  # the model decides whether it should be
                     return out
                 raise Divergence(f"{inst.label}: the server refused the idempotency key "
