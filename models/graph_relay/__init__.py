@@ -58,7 +58,7 @@ def build(params: dict[str, int], mutant: str | None) -> Model:
     b.constants["ctx"] = c
     b.components(COMPONENTS, c)
     init = dict(call=CALL.idle, attempts=0, ticket=0,
-                status=STATUS.none, key=0, slug=0, flag=False, result=False, qcancel=False,
+                status=STATUS.none, key=c.no_key, slug=0, flag=False, result=False, qcancel=False,
                 online=True, phase=PHASE.idle, exec=EXEC.none,
                 outcome=OUTCOME.none, outbox=False, post=POST.none,
                 enabled=True, shared=True, cur_slug=0, proj=0)
