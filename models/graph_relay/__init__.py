@@ -77,6 +77,11 @@ def build(params: dict[str, int], mutant: str | None) -> Model:
                    *(s.post[r] == POST.none for r in range(c.runs)))
     b.quiescent(quiet)
     b.fair_state("desktop online", lambda s: s.online)
+    # run ids are handed out lowest-free-first, so runs are not interchangeable, but
+    # intents are: renaming them renames the keys that name them (an unused run's key
+    # names none).  A claim, proved before use: under fresh-key-on-retry a key names an
+    # attempt, and at projects=2 an intent's project tells it apart, so both are refused.
+    b.symmetric("intent", arrays=("call", "attempts", "ticket"), refs=("key",))
     return b.build()
 
 
