@@ -630,8 +630,8 @@ class GraphHarness(HarnessBase):
         for r in range(c.runs):
             run = runs[r] if r < len(runs) else None
             st["status"].append(STATUS.names.index(run.status) if run else STATUS.none)
-            k = self._key_index(r, run.key) if run else 0
-            if k >= c.keys:
+            k = self._key_index(r, run.key) if run else c.no_key
+            if run is not None and k >= c.keys:
                 raise Divergence(f"run {r} was started with key {run.key!r}, which the model's "
                                  f"client never sends: a fresh key on a retry (A1)")
             st["key"].append(k)

@@ -9,7 +9,7 @@ them.
 A console example is a fenced ``console`` block whose first line is ``$ command``; the
 rest of the block is what the command prints (a pipe through ``grep`` or ``sed`` may
 abridge it: the reader sees that in the command).  Commands run with bash in a fresh
-temporary directory that holds a link to ``examples/``, so an ``--out`` directory is
+temporary directory that holds links to ``examples/`` and ``benchmarks/``, so an ``--out`` directory is
 not left in the clone.  Timings (``0.34 s``, ``42,648 distinct states/s``) differ from
 run to run and machine to machine: they are compared as placeholders.  A command that
 two pages show is run once.
@@ -86,7 +86,8 @@ def run(cmd: str, keep: dict[str, bytes] | None = None) -> str:
     """What ``cmd`` prints on stdout, run as the pages' reader would; ``keep`` receives
     the files it wrote into out/ (name -> bytes)."""
     with tempfile.TemporaryDirectory(prefix="osf-readme-") as tmp:
-        os.symlink(ROOT / "examples", Path(tmp) / "examples")
+        for shown in ("examples", "benchmarks"):  # what the pages' commands name
+            os.symlink(ROOT / shown, Path(tmp) / shown)
         bindir = str(Path(sys.executable).parent)
         env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
         r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp, env=env,

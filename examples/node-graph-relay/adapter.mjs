@@ -212,7 +212,8 @@ class World {
     return {
       call: [...this.call], attempts: [...this.attempts], ticket: [...this.ticket],
       status: at((run) => (run ? run.status : "none")),
-      key: at((run) => (run ? this.intentOf[run.key] : 0)),
+      // a slot with no run holds the key no intent sends (the model's no_key)
+      key: at((run) => (run ? this.intentOf[run.key] : this.p.intents)),
       slug: at((run) => Math.max(0, run ? this.slugs.indexOf(run.slug) : 0)),
       flag: at((run) => Boolean(run && run.cancel_flag)),
       proj: at((run) => (run ? Object.keys(d.projects).indexOf(run.project_id) : 0)),

@@ -58,7 +58,7 @@ def build(params: dict[str, int], mutant: str | None) -> Model:
     b.constants["ctx"] = c
     b.components(COMPONENTS, c)
     init = dict(call=CALL.idle, attempts=0, ticket=0,
-                status=STATUS.none, key=0, slug=0, flag=False, result=False, qcancel=False,
+                status=STATUS.none, key=c.no_key, slug=0, flag=False, result=False, qcancel=False,
                 online=True, phase=PHASE.idle, exec=EXEC.none,
                 outcome=OUTCOME.none, outbox=False, post=POST.none,
                 enabled=True, shared=True, cur_slug=0, proj=0)
@@ -77,6 +77,11 @@ def build(params: dict[str, int], mutant: str | None) -> Model:
                    *(s.post[r] == POST.none for r in range(c.runs)))
     b.quiescent(quiet)
     b.fair_state("desktop online", lambda s: s.online)
+    # run ids are handed out lowest-free-first, so runs are not interchangeable, but
+    # intents are: renaming them renames the keys that name them (an unused run's key
+    # names none).  A claim, proved before use: under fresh-key-on-retry a key names an
+    # attempt, and at projects=2 an intent's project tells it apart, so both are refused.
+    b.symmetric("intent", arrays=("call", "attempts", "ticket"), refs=("key",))
     return b.build()
 
 

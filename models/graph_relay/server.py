@@ -21,8 +21,8 @@ from .vocab import STATUS, Ctx
 
 def declare(b: ModelBuilder, c: Ctx) -> None:
     b.array("status", STATUS, c.runs, actor="server", doc="run record status per command id")
-    b.array("key", Int(0, c.keys - 1), c.runs, actor="server",
-            doc="idempotency key the run was started with")
+    b.array("key", Int(0, c.no_key), c.runs, actor="server",
+            doc=f"idempotency key the run was started with ({c.no_key}: no run yet)")
     b.array("slug", Int(0, c.slugs - 1), c.runs, actor="server",
             doc="the session slug the command was queued for")
     b.array("flag", Bool(), c.runs, actor="server", doc="cancel requested while running")

@@ -42,5 +42,11 @@ class Ctx:
     mutant: str | None
     listing: int = 0  # 1: the server's session list (what the last syncs uploaded) is modelled
 
+    @property
+    def no_key(self) -> int:
+        """The ``key`` of a run slot that holds no run: a value that names no intent, so
+        renaming the intents leaves an unused slot as it is (0 would name intent 0)."""
+        return self.keys
+
     def on(self, name: str) -> bool:
         return self.mutant == name
