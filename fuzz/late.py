@@ -23,6 +23,10 @@ FIRST_KINDS = ("get", "cancel", "post", "ack")
 #: has no run, and the desktop's last lost one is the one that arrives)
 LOST_BY = {"lose_get_reply": "get", "lose_cancel_reply": "cancel", "lose_post": "post",
            "lose_ack": "ack", "lose_sync_reply": "sync"}
+#: the model steps that deliver a lost copy where it changes something (a POST before the
+#: run is terminal at the server, a 2xx while the completion is in the outbox): the copy
+#: is then no longer held, and never delivered again by the rules below
+TAKES = {"late_post": "post", "late_ack": "ack"}
 #: what a late delivery after a storage crash is said to come after
 RESTART = "a restart"
 #: the models whose network loses these answers
