@@ -9,10 +9,15 @@ not): ``late_post`` is a lost POST that reaches the server while the run is stil
 terminal there and the outbox still holds the completion, ``late_ack`` a lost 2xx that reaches the desktop while the completion
 is still in its outbox.  Bounds: one late POST per run (the first that arrives makes
 the run terminal; one arriving later changes nothing, and the fuzzer delivers it after
-every step instead); a lost copy that would arrive while a re-sent one is in flight is
-that re-sent copy's arrival (the same completion, from the same outbox entry); the 2xx
-a late POST earns is lost (its request was given up), and may itself arrive late.
-Neither is fair: a lost copy may never arrive.
+every step instead); a lost POST that would arrive while a re-sent one is in flight is
+that re-sent copy's arrival (the same completion, from the same outbox entry); a lost
+2xx arrives only while no copy is in flight: one that would arrive while the re-sent
+copy is on its way commutes with that copy's fate (answered, or lost), since the
+server, which takes or ignores the copy, and the desktop, which takes the 2xx, share
+nothing but the network; the same deliveries in the other order are the model's
+(the copy's own 2xx first, then the old one late, or the copy lost, then ``late_ack``).
+The 2xx a late POST earns is lost (its request was given up), and may itself arrive
+late.  Neither is fair: a lost copy may never arrive.
 """
 
 from __future__ import annotations
@@ -100,10 +105,10 @@ def actions(b: ModelBuilder, c: Ctx) -> None:
 
     @b.action("network", target="desktop", params={"r": R})
     def late_ack(s, r):
-        """A 2xx the desktop gave up reaches it late, the completion still in its outbox:
-        the entry leaves (a re-sent copy may still be in flight)."""
+        """A 2xx the desktop gave up reaches it late, the completion still in its outbox
+        and no copy of it on its way: the entry leaves."""
         # the server took a completion (result: a run cancelled while queued never ran,
         # and holds none) and answered it, and no 2xx is on its way: one was lost
         # (lose_ack, or late_post's)
-        return (And(s.outbox[r], s.post[r] != POST.acked, terminal(s, r), s.result[r]),
+        return (And(s.outbox[r], s.post[r] == POST.none, terminal(s, r), s.result[r]),
                 {s.outbox[r]: False})
