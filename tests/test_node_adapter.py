@@ -396,3 +396,27 @@ def test_each_planted_bug_still_applies(patch):
                            str(patch)], cwd=EXAMPLE.parent.parent, capture_output=True,
                           text=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("where", ["node", "reference"])
+def test_a_late_post_and_a_late_ack_go_through_the_adapter(where):
+    """Both adapters take late_post and late_ack as steps: the lost POST reaches the server
+    before the re-send (the run completes), its 2xx is held and then lets the completion
+    go; a copy a step delivered is no longer asked for in a late request."""
+    from test_driver_protocol import reference
+    from test_fuzz_graph_catch import LOST_POST
+    model = model_for("graph-relay", None)
+    by = {i.label: i for i in model.instances}
+    with External(adapter() if where == "node" else reference()) as ext:
+        h = ext(model, None, None)
+        for label in LOST_POST:
+            h.apply(by[label])
+        assert ("post", 0) in h.held
+        h.apply(by["late_post(r=0)"])
+        shown = model.show_state(h.abstract())
+        assert shown["status"][0] == "completed" and shown["outbox"][0] is True
+        assert ("post", 0) not in h.held and ("ack", 0) in h.held
+        h.apply(by["late_ack(r=0)"])
+        shown = model.show_state(h.abstract())
+        assert shown["outbox"][0] is False and ("ack", 0) not in h.held
+        assert h.violations == []
