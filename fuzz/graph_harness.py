@@ -237,8 +237,8 @@ class GraphHarness(HarnessBase):
         """Each answer the network lost arrives now, late, after ``after`` (a step's name, or
         a restart).  The model has it lost, so it must change nothing: the agent knew as
         much or more, and the server and the desktop already took what it says.  A POST
-        arrives once the server holds the run's outcome (until then the model's lost POST is
-        a POST that never arrives), and a 2xx once the outbox let its completion go."""
+        arrives once the server holds the run's outcome, and a 2xx once the outbox let its
+        completion go (before, each is the model's own step: late_post, late_ack)."""
         for (kind, cid), answer in self.held.items():
             if not self._arrives(kind, cid):
                 continue

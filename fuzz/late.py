@@ -41,8 +41,9 @@ def arrives(kind: str, status: str | None, acked: bool) -> bool:
     ``status`` and ``acked`` saying whether the outbox let the run's completion go on a
     2xx (the answers of a run: a sync reply and a control poll's answer arrive by
     :func:`sync_arrives` and :func:`poll_arrives`).  A POST arrives once the server holds
-    the run's outcome (until then the model's lost POST is one that never arrives); a 2xx
-    once the outbox let the completion go.
+    the run's outcome (before that, its arrival changes the run: the model's
+    ``late_post``); a 2xx once the outbox let the completion go (before that, the model's
+    ``late_ack``).
 
     >>> arrives("post", "running", False), arrives("post", "cancelled", False)
     (False, True)
