@@ -420,3 +420,27 @@ def test_a_late_post_and_a_late_ack_go_through_the_adapter(where):
         shown = model.show_state(h.abstract())
         assert shown["outbox"][0] is False and ("ack", 0) not in h.held
         assert h.violations == []
+
+
+#: (the relay's loop starts the Graph with the sync: the path lists the start_graph it
+#: takes unasked, as a path of the implementation must)
+NODE_LATE_ACK = ["run_graph_session(i=0)", "answer_ticket(i=0)", "tick", "sync",
+                 "start_graph(r=0)", "graph_finish(r=0, o=completed)", "deliver_post(r=0)", "lose_ack(r=0)",
+                 "round_end", "late_ack(r=0)", "tick"]
+
+
+def test_a_2xx_handler_tied_to_its_round_is_caught_on_a_late_2xx(tmp_path):
+    """The planted bug drops a 2xx that comes after its round ended: the late 2xx leaves
+    the completion in the outbox (an on-time 2xx after the round's end shows it too)."""
+    from osf_check.fuzz.driver import Checker, _fails
+    buggy = tmp_path / "node-graph-relay"
+    shutil.copytree(EXAMPLE, buggy)
+    model = model_for("graph-relay", None)
+    idx = {i.label: i.index for i in model.instances}
+    path = [idx[x] for x in NODE_LATE_ACK]
+    with External(adapter(buggy)) as ext:
+        assert _fails(model, Checker(model), None, path, 0, ext) is None
+    apply_patch(buggy / "bugs" / "ack-after-round-dropped.patch", buggy)
+    with External(adapter(buggy)) as ext:
+        why = _fails(model, Checker(model), None, path, 0, ext)
+    assert why and "late_ack(r=0)" in why and "outbox[0]" in why, why
