@@ -27,8 +27,8 @@ from typing import Any, Callable, Sequence
 from osf_check.models.dsl import ActionInstance, Model
 from osf_check.fuzz.graph_harness import FINISH, read_answer
 from osf_check.fuzz.harness import Divergence, IdleEvents
-from osf_check.fuzz.late import (FIRST_KINDS, LATE, LOST_BY, MODELS, RESTART, arrives, named,
-                                 poll_arrives, sync_arrives, went_back)
+from osf_check.fuzz.late import (FIRST_KINDS, LATE, LOST_BY, MODELS, RESTART, TAKES, arrives,
+                                 named, poll_arrives, sync_arrives, went_back)
 from osf_check.fuzz.oracles import posted_bounded
 from osf_check.fuzz.payloads import chosen, step_data
 from osf_check.models.graph_relay.vocab import OUTCOME
@@ -316,8 +316,17 @@ class ExternalHarness(IdleEvents):
             self.sync_lost = True
         elif kind is not None and (kind, inst.args["r"]) not in self.held:
             self.held.append((kind, inst.args["r"]))
-        elif inst.name == "receive_ack":
+        elif inst.name in ("receive_ack", "late_ack"):
             self.acked.add(inst.args["r"])
+        if inst.name in TAKES:
+            self._taken(inst.name, inst.args["r"])
+
+    def _taken(self, step: str, r: int) -> None:
+        """A copy the step ``step`` delivered is no longer held (the adapter delivered it,
+        and never delivers it again); the 2xx a late POST earns is lost in turn."""
+        self.held = [x for x in self.held if x != (TAKES[step], r)]
+        if step == "late_post" and ("ack", r) not in self.held:
+            self.held.append(("ack", r))
 
     def _deliver_late(self, after: str, inst: ActionInstance | None = None) -> None:
         """Capability late: the adapter delivers each answer that may arrive now after
@@ -393,8 +402,9 @@ class ExternalHarness(IdleEvents):
         return list(zip(runs, posts))
 
     def _status(self, inst: ActionInstance) -> str | None:
-        """Run r's status on the server before a deliver_post(r): whether it accepts."""
-        if inst.name != "deliver_post":
+        """Run r's status on the server before a deliver_post(r) or a late_post(r): whether
+        it accepts."""
+        if inst.name not in ("deliver_post", "late_post"):
             return None
         return self.model.show_state(self.abstract())["status"][inst.args["r"]]
 
@@ -407,7 +417,8 @@ class ExternalHarness(IdleEvents):
         sent = reply.get("sent", [])
         for run, payload in self._posts(inst, reply):
             self.posted[run] = payload
-        if inst.name == "deliver_post" and status not in ("completed", "failed", "cancelled"):
+        if inst.name in ("deliver_post", "late_post") and \
+                status not in ("completed", "failed", "cancelled"):
             self.accepted[r] = self.posted.get(r)
         answers = [m["answer"] for m in sent if isinstance(m.get("answer"), dict)]
         if inst.name == "get_graph_run" and "i" in inst.args and answers:
