@@ -31,6 +31,10 @@ TAKES = {"late_post": "post", "late_ack": "ack"}
 RESTART = "a restart"
 #: the models whose network loses these answers
 MODELS = {"graph-relay": tuple(LATE)}
+#: the models with :data:`TAKES`'s steps: an adapter is offered them only when its welcome
+#: announces the driver's ``late_steps`` capability (one written before them would fail
+#: the run on the first step it does not know)
+STEPS = {"graph-relay": tuple(TAKES)}
 #: how far a status is along a run's life: an answer the agent took later never has a lower
 #: one (the harness's own order, not the implementation's)
 RANK = {"queued": 0, "running": 1, "completed": 2, "failed": 2, "cancelled": 2}

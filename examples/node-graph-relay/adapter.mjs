@@ -278,7 +278,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       case "hello":
         world = new World(m.params, m.seed, dir);
         return reply({ type: "welcome", id: m.id, protocol: 1,
-                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen", "idle", "late"],
+                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen", "idle", "late", "late_steps"],
                        late_kinds: Object.keys(LATE) });
       case "reset": world.fresh(); break;
       case "step": {
