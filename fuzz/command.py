@@ -52,14 +52,15 @@ class ExternalRun:
         given (without the idle capability it is judged on the model's steps alone)."""
         if self.ext is None:
             return None
-        from osf_check.driver.external import idle_events, late_kinds
+        from osf_check.driver.external import idle_events, late_kinds, skipped_steps
         from osf_check.fuzz.late import LATE
         caps = self.ext.capabilities
         return {"command": self.command, "name": self.ext.implementation,
                 "capabilities": sorted(caps),
                 "idle_events_not_tried": [] if "idle" in caps else list(idle_events(model)),
                 "late_answers_not_tried": [LATE[k] for k in late_kinds(model)
-                                           if k not in self.ext.late_kinds]}
+                                           if k not in self.ext.late_kinds],
+                "steps_not_offered": list(skipped_steps(model, caps))}
 
     def __enter__(self) -> "ExternalRun":
         return self
@@ -316,6 +317,10 @@ def _run_lines(run: dict[str, Any], s: Settings) -> list[str]:
         why = "does not list them in late_kinds" if "late" in \
             run["implementation"]["capabilities"] else "lacks the late capability"
         lines.append(f"  late answers not tried (the adapter {why}): {', '.join(unsent)}")
+    left = (run["implementation"] or {}).get("steps_not_offered")
+    if left:
+        lines.append(f"  model steps not offered (the adapter lacks the late_steps capability; "
+                     f"left out of the tour, goals, walks and coverage): {', '.join(left)}")
     if run["goals"]["each"]:
         from osf_check.fuzz.goals import summary
         lines.append("  " + summary(run["goals"]["each"], run["goals"]["seconds"]))

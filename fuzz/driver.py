@@ -18,6 +18,7 @@ it into a standard trace.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any, Callable, Sequence
 from osf_check.explorer.explicit.bfs import bfs
 from osf_check.explorer.compiled.pycompile import compile_pack, compile_pred, compile_steps, compile_trans
 from osf_check.models.dsl import Model
+from osf_check.models.expr import Const
 from osf_check.properties import catalogue
 from osf_check.properties.base import CheckList
 
@@ -379,6 +381,37 @@ def model_for(name: str, mutant: str | None, params: dict | None = None) -> Mode
     return m
 
 
+def offered(model: Model, harness: Callable[..., Harness] | None, seed: int = 0) -> Model:
+    """``model`` as the fuzzer drives the implementation ``harness`` builds: the steps the
+    implementation cannot be asked to take (an adapter's whose welcome does not announce
+    them, ``External.skips``) are never enabled, so the tour, the walks and the goals
+    never ask for them and the coverage does not count them.
+
+    Each instance keeps its index and label, so that paths read the same on either model;
+    a step left out reaches no state the others do not (the late steps: new transitions
+    only), so only the transitions counted change.
+
+    Parameters
+    ----------
+    model : the model the implementation is checked against (:func:`model_for`)
+    harness : the harness factory (None: the in-process harness, which takes every step)
+    seed : the run's seed (an adapter is greeted with it)
+
+    Returns
+    -------
+    Model
+        ``model`` itself when nothing is left out, else a copy whose left-out instances'
+        guards are false.
+    """
+    ask = getattr(harness, "skips", None)
+    skips = set(ask(model, seed)) if ask is not None else set()
+    if not skips:
+        return model
+    never = Const(False)
+    return dataclasses.replace(model, instances=[
+        dataclasses.replace(i, guard=never) if i.name in skips else i for i in model.instances])
+
+
 def tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0,
          params: dict | None = None, result_for: Callable[[int, str], Any] | None = None,
          log: Callable[[str], None] | None = None,
@@ -436,7 +469,7 @@ def _tour(name: str, *, mutant: str | None = None, depth: int = 8, seed: int = 0
           harness: Callable[..., Harness] | None = None,
           tick: Callable[[int, int], None] | None = None) -> FuzzReport:
     t0 = time.perf_counter()
-    model = model_for(name, mutant, params)
+    model = offered(model_for(name, mutant, params), harness, seed)
     ex = bfs(model, [], depth=depth, keep_graph=True, check_deadlock=False)
     src, dst, act = (list(a) for a in ex.edges)  # type: ignore[misc]
     depth_of = {}
@@ -568,12 +601,12 @@ def hypothesis_run(name: str, *, mutant: str | None = None, examples: int = 50,
     seed its own walks in turn, until one fails (``rep.seed``)."""
     from .walks import Walks
 
-    model = model_for(name, mutant, params)
+    order = list(seeds) if seeds else [seed]
+    model = offered(model_for(name, mutant, params), harness, order[0])
     rep = rep or FuzzReport(name, mutant)
     tree = bfs(model, [], depth=start_depth, keep_graph=True, check_deadlock=False)
     chk = Checker(model)
     t0 = time.perf_counter()
-    order = list(seeds) if seeds else [seed]
     mapped: set[tuple] = set()
     for sd, n in zip(order, split(examples, len(order))):
         w = Walks(model, chk, harness or make_harness, tree, rep, mutant, sd, examples, tick)

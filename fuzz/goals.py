@@ -30,7 +30,7 @@ from osf_check.properties import catalogue, wire_relay
 from osf_check.properties.base import Check, Property
 
 from . import hidden
-from .driver import (Checker, Divergence, Harness, make_harness, model_for, shrink_path,
+from .driver import (Checker, Divergence, Harness, make_harness, model_for, offered, shrink_path,
                      tour_result)
 
 #: goals beyond the properties' own, per system: (property, label, condition, parameters
@@ -156,7 +156,7 @@ def reach(name: str, *, mutant: str | None = None, seed: int = 0,
         if not left:
             continue
         at = {**base, **extra}
-        model = model_for(name, mutant, at)
+        model = offered(model_for(name, mutant, at), harness, seed)
         found, why = shortest(model, [goals[i] for i in left], max_states)
         chk = Checker(model)
         for j, i in enumerate(left):

@@ -237,8 +237,8 @@ class GraphHarness(HarnessBase):
         """Each answer the network lost arrives now, late, after ``after`` (a step's name, or
         a restart).  The model has it lost, so it must change nothing: the agent knew as
         much or more, and the server and the desktop already took what it says.  A POST
-        arrives once the server holds the run's outcome (until then the model's lost POST is
-        a POST that never arrives), and a 2xx once the outbox let its completion go."""
+        arrives once the server holds the run's outcome, and a 2xx once the outbox let its
+        completion go (before, each is the model's own step: late_post, late_ack)."""
         for (kind, cid), answer in self.held.items():
             if not self._arrives(kind, cid):
                 continue
@@ -292,6 +292,30 @@ class GraphHarness(HarnessBase):
         self.desktop.acked(cid)
         after = [e for e, _ in self.desktop.outbox.entries()]
         return None if after == before else f"changed the outbox from {before} to {after}"
+
+    def _held_copy(self, label: str, kind: str, cid: str) -> Any:
+        """The copy the network lost and now delivers by a model step: no longer held, so
+        that the late rule never delivers it a second time."""
+        if (kind, cid) not in self.held:
+            raise Divergence(f"{label}: the model delivers {LATE[kind]} for {cid} that the "
+                             f"network never lost")
+        return self.held.pop((kind, cid))
+
+    def _late_post_step(self, label: str, cid: str) -> None:
+        """A lost POST reaches the server before the run is terminal there: the server
+        takes it as any completion, and its 2xx goes to a desktop that gave the request
+        up (held: it may arrive late in turn)."""
+        payload = self._held_copy(label, "post", cid)
+        self.accepted[cid] = payload
+        self.server.complete(payload)
+        self.held.setdefault(("ack", cid), payload)
+
+    def _late_ack_step(self, label: str, cid: str) -> None:
+        """A lost 2xx reaches the desktop while the completion is still in its outbox: the
+        entry leaves (a re-sent copy may still be on its way, and stays so)."""
+        self._held_copy(label, "ack", cid)
+        self.desktop.acked(cid)
+        self.acked.add(cid)
 
     def _same_key_elsewhere(self, call: dict[str, Any]) -> None:
         """Another agent sends the same idempotency key (000: the key deduplicates one
@@ -522,6 +546,10 @@ class GraphHarness(HarnessBase):
             payload = self.net.pop(cid)[1]  # type: ignore[arg-type]
             self.held.setdefault(("post" if name == "lose_post" else "ack", cid),  # type: ignore[arg-type]
                                  payload)
+        elif name == "late_post":
+            self._late_post_step(inst.label, self.cid(a["r"]))  # type: ignore[arg-type]
+        elif name == "late_ack":
+            self._late_ack_step(inst.label, self.cid(a["r"]))  # type: ignore[arg-type]
         elif name == "receive_ack":
             cid = self.cid(a["r"])
             self.desktop.acked(cid)  # type: ignore[arg-type]

@@ -23,10 +23,18 @@ FIRST_KINDS = ("get", "cancel", "post", "ack")
 #: has no run, and the desktop's last lost one is the one that arrives)
 LOST_BY = {"lose_get_reply": "get", "lose_cancel_reply": "cancel", "lose_post": "post",
            "lose_ack": "ack", "lose_sync_reply": "sync"}
+#: the model steps that deliver a lost copy where it changes something (a POST before the
+#: run is terminal at the server, a 2xx while the completion is in the outbox): the copy
+#: is then no longer held, and never delivered again by the rules below
+TAKES = {"late_post": "post", "late_ack": "ack"}
 #: what a late delivery after a storage crash is said to come after
 RESTART = "a restart"
 #: the models whose network loses these answers
 MODELS = {"graph-relay": tuple(LATE)}
+#: the models with :data:`TAKES`'s steps: an adapter is offered them only when its welcome
+#: announces the driver's ``late_steps`` capability (one written before them would fail
+#: the run on the first step it does not know)
+STEPS = {"graph-relay": tuple(TAKES)}
 #: how far a status is along a run's life: an answer the agent took later never has a lower
 #: one (the harness's own order, not the implementation's)
 RANK = {"queued": 0, "running": 1, "completed": 2, "failed": 2, "cancelled": 2}
@@ -37,8 +45,9 @@ def arrives(kind: str, status: str | None, acked: bool) -> bool:
     ``status`` and ``acked`` saying whether the outbox let the run's completion go on a
     2xx (the answers of a run: a sync reply and a control poll's answer arrive by
     :func:`sync_arrives` and :func:`poll_arrives`).  A POST arrives once the server holds
-    the run's outcome (until then the model's lost POST is one that never arrives); a 2xx
-    once the outbox let the completion go.
+    the run's outcome (before that, its arrival changes the run: the model's
+    ``late_post``); a 2xx once the outbox let the completion go (before that, the model's
+    ``late_ack``).
 
     >>> arrives("post", "running", False), arrives("post", "cancelled", False)
     (False, True)

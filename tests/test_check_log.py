@@ -81,20 +81,24 @@ def test_a_log_with_an_event_missing_reordered_or_duplicated_is_refused_where_it
 #: log no behaviour explains, the event it is refused at, and the step that logged it
 #: (regression pins from a run, re-pinned when the model's exchanges became lossy: the walks
 #: changed; the step is never before the one where the fuzzer's checks saw the
-#: implementation leave the model)
+#: implementation leave the model).  Regression pins, re-pinned: late_post and late_ack.
+#: The walks take them (one-project-sync seed 6 -> 5, no-consent-recheck 1 -> 0), and the
+#: server logs a late POST as any completion, so a server that mishandles one is refused
+#: on it (status-only and complete-overwrites-cancel: seed 10, deliver_post(r=0) -> seed
+#: 1, late_post(r=1))
 REFUSED = {
     "fresh-key-on-retry": (9, "desktop.round_ended", "round_end"),
     "server-ignores-key": (9, "desktop.round_ended", "round_end"),
     "requeue-on-retry": (36, "tool.run_graph_session", "run_graph_session(i=0)"),
     "leaky-not-found": (0, "tool.get_graph_run", "get_graph_run(a=0, r=0)"),
     "queued-cancel-ignored": (1, "tool.cancel_graph_run", "cancel_graph_run(i=1, r=0)"),
-    "one-project-sync": (6, "tool.cancel_graph_run", "cancel_graph_run(i=0, r=0)"),
-    "status-only": (10, "server.completion_received", "deliver_post(r=0)"),
+    "one-project-sync": (5, "desktop.command_received", "sync"),
+    "status-only": (1, "server.completion_received", "late_post(r=1)"),
     "queue-on-desktop": (109, "tool.get_graph_run", "get_graph_run(i=0, r=0)"),
-    "complete-overwrites-cancel": (10, "server.completion_received", "deliver_post(r=0)"),
+    "complete-overwrites-cancel": (1, "server.completion_received", "late_post(r=1)"),
     "outbox-off": (0, "desktop.graph_finished", "graph_finish(r=0, o=completed)"),
     "outbox-drop-before-ack": (0, "desktop.graph_finished", "graph_finish(r=0, o=completed)"),
-    "no-consent-recheck": (1, "desktop.graph_started", "start_graph(r=1)"),
+    "no-consent-recheck": (0, "desktop.graph_started", "start_graph(r=1)"),
     "recheck-ignores-slug": (8, "desktop.graph_started", "start_graph(r=0)"),
     "parallel-relay": (6, "desktop.graph_started", "start_graph(r=1)"),
     # bugs in what the completion POST carries: the A8 monitor judges the posted payload
@@ -244,6 +248,57 @@ def test_the_exercised_properties_depend_on_what_the_log_did():
     assert short.explained and full.explained
     assert set(short.exercised) < set(full.exercised)
     assert "A7" in full.exercised and "A7" not in short.exercised
+
+
+#: a lost POST that reaches the server while the desktop is offline: no re-send can have
+#: carried it, so only the model's late_post explains the server's line
+LATE_POST_OFFLINE = ["run_graph_session(i=0)", "answer_ticket(i=0)", "tick", "sync",
+                     "start_graph(r=0)", "graph_finish(r=0, o=completed)", "lose_post(r=0)",
+                     "go_offline", "late_post(r=0)"]
+
+
+def _one_action_each(m):
+    """The example mapping with each rule's first action only (as before a rule could
+    name several)."""
+    doc = read_document(MAPPING)
+    for e in doc["event"]:
+        if isinstance(e.get("action"), list):
+            e["action"] = e["action"][0]
+    return compile_mapping(m, doc)
+
+
+def test_a_late_post_is_logged_as_any_completion_and_explained():
+    """The server logs a POST the desktop had given up as any other (it cannot tell them
+    apart), so the mapping names both actions for that line: the correct log is explained
+    and shows A11 exercised.  Read as deliver_post alone, the same log is refused (the
+    desktop was offline: no re-send), and without the line (late steps unlogged) A11 is not
+    exercised: the log shows no completion received."""
+    m = model_for("graph-relay", None)
+    w = walk(m, None, seed=0, steps=len(LATE_POST_OFFLINE), prefix=LATE_POST_OFFLINE)
+    assert [m.instances[a].label for a in w.path] == LATE_POST_OFFLINE and w.diverged is None
+    last = json.loads(w.log.splitlines()[-1])
+    assert last["event"] == "server.completion_received" and last["fields"]["run_status"] \
+        == "completed"
+    res = _check(w.log)
+    assert res.explained and "A11" in res.exercised
+    old = check_log(io.StringIO(w.log), m, _one_action_each(m))
+    assert old.verdict == "refused" and old.failing["line"] == len(w.log.splitlines())
+    assert old.failing["why"] == ["deliver_post(r=0) is enabled in none of them"]
+    unlogged = "".join(w.log.splitlines(keepends=True)[:-1])
+    res = _check(unlogged)
+    assert res.explained and "A11" not in res.exercised
+
+
+def test_a_late_2xx_is_logged_as_any_other():
+    m = model_for("graph-relay", None)
+    path = ["run_graph_session(i=0)", "answer_ticket(i=0)", "tick", "sync", "start_graph(r=0)",
+            "graph_finish(r=0, o=completed)", "deliver_post(r=0)", "lose_ack(r=0)",
+            "round_end", "late_ack(r=0)"]
+    w = walk(m, None, seed=0, steps=len(path), prefix=path)
+    assert [m.instances[a].label for a in w.path] == path and w.diverged is None
+    last = json.loads(w.log.splitlines()[-1])
+    assert (last["event"], last["fields"]["stored"]) == ("desktop.completion_acked", False)
+    assert _check(w.log).explained
 
 
 def test_a_property_whose_witness_the_log_never_shows_is_not_called_exercised(tmp_path):
@@ -736,6 +791,9 @@ def test_cli_malformed_lines_are_bad_input_naming_the_line(tmp_path, text, words
     ("model = 'graph-relay'\n", "no [[event]] rule"),
     ("model = 'wire-relay'\n[[event]]\nname='x'\naction='tick'\n", "is for 'wire-relay'"),
     ("[[event]]\nname='x'\naction='fly'\n", "has no action 'fly'"),
+    ("[[event]]\nname='x'\naction=['tick', 'fly']\n", "has no action 'fly'"),
+    ("[[event]]\nname='x'\naction=[]\n", "action must be a string or a non-empty list"),
+    ("[[event]]\nname='x'\naction=3\n", "action must be a string or a non-empty list"),
     ("[[event]]\nname='x'\naction='tick'\nargs={r='id'}\n", "tick has no argument 'r'"),
     ("[[event]]\nname='x'\naction='sync'\nstate={colour='c'}\n", "no variable of graph-relay"),
     ("[[event]]\nname='x'\naction='sync'\nstate={status='c'}\n", "status is an array"),

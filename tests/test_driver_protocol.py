@@ -387,9 +387,10 @@ def test_the_cli_fuzzes_through_an_adapter_and_records_it(tmp_path):
     run = doc["runs"][0]
     assert run["implementation"] == {"command": cmd,
                                      "name": "osf-check reference (Python), mutant outbox-off",
-                                     "capabilities": ["clock", "idle", "late", "reopen",
-                                                      "snapshot"],
-                                     "idle_events_not_tried": [], "late_answers_not_tried": []}
+                                     "capabilities": ["clock", "idle", "late", "late_steps",
+                                                      "reopen", "snapshot"],
+                                     "idle_events_not_tried": [], "late_answers_not_tried": [],
+                                     "steps_not_offered": []}
     assert run["mutant"] is None and "outbox[0]" in run["failure"]
     from jsonschema import Draft202012Validator
     schema = json.loads((Path(__file__).parent.parent / "osf_check" / "schema" /
@@ -685,3 +686,76 @@ def test_the_reference_adapter_fails_a_handler_with_the_error_it_is_sent():
     err = stored["error"]
     assert err["message"] == mine["message"] and err["data"]["kind"] == "validation"
     assert err["data"]["retryable"] is False and err["code"] != -32004
+
+
+# late_post and late_ack: only for an adapter that announces late_steps --------------------
+#: the smallest graph-relay where a tour meets a late step: late_post at depth 7
+SMALL = {"intents": 1, "slugs": 1, "retries": 0}
+
+
+def _steps_asked(monkeypatch) -> list[str]:
+    """The actions of every step request sent to an adapter from now on."""
+    asked: list[str] = []
+    request = Adapter.request
+
+    def spy(self, kind, **fields):
+        if kind == "step":
+            asked.append(fields["action"])
+        return request(self, kind, **fields)
+    monkeypatch.setattr(Adapter, "request", spy)
+    return asked
+
+
+def _transitions(depth: int, without: tuple[str, ...] = ()) -> int:
+    from osf_check.explorer.explicit.bfs import bfs
+    m = model_for("graph-relay", None, SMALL)
+    ex = bfs(m, [], depth=depth, keep_graph=True, check_deadlock=False)
+    return sum(1 for a in ex.edges[2] if m.instances[a].name not in without)  # type: ignore[index]
+
+
+def test_an_adapter_that_announces_late_steps_is_asked_for_them(monkeypatch):
+    asked = _steps_asked(monkeypatch)
+    with External(reference()) as ext:
+        rep = tour("graph-relay", depth=7, params=SMALL, harness=ext)
+        assert ext.skips(model_for("graph-relay", None, SMALL)) == ()
+    assert rep.failure is None and "late_post" in asked
+    # every transition of the model is the tour's to cover, the late ones too
+    assert rep.edges_covered == rep.edges_total == _transitions(7)
+
+
+def test_an_adapter_without_late_steps_passes_a_tour_that_leaves_them_out(monkeypatch):
+    """The reference adapter with --no-late-steps, as an adapter written before the two
+    steps: never sent one (it would fail the run, exit 154), the tour passes (exit 0), the
+    report lists them, and the coverage counts the model without them, in which it
+    covers every transition (not 4 of 2,280 missed)."""
+    asked = _steps_asked(monkeypatch)
+    cmd = " ".join(reference("--no-late-steps"))
+    args = ["fuzz", "--model", "graph-relay", "--impl", cmd, "--tour-depth", "7",
+            "--examples", "0", *(x for k, v in SMALL.items() for x in ("--param", f"{k}={v}"))]
+    r = CliRunner().invoke(main, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    assert asked and not {"late_post", "late_ack"} & set(asked)
+    run = json.loads(r.output[r.output.index("{"):])["runs"][0]
+    assert run["implementation"]["steps_not_offered"] == ["late_post", "late_ack"]
+    assert "late_steps" not in run["implementation"]["capabilities"]
+    full, without = _transitions(7), _transitions(7, ("late_post", "late_ack"))
+    assert without < full  # (the late steps are there to be left out at this depth)
+    assert run["tour"]["transitions"] == [without, without], run["tour"]
+    text = CliRunner().invoke(main, args).output
+    assert "model steps not offered (the adapter lacks the late_steps capability; left out " \
+        "of the tour, goals, walks and coverage): late_post, late_ack" in text, text
+
+
+def test_a_late_step_is_refused_by_an_adapter_that_does_not_take_it():
+    """A trace from elsewhere replayed on an adapter without late_steps: one clear line,
+    never the adapter's failure on a step it does not know."""
+    from osf_check.models.errors import BadValue
+    from test_fuzz_graph_catch import LOST_POST
+    model = model_for("graph-relay", None)
+    by = {i.label: i for i in model.instances}
+    with External(reference("--no-late-steps")) as ext:
+        h = ext(model, None, None)
+        for label in LOST_POST:
+            h.apply(by[label])
+        with pytest.raises(BadValue, match="cannot be asked to take late_post"):
+            h.apply(by["late_post(r=0)"])

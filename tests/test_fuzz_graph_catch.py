@@ -508,3 +508,73 @@ def test_keys_that_differ_only_in_case_are_two_runs(monkeypatch):
     monkeypatch.setattr(GraphHarness, "probes", False)  # the agent's two keys alone
     why = fails(path)
     assert why and "diverged from the model on run_graph_session(i=1)" in why, why
+
+
+# 6. a lost copy that arrives where it changes something (late_post, late_ack) -----------
+LOST_POST = START + ["graph_finish(r=0, o=completed)", "lose_post(r=0)"]
+#: the agent cancels (the flag is set) and reads "running" after the POST was lost; the lost
+#: copy then reaches the server before the desktop's re-send did
+LATE_POST = LOST_POST + ["cancel_graph_run(i=0, r=0)", "get_graph_run(i=0, r=0)",
+                         "late_post(r=0)", "get_graph_run(i=0, r=0)"]
+#: the 2xx lost; it arrives late at the desktop once the round is over, the completion
+#: still in the outbox (before the next round re-sends it)
+LATE_ACK = FINISHED + ["lose_ack(r=0)", "round_end", "late_ack(r=0)", "tick"]
+
+
+def test_a_lost_post_taken_before_the_resend_is_the_servers_completion(tmp_path):
+    h = _harness_after(LATE_POST[:-2], tmp_path)
+    cid = h.cid(0)
+    assert ("post", cid) in h.held and h.server.runs[0].status == "running"
+    h.apply(next(i for i in h.model.instances if i.label == "late_post(r=0)"))
+    # the copy is the server's now: never held again, so never delivered a second time
+    assert ("post", cid) not in h.held and ("ack", cid) in h.held
+    assert h.server.runs[0].status == "completed" and cid in h.desktop.outbox
+    assert fails(LATE_POST) is None
+
+
+def _flag_waits_for_cancelled(monkeypatch):
+    """The planted bug: a server that keeps a run whose cancel flag is set running until a
+    "cancelled" completion comes (it takes the flag as the last word, where the model, as
+    000, lets a Graph that finished before the control poll saw the flag complete)."""
+    complete = GraphServer.complete
+
+    def waits(self, payload):
+        run = self._find(payload.get("execution_id"))
+        if run is not None and run.cancel_flag and payload["status"] != "cancelled":
+            return
+        complete(self, payload)
+    monkeypatch.setattr(GraphServer, "complete", waits)
+
+
+def test_a_server_that_drops_a_late_post_is_caught_on_it(monkeypatch):
+    # (an on-time POST after the cancel shows it too: the server cannot tell a late copy
+    # from an on-time one, so no bug of the sans-I/O server shows only on a late one)
+    _flag_waits_for_cancelled(monkeypatch)
+    why = fails(LATE_POST)
+    # A11: the server accepted the completion (the model's late_post) and keeps no result
+    assert why and why.startswith("property A11 violated") and "late_post(r=0)" in why, why
+
+
+def _acked_within_a_round(monkeypatch):
+    """The planted bug: the 2xx handler belongs to the round that sent the POST; a 2xx
+    that resolves after the round ended (a timed-out request answered late) is dropped,
+    and the completion stays in the outbox to be re-sent."""
+    acked = DesktopRelay.acked
+
+    def within(self, execution_id):
+        if self.phase != "idle":
+            acked(self, execution_id)
+    monkeypatch.setattr(DesktopRelay, "acked", within)
+
+
+def test_a_lost_2xx_arriving_before_the_resend_lets_the_completion_go(monkeypatch, tmp_path):
+    h = _harness_after(LATE_ACK[:-1], tmp_path)
+    cid = h.cid(0)
+    # the entry left on the late 2xx, which is no longer held (never delivered again)
+    assert cid not in h.desktop.outbox and ("ack", cid) not in h.held and cid in h.acked
+    assert fails(LATE_ACK) is None
+    # (a 2xx on time after the round's end shows it too: the desktop cannot tell a late
+    # 2xx from an on-time one)
+    _acked_within_a_round(monkeypatch)
+    why = fails(LATE_ACK)
+    assert why and "late_ack(r=0)" in why and "outbox[0]" in why, why

@@ -23,10 +23,13 @@ PROPS = catalogue.properties_of("graph-relay")
 # exchange learnt to lose its request and, separately, its reply after the receiver
 # acted, the agent to cancel more than once, and a sync to carry a running command the
 # desktop does not hold again (was 243,264/1,657,355; 15,216/134,617; 1,920/14,813).
+# Regression pin, re-pinned: late_post and late_ack, a lost completion POST or 2xx that
+# arrives where it changes something; they reach no new state, only new transitions
+# (was 427,344/3,666,163; 16,080/179,465; 2,040/20,137).
 @pytest.mark.parametrize("params, depth, distinct, generated", [
-    ({}, 12, 427_344, 3_666_163),
-    ({"intents": 1}, None, 16_080, 179_465),
-    ({"intents": 1, "slugs": 1, "retries": 0}, None, 2_040, 20_137),
+    ({}, 12, 427_344, 3_711_121),
+    ({"intents": 1}, None, 16_080, 184_073),
+    ({"intents": 1, "slugs": 1, "retries": 0}, None, 2_040, 20_713),
 ])
 @pytest.mark.slow
 def test_pinned_state_counts(params, depth, distinct, generated):

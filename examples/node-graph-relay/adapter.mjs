@@ -170,6 +170,14 @@ class World {
         break;
       }
       case "receive_ack": { const cid = this.cid(a.r); d.acked(cid); delete this.net[cid]; break; }
+      case "late_post": { // the lost POST, delivered now: its 2xx is lost in turn (held)
+        const held = this.held[`post:${a.r}`];
+        delete this.held[`post:${a.r}`];
+        s.complete(held);
+        this.held[`ack:${a.r}`] ??= held;
+        break;
+      }
+      case "late_ack": delete this.held[`ack:${a.r}`]; d.acked(this.cid(a.r)); break;
       case "toggle_project": { const p = projectOf(a.p ?? 0); d.enabled[p] = !d.enabled[p]; break; }
       case "toggle_share": d.shared = !d.shared; break;
       case "change_slug":
@@ -271,7 +279,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       case "hello":
         world = new World(m.params, m.seed, dir);
         return reply({ type: "welcome", id: m.id, protocol: 1,
-                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen", "idle", "late"],
+                       implementation: "node-graph-relay (JavaScript)", capabilities: ["snapshot", "reopen", "idle", "late", "late_steps"],
                        late_kinds: Object.keys(LATE) });
       case "reset": world.fresh(); break;
       case "step": {

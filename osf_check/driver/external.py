@@ -27,8 +27,8 @@ from typing import Any, Callable, Sequence
 from osf_check.models.dsl import ActionInstance, Model
 from osf_check.fuzz.graph_harness import FINISH, read_answer
 from osf_check.fuzz.harness import Divergence, IdleEvents
-from osf_check.fuzz.late import (FIRST_KINDS, LATE, LOST_BY, MODELS, RESTART, arrives, named,
-                                 poll_arrives, sync_arrives, went_back)
+from osf_check.fuzz.late import (FIRST_KINDS, LATE, LOST_BY, MODELS, RESTART, STEPS, TAKES,
+                                 arrives, named, poll_arrives, sync_arrives, went_back)
 from osf_check.fuzz.oracles import posted_bounded
 from osf_check.fuzz.payloads import chosen, step_data
 from osf_check.models.graph_relay.vocab import OUTCOME
@@ -59,6 +59,24 @@ def late_kinds(model: str) -> tuple[str, ...]:
     """The answers ``model``'s network may lose and deliver late (``fuzz.late.LATE``'s
     kinds)."""
     return MODELS.get(model, ())
+
+
+def late_steps(model: str) -> tuple[str, ...]:
+    """The model steps of ``model`` that deliver a lost copy where it changes something
+    (``fuzz.late.TAKES``): offered only to an adapter with the ``late_steps`` capability."""
+    return STEPS.get(model, ())
+
+
+def skipped_steps(model: str, capabilities: frozenset[str]) -> tuple[str, ...]:
+    """The model steps of ``model`` an adapter with ``capabilities`` is never asked to
+    take: the late steps, unless it announces ``late_steps``.
+
+    >>> skipped_steps("graph-relay", frozenset({"late"}))
+    ('late_post', 'late_ack')
+    >>> skipped_steps("graph-relay", frozenset({"late_steps"})), skipped_steps("wire-relay", frozenset())
+    ((), ())
+    """
+    return () if "late_steps" in capabilities else late_steps(model)
 
 
 def _harness_of(model: str) -> type | None:
@@ -242,6 +260,8 @@ class ExternalHarness(IdleEvents):
         #: the steps the implementation may take unannounced within another (capability
         #: steps): the checker looks for them between two observations
         self.hides = own_steps(model.name) if "steps" in adapter.capabilities else ()
+        #: the model steps it is never asked to take (the fuzzer's model leaves them out)
+        self.skips = skipped_steps(model.name, adapter.capabilities)
         self.result_for = result_for or (lambda r, status: "done")
         self.violations: list[str] = []
         self.path: list[tuple[str, dict[str, Any]]] = []  # the requests since reset
@@ -277,6 +297,9 @@ class ExternalHarness(IdleEvents):
         return reply
 
     def apply(self, inst: ActionInstance) -> dict[str, Any]:
+        if inst.name in self.skips:  # a trace replayed from elsewhere, say
+            raise BadValue(f"the adapter cannot be asked to take {inst.label}: its welcome "
+                           "does not announce the late_steps capability")
         msg: dict[str, Any] = {"action": inst.name, "args": dict(inst.args), "label": inst.label}
         data = chosen(self.model, inst.name, dict(inst.args))
         if inst.name == "tick" and self.shared_just_now:
@@ -316,8 +339,17 @@ class ExternalHarness(IdleEvents):
             self.sync_lost = True
         elif kind is not None and (kind, inst.args["r"]) not in self.held:
             self.held.append((kind, inst.args["r"]))
-        elif inst.name == "receive_ack":
+        elif inst.name in ("receive_ack", "late_ack"):
             self.acked.add(inst.args["r"])
+        if inst.name in TAKES:
+            self._taken(inst.name, inst.args["r"])
+
+    def _taken(self, step: str, r: int) -> None:
+        """A copy the step ``step`` delivered is no longer held (the adapter delivered it,
+        and never delivers it again); the 2xx a late POST earns is lost in turn."""
+        self.held = [x for x in self.held if x != (TAKES[step], r)]
+        if step == "late_post" and ("ack", r) not in self.held:
+            self.held.append(("ack", r))
 
     def _deliver_late(self, after: str, inst: ActionInstance | None = None) -> None:
         """Capability late: the adapter delivers each answer that may arrive now after
@@ -393,8 +425,9 @@ class ExternalHarness(IdleEvents):
         return list(zip(runs, posts))
 
     def _status(self, inst: ActionInstance) -> str | None:
-        """Run r's status on the server before a deliver_post(r): whether it accepts."""
-        if inst.name != "deliver_post":
+        """Run r's status on the server before a deliver_post(r) or a late_post(r): whether
+        it accepts."""
+        if inst.name not in ("deliver_post", "late_post"):
             return None
         return self.model.show_state(self.abstract())["status"][inst.args["r"]]
 
@@ -407,7 +440,8 @@ class ExternalHarness(IdleEvents):
         sent = reply.get("sent", [])
         for run, payload in self._posts(inst, reply):
             self.posted[run] = payload
-        if inst.name == "deliver_post" and status not in ("completed", "failed", "cancelled"):
+        if inst.name in ("deliver_post", "late_post") and \
+                status not in ("completed", "failed", "cancelled"):
             self.accepted[r] = self.posted.get(r)
         answers = [m["answer"] for m in sent if isinstance(m.get("answer"), dict)]
         if inst.name == "get_graph_run" and "i" in inst.args and answers:
@@ -524,6 +558,16 @@ class External:
 
     def __call__(self, model: Model, mutant: str | None, tmpdir: str | None, seed: int = 0,
                  result_for: Callable[[int, str], Any] | None = None) -> ExternalHarness:
+        return ExternalHarness(self._greeted(model, seed), model, result_for)
+
+    def skips(self, model: Model, seed: int = 0) -> tuple[str, ...]:
+        """The steps of ``model`` this adapter is never asked to take (see
+        :func:`skipped_steps`): the fuzzer drives it through the model without them."""
+        return skipped_steps(model.name, self._greeted(model, seed).capabilities)
+
+    def _greeted(self, model: Model, seed: int) -> Adapter:
+        """The adapter process for ``model`` at its parameters and ``seed``: the one
+        running, or a new one once it said hello (what it can do is known from then)."""
         key = (model.name, tuple(sorted(model.params.items())), seed)
         if self.adapter is None or self._for != key:
             self.close()
@@ -533,7 +577,7 @@ class External:
             self.implementation = self.adapter.implementation
             self.capabilities = self.adapter.capabilities
             self.late_kinds = self.adapter.late_kinds
-        return ExternalHarness(self.adapter, model, result_for)
+        return self.adapter
 
     def close(self) -> None:
         if self.adapter is not None:
@@ -554,5 +598,5 @@ def python_command(module: str, *args: str) -> list[str]:
 
 
 __all__ = ["Adapter", "AdapterError", "External", "ExternalHarness", "python_command",
-           "decides", "idle_events", "late_kinds",
-           "own_steps"]
+           "decides", "idle_events", "late_kinds", "late_steps",
+           "own_steps", "skipped_steps"]

@@ -217,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-late-kinds", action="store_true",
                     help="offer late answers without listing their kinds (as an adapter "
                          "written before late_kinds: asked for the first four only)")
+    ap.add_argument("--no-late-steps", action="store_true",
+                    help="do not announce late_steps (as an adapter written before the "
+                         "late_post and late_ack steps: never asked to take them)")
     a = ap.parse_args(argv)
     if a.mutant is not None:
         from osf_check.fuzz.driver import IMPL_MUTANTS
@@ -226,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
     caps = ("reopen", "clock", "idle") + (() if a.no_snapshot else ("snapshot",)) + \
-        (() if a.no_late else ("late",))
+        (() if a.no_late else ("late",)) + (() if a.no_late_steps else ("late_steps",))
     name = "osf-check reference (Python)" + (f", mutant {a.mutant}" if a.mutant else "")
     kinds = None if a.no_late_kinds else tuple(LATE)
     return serve(lambda m, p, s: Reference(m, p, s, a.mutant), name=name, capabilities=caps,

@@ -52,13 +52,15 @@ def events_of(h: GraphHarness, inst: ActionInstance, outs: dict[str, Any],
             ("desktop", "desktop.command_received", {"command_id": cid, "state": c.state})
             for cid, c in d.commands.items() if c.state == "fetched"]
     if n in ("start_graph", "refuse", "control_poll", "control_poll_clear", "graph_finish",
-             "receive_ack"):
+             "receive_ack", "late_ack"):
         cid = h.cid(a["r"])
         c = d.commands[cid]
         f: dict[str, Any] = {"command_id": cid}
         name = {"start_graph": "graph_started", "refuse": "graph_refused",
                 "control_poll": "control_polled", "control_poll_clear": "control_polled",
-                "graph_finish": "graph_finished", "receive_ack": "completion_acked"}[n]
+                "graph_finish": "graph_finished", "receive_ack": "completion_acked",
+                # a 2xx the desktop had given up is taken as any other: logged alike
+                "late_ack": "completion_acked"}[n]
         if n.startswith("control_poll"):
             f["cancelled"] = c.state == "stopping"
         if n in ("refuse", "graph_finish"):  # the completion it produced, and whether it keeps it
@@ -70,12 +72,15 @@ def events_of(h: GraphHarness, inst: ActionInstance, outs: dict[str, Any],
                   "result": h.finished_with[a["r"]], "error": h.failed_with[a["r"]],
                   "total_tokens": FINISH["tokens"],
                   "reported_cost": FINISH["cost"], "posted": made[1] if made else None}
-        if n == "receive_ack":
+        if n in ("receive_ack", "late_ack"):
             f["stored"] = cid in d.outbox
         return [("desktop", f"desktop.{name}", f)]
-    if n == "deliver_post":
+    if n in ("deliver_post", "late_post"):
+        # the server cannot tell a POST the desktop gave up from an on-time one: it logs
+        # both alike (the late copy is the harness's accepted one, no longer in flight)
         r = a["r"]
-        payload = h.net[h.cid(r)][1]  # type: ignore[index]
+        cid = h.cid(r)
+        payload = h.net[cid][1] if n == "deliver_post" else h.accepted[cid]  # type: ignore[index]
         run = h.server.runs[r]
         return [("server", "server.completion_received",
                  {"execution_id": payload["execution_id"], "posted_status": payload["status"],

@@ -9,7 +9,8 @@ A mapping is a TOML (or JSON) file::
     [[event]]
     name = "tool.run_graph_session"         # the log's event name
     when = { agent = 0 }                    # optional: only lines whose fields equal these
-    action = "run_graph_session"            # the model action this line is
+    action = "run_graph_session"            # the model action this line is (or a list
+                                            # of actions the log writes alike: any that fits)
     args = { i = "key:idempotency_key" }    # its parameters, from the line's fields
     state = { "attempts[i]" = "attempt" }   # what the model's state must be after it
                     # (an index: an argument, a number, a source, or o*2+a of two arguments,
@@ -91,6 +92,9 @@ class Rule:
     state: list[tuple[str, Any, Source]]
     outputs: dict[str, Source]
     instances: list[int] = field(default_factory=list)  # the action's instances
+    #: the actions the line may be: one, or several the deployment logs alike (a server
+    #: logs a completion POST the same whether the desktop had given its copy up or not)
+    names: tuple[str, ...] = ()
 
     def matches(self, fields: dict[str, Any]) -> bool:
         return all(fields.get(k) == v for k, v in self.when.items())
@@ -119,7 +123,7 @@ class Mapping:
 
     @property
     def observed(self) -> set[str]:
-        return {r.action for rs in self.rules.values() for r in rs if r.action is not None}
+        return {n for rs in self.rules.values() for r in rs for n in r.names}
 
 
 def _source(v: Any, where: str) -> Source:
@@ -152,14 +156,10 @@ def _rule(model: Model, d: Any, k: int) -> Rule:
         raise MappingError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
     if not isinstance(d.get("name"), str):
         raise MappingError(f"{where}: name is missing or not a string")
-    if not isinstance(d.get("action", ""), str):
-        raise MappingError(f"{where}: action must be a string")
     where = f"event {d['name']!r}"
-    action = d.get("action")
-    insts = [i for i in model.instances if i.name == action]
-    if action is not None and not insts:
-        raise MappingError(f"{where}: {model.name} has no action {action!r} (its "
-                           f"actions: {', '.join(model.action_names)})")
+    names = _action_names(model, d, where)
+    action = " or ".join(names) if names else None
+    insts = [i for i in model.instances if i.name in names]
     if action is None and (d.get("outputs") or not d.get("state")):
         raise MappingError(f"{where}: a rule without an action is an observation: it has "
                            f"state (and args only to name indices), no outputs")
@@ -198,7 +198,36 @@ def _rule(model: Model, d: Any, k: int) -> Rule:
         if not any(o in i.outputs for i in insts):
             raise MappingError(f"{where}: {action} has no output {o!r}")
     return Rule(d["name"], action, dict(d.get("when", {})), args, state, outputs,
-                [i.index for i in insts])
+                [i.index for i in insts], names)
+
+
+def _action_names(model: Model, d: dict[str, Any], where: str) -> tuple[str, ...]:
+    """The actions a rule's line may be: its ``action``, a name or a non-empty list of
+    names (none: an observation).
+
+    Parameters
+    ----------
+    model : the model the mapping is for
+    d : the rule's table
+    where : how an error names the rule
+
+    Returns
+    -------
+    tuple of str
+        The names, each an action of ``model``.
+    """
+    action = d.get("action")
+    if action is None:
+        return ()
+    names = [action] if isinstance(action, str) else action
+    if not isinstance(names, list) or not names or \
+            not all(isinstance(n, str) for n in names):
+        raise MappingError(f"{where}: action must be a string or a non-empty list of strings")
+    for n in names:
+        if n not in model.action_names:
+            raise MappingError(f"{where}: {model.name} has no action {n!r} (its "
+                               f"actions: {', '.join(model.action_names)})")
+    return tuple(dict.fromkeys(names))
 
 
 def _index(model: Model, idx: str, known_args: set[str], action: str | None, at: str) -> Any:
