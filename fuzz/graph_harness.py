@@ -314,6 +314,10 @@ class GraphHarness(HarnessBase):
         """A lost 2xx reaches the desktop while the completion is still in its outbox: the
         entry leaves (a re-sent copy may still be on its way, and stays so)."""
         self._held_copy(label, "ack", cid)
+        self._ack(cid)
+
+    def _ack(self, cid: str) -> None:
+        """A 2xx reaches the desktop, on time or late: the outbox lets the entry go."""
         self.desktop.acked(cid)
         self.acked.add(cid)
 
@@ -552,9 +556,8 @@ class GraphHarness(HarnessBase):
             self._late_ack_step(inst.label, self.cid(a["r"]))  # type: ignore[arg-type]
         elif name == "receive_ack":
             cid = self.cid(a["r"])
-            self.desktop.acked(cid)  # type: ignore[arg-type]
+            self._ack(cid)  # type: ignore[arg-type]
             self.net.pop(cid)  # type: ignore[arg-type]
-            self.acked.add(cid)  # type: ignore[arg-type]
         elif name == "toggle_project":
             p = project_of(a.get("p", 0))
             self.desktop.set_enabled(p, not self.desktop.enabled[p])

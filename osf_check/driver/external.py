@@ -61,6 +61,10 @@ def late_kinds(model: str) -> tuple[str, ...]:
     return MODELS.get(model, ())
 
 
+#: the steps that bring a completion POST to the server (on time, or a copy given up)
+_POSTS = ("deliver_post", "late_post")
+
+
 def late_steps(model: str) -> tuple[str, ...]:
     """The model steps of ``model`` that deliver a lost copy where it changes something
     (``fuzz.late.TAKES``): offered only to an adapter with the ``late_steps`` capability."""
@@ -427,7 +431,7 @@ class ExternalHarness(IdleEvents):
     def _status(self, inst: ActionInstance) -> str | None:
         """Run r's status on the server before a deliver_post(r) or a late_post(r): whether
         it accepts."""
-        if inst.name not in ("deliver_post", "late_post"):
+        if inst.name not in _POSTS:
             return None
         return self.model.show_state(self.abstract())["status"][inst.args["r"]]
 
@@ -440,7 +444,7 @@ class ExternalHarness(IdleEvents):
         sent = reply.get("sent", [])
         for run, payload in self._posts(inst, reply):
             self.posted[run] = payload
-        if inst.name in ("deliver_post", "late_post") and \
+        if inst.name in _POSTS and \
                 status not in ("completed", "failed", "cancelled"):
             self.accepted[r] = self.posted.get(r)
         answers = [m["answer"] for m in sent if isinstance(m.get("answer"), dict)]
