@@ -157,19 +157,14 @@ def _expand_graph(m: Model, red: object, props: Sequence[Property], ex: Explorat
     traces: a path step by step, a fair cycle lap after lap until its real state comes
     back, checked fair on the model's states before it is reported (a lasso that is not
     is the reduction's fault: an internal error, never a verdict)."""
-    from .compiled.pycompile import compile_steps
     from .symmetry import Reduction, expand, expand_lasso, lasso_fairness
     assert isinstance(red, Reduction)
-    steps = compile_steps(m)
     for v in found:
         reduced = [ex.state(i) for i in v.path]
         if v.loop_start is None or v.stutters:
             v.states, v.actions = expand(m, red, props, v, reduced)
-            last = v.states[-1]
-            if v.kind == "reach" and v.stutters and any((t := f(last)) is not None and t != last for f in steps):
-                # a self-loop of the reduced graph that moves the state: no end state
-                v.loop_start, v.stutters = None, False
-                v.message = v.message.replace(", then stutters forever (an end state)", "")
+            if v.kind == "reach" and v.stutters:
+                _end_state(m, v)
             continue
         states, acts, loop_at = expand_lasso(m, red, v, reduced)
         ok, why = lasso_fairness(m, states, acts, loop_at)
@@ -179,6 +174,18 @@ def _expand_graph(m: Model, red: object, props: Sequence[Property], ex: Explorat
         laps = (len(states) - 1 - loop_at) // max(1, len(v.path) - 1 - v.loop_start)
         v.path = v.path[:v.loop_start + 1] + v.path[v.loop_start + 1:] * laps
         v.states, v.actions, v.loop_start = states, acts, loop_at
+
+
+def _end_state(m: Model, v: Violation) -> None:
+    """A reach counterexample said to end in an end state (nothing moves it on the
+    reduced graph) whose real last state some step moves: the reduced graph's self-loop
+    there was a step to another member of the class, so the trace ends without one."""
+    from .compiled.pycompile import compile_steps
+    assert v.states is not None
+    last = v.states[-1]
+    if any((t := f(last)) is not None and t != last for f in compile_steps(m)):
+        v.loop_start, v.stutters = None, False
+        v.message = v.message.replace(", then stutters forever (an end state)", "")
 
 
 def _offered(eng: engines.Engine, **asked: object) -> None:

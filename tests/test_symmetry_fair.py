@@ -11,7 +11,8 @@ import pytest
 
 import osf_check
 from osf_check.explorer.compiled.pycompile import compile_steps
-from osf_check.explorer.symmetry import lasso_fairness, prove
+from osf_check.explorer.result import Violation
+from osf_check.explorer.symmetry import Reduction, expand_lasso, lasso_fairness, prove
 
 LAMPS = """
 from osf_check import Bool, Check, ModelBuilder, ModelSpec, Property
@@ -31,6 +32,13 @@ def build(params, mutant):
     def dim(s, i):
         return s.on[i] == 1, {s.on[i]: 0}
 
+    if mutant == "token":  # a lit lamp hands its light on: a step within its class
+        @b.action("switch", params={"i": range(3), "d": (1, 2)})
+        def hand(s, i, d):
+            j = (i + d) % 3
+            return And(s.on[i] == 1, s.on[j] == 0), {s.on[i]: 0, s.on[j]: 1}
+
+        b.fairness("weak", ["hand"], name="hands")
     if mutant == "lamp0-only":  # a fairness set the permutations move
         b.fairness("weak", ["flip(i=0)"], name="first")
     else:  # one set of every flip: mapped onto itself
@@ -46,7 +54,7 @@ def all_off(s):
 
 
 SPEC = ModelSpec(name="lamps", title="three interchangeable lamps", params=(),
-                 mutants={"lamp0-only": ""}, build_fn=build)
+                 mutants={"lamp0-only": "", "token": ""}, build_fn=build)
 PROPERTIES = (
     Property("L1", "some-lamp-lights", "lamps", "Some lamp lights.",
              (Check("fair", lambda s, m: [Goal.eventually(
@@ -126,3 +134,32 @@ def test_a_bounded_run_leaves_them_inconclusive(lamps):
     assert red.status == {"L1": "inconclusive", "L3": "inconclusive"}
     mine = [w for w in red.warnings if w.startswith(("L1:", "L3:"))]
     assert len(mine) == 2 and all("search of classes was bounded" in w for w in mine)
+
+
+def test_a_step_within_a_class_leaves_fair_checks_inconclusive(lamps):
+    # handing the light from lamp i to lamp j is a self-loop of the reduced graph that
+    # moves the state: read as stuttering it would hide cycles, so no fair verdict
+    plain, red = (_run(lamps, "token", s, "L1", "L3") for s in (False, True))
+    assert plain.status == {"L1": "holds", "L3": "holds"}
+    assert red.status == {"L1": "inconclusive", "L3": "holds"}
+    (w,) = red.warnings
+    assert w.startswith("L1: ") and "self-loops of the symmetry-reduced graph" in w
+
+
+def test_a_lap_that_permutes_is_repeated_until_the_real_state_comes_back(lamps):
+    # the reduced cycle one lamp on -> two on -> one on: lamp 1 lights, lamp 2 dims, so a
+    # lap ends on another member of the class; the lasso goes round until it is back
+    m = _run(lamps, None, True, "L1").model
+    red = Reduction(m, m.symmetries)
+    label = {i.label: i.index for i in m.instances}
+    reduced = [(0, 0, 0), (0, 0, 1), (0, 1, 1), (0, 0, 1)]
+    acts = [-1, label["flip(i=2)"], label["flip(i=1)"], label["dim(i=2)"]]
+    v = Violation("L2", "fair", "", [0, 1, 2, 1], acts, loop_start=1)
+    states, got, loop_at = expand_lasso(m, red, v, reduced)
+    laps = (len(states) - 2) // 2
+    assert loop_at == 1 and len(states) == 2 + 2 * laps and laps > 1
+    assert states[-1] == states[1]
+    assert [red.canon(s) for s in states] == reduced[:2] + reduced[2:] * laps
+    steps = compile_steps(m)
+    assert all(steps[a](s) == t for s, a, t in zip(states, got[1:], states[1:]))
+    assert lasso_fairness(m, states, got, loop_at) == (True, "")
