@@ -1,8 +1,8 @@
 """Symmetry reduction: the reduction factor of each model, and the time it saves.
 
 For each run, the space is explored twice with the vector engine (without and with
-``--symmetry``), checking the safety properties (reach and fair checks are not run on a
-reduced graph, so both runs leave them out), and the states stored, the wall times and
+``--symmetry``), checking the safety properties (a bounded search of classes leaves
+reach and fair checks inconclusive, so both runs leave them out), and the states stored, the wall times and
 their ratios are printed.  The script stops if the reduction changes a verdict or a
 counterexample's length, or stores more than the plain run.  A model whose declared
 sets are not proved symmetric (or that declares none) says why, and its factor is 1.

@@ -77,9 +77,9 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     if por:
         por_allowed(chosen, symmetry)
     want_graph = any(kinds.on_graph(c.kind) for p in chosen for c in p.checks)
-    reduce, sym = _symmetry(m, chosen, symmetry, log)
-    if reduce is not None:
-        want_graph = False  # fairness names action instances, which permutations move
+    reduce, sym, unjudged = _symmetry(m, chosen, symmetry, log)
+    if reduce is not None:  # only what the reduced graph answers exactly is checked on it
+        want_graph = want_graph and any(_on_graph(p) and p.id not in unjudged for p in chosen)
     ex = eng.search(m, chosen, engines.Search(
         depth=depth, max_states=max_states, keep_graph=want_graph,
         check_deadlock=check_deadlock, stop_on_violation=stop_on_violation, progress=progress,
@@ -93,6 +93,12 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
         for v in ex.violations:
             v.states, v.actions = expand(m, reduce, chosen, v,
                                          [ex.state(i) for i in v.path if i >= 0])
+        if want_graph and ex.stopped is None and not ex.complete:
+            # a bounded run's reach checks search past the bound in the model itself,
+            # whose states the reduced graph knows only by their representatives
+            unjudged.update({p.id: "the search of classes was bounded (give --depth "
+                             "unbounded)" for p in chosen if _on_graph(p)})
+            want_graph = False
     status = {p.id: "holds" for p in chosen}
     for v in ex.violations:
         if v.prop in status:
@@ -100,20 +106,30 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
     graph = None
     if want_graph and ex.stopped is None:
         if log:
-            log(f"{model}: reach and fair checks on {ex.distinct:,} states")
+            log(f"{model}: reach and fair checks on {ex.distinct:,} "
+                + ("classes" if reduce is not None else "states"))
+        before = len(ex.violations)
         # the goals in forked processes, but not next to a Ray client (its threads do
         # not survive a fork)
-        graph = check_graph(ex, chosen, budget=extension_budget, log=log,
-                            workers=workers if cluster is None else 1, running=running)
+        graph = check_graph(ex, [p for p in chosen if p.id not in unjudged],
+                            budget=extension_budget, log=log,
+                            workers=workers if cluster is None else 1, running=running,
+                            reduced=reduce is not None)
+        unjudged.update(graph.why)
+        if reduce is not None:
+            _expand_graph(m, reduce, chosen, ex, ex.violations[before:])
         for pid, st in graph.checked.items():
             if status.get(pid) != "violated":
                 status[pid] = st
     else:
-        _graph_not_run(chosen, status, reduced=reduce is not None, wanted=want_graph)
+        _graph_not_run(chosen, status, wanted=want_graph)
     warnings = _vacuity(m, chosen, ex)
-    if reduce is not None and "inconclusive" in status.values():
-        warnings.append("reach and fair checks are not run on a symmetry-reduced graph: "
-                        "leave --symmetry out to check them")
+    for pid, why in unjudged.items():
+        if status.get(pid) != "violated":
+            status[pid] = "inconclusive"
+            warnings.append(f"{pid}: its reach and fair checks are not judged on the "
+                            f"symmetry-reduced graph ({why}): leave out --symmetry to "
+                            "check them")
     warnings += _unjudged(eng, chosen, status)
     return ModelResult(m, chosen, ex, graph, status, warnings,
                        _verdict(ex, status, warnings, strict), from_mutant,
@@ -122,17 +138,54 @@ def check(model: str, *, params: dict[str, object] | None = None, mutant: str | 
                        ex.por.as_dict() if ex.por is not None else {})
 
 
-def _graph_not_run(props: Sequence[Property], status: dict[str, str], *, reduced: bool,
-                   wanted: bool) -> None:
-    """The status of the graph kinds' properties when their checks did not run: on a
-    symmetry-reduced graph they cannot (inconclusive); after a search that stopped early
-    they were not checked."""
+def _graph_not_run(props: Sequence[Property], status: dict[str, str], *, wanted: bool
+                   ) -> None:
+    """The status of the graph kinds' properties when their checks did not run after a
+    search that stopped early: not checked."""
     for p in props:
-        on_graph = any(kinds.on_graph(c.kind) for c in p.checks)
-        if reduced and on_graph:
-            status[p.id] = "inconclusive"
-        elif not reduced and wanted and on_graph and status[p.id] == "holds":
+        if wanted and _on_graph(p) and status[p.id] == "holds":
             status[p.id] = "not checked"
+
+
+def _on_graph(p: Property) -> bool:
+    return any(kinds.on_graph(c.kind) for c in p.checks)
+
+
+def _expand_graph(m: Model, red: object, props: Sequence[Property], ex: Exploration,
+                  found: Sequence[Violation]) -> None:
+    """The reach and fair counterexamples of a symmetry-reduced graph as the model's own
+    traces: a path step by step, a fair cycle lap after lap until its real state comes
+    back, checked fair on the model's states before it is reported (a lasso that is not
+    is the reduction's fault: an internal error, never a verdict)."""
+    from .symmetry import Reduction, expand, expand_lasso, lasso_fairness
+    assert isinstance(red, Reduction)
+    for v in found:
+        reduced = [ex.state(i) for i in v.path]
+        if v.loop_start is None or v.stutters:
+            v.states, v.actions = expand(m, red, props, v, reduced)
+            if v.kind == "reach" and v.stutters:
+                _end_state(m, v)
+            continue
+        states, acts, loop_at = expand_lasso(m, red, v, reduced)
+        ok, why = lasso_fairness(m, states, acts, loop_at)
+        if not ok:
+            raise RuntimeError(f"symmetry: the {v.prop} lasso lifted from the reduced graph "
+                               f"is not fair on the model ({why})")
+        laps = (len(states) - 1 - loop_at) // max(1, len(v.path) - 1 - v.loop_start)
+        v.path = v.path[:v.loop_start + 1] + v.path[v.loop_start + 1:] * laps
+        v.states, v.actions, v.loop_start = states, acts, loop_at
+
+
+def _end_state(m: Model, v: Violation) -> None:
+    """A reach counterexample said to end in an end state (nothing moves it on the
+    reduced graph) whose real last state some step moves: the reduced graph's self-loop
+    there was a step to another member of the class, so the trace ends without one."""
+    from .compiled.pycompile import compile_steps
+    assert v.states is not None
+    last = v.states[-1]
+    if any((t := f(last)) is not None and t != last for f in compile_steps(m)):
+        v.loop_start, v.stutters = None, False
+        v.message = v.message.replace(", then stutters forever (an end state)", "")
 
 
 def _offered(eng: engines.Engine, **asked: object) -> None:
@@ -219,24 +272,27 @@ def _workers(ex: Exploration, asked: int, eng: engines.Engine, cluster: str | No
 
 
 def _symmetry(m: Model, props: Sequence[Property], asked: bool,
-              log: Callable[[str], None] | None) -> tuple[object, dict[str, object]]:
-    """The reduction to search with (None: none) and what to report about it."""
+              log: Callable[[str], None] | None
+              ) -> tuple[object, dict[str, object], dict[str, str]]:
+    """The reduction to search with (None: none), what to report about it, and the
+    properties whose reach and fair checks it cannot judge, each with why."""
     sym: dict[str, object] = {"declared": [s.name for s in m.symmetries], "used": False,
                               "why": None}
     if not asked:
-        return None, sym
+        return None, sym, {}
     if not m.symmetries:
         sym["why"] = "the model declares no symmetric set"
-        return None, sym
-    from .symmetry import Reduction, prove_symmetric
-    why = prove_symmetric(m, props, m.symmetries)
-    if why is not None:
-        sym["why"] = why
+        return None, sym, {}
+    from .symmetry import Reduction, prove
+    proof = prove(m, props, m.symmetries)
+    if proof.why is not None:
+        sym["why"] = proof.why
         if log:
-            log(f"{m.name}: no symmetry reduction ({why})")
-        return None, sym
+            log(f"{m.name}: no symmetry reduction ({proof.why})")
+        return None, sym, {}
     sym["used"] = True
-    return Reduction(m, m.symmetries), sym
+    return Reduction(m, m.symmetries), sym, {pid: why for pid, why in proof.graph.items()
+                                             if why is not None}
 
 
 def prepare(model: str, *, params: dict[str, object] | None = None, mutant: str | None = None,

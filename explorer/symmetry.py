@@ -15,8 +15,15 @@ most members meet).  Shortest counterexamples keep their length (every edge of t
 reduced graph lifts to every member of its source's class), and :func:`expand`
 turns a reduced one back into a trace of the model, step by step.
 
-Safety only: fairness names action instances, which permutations move, so the reach
-and fair checks are not run on a reduced graph (their properties stay unknown).
+The reach and fair checks run on the reduced graph (edges: representative to the
+representative of each successor) where that is exact, which :func:`prove` decides per
+property: every goal's premise and goal give the same answer on ``s`` and ``g s``, and
+for a fair check the fair-state conditions do too and every fairness set is mapped
+onto itself by the instance correspondence the proof found (so "some member taken" and
+"some member enabled" read the same on a state and its image).  A fair cycle of the
+reduced graph then lifts to a fair lasso of the model, lap after lap until the real
+state comes back (:func:`expand_lasso`).  The properties it cannot vouch for stay
+"inconclusive", with the reason.
 
 >>> from osf_check.models.two_phase import SPEC
 >>> m = SPEC.build({"rms": 3})
@@ -29,6 +36,7 @@ True
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -36,13 +44,14 @@ import z3
 
 from osf_check.models.dsl import Model, SymmetricSet
 from osf_check.models.expr import Slot
-from osf_check.properties.base import CheckList, Property
+from osf_check.properties.base import CheckList, Goal, Property
 
 from .result import Violation
 from .compiled.pycompile import compile_steps, compile_trans
 from .symbolic.engine import SolverGaveUp, as_bool, as_int, to_z3
 
-__all__ = ["Reduction", "prove_symmetric", "expand", "generators"]
+__all__ = ["Reduction", "Proof", "prove", "prove_symmetric", "expand", "expand_lasso",
+           "generators"]
 
 
 class _Set:
@@ -180,31 +189,106 @@ def _permute(st: _Set, perm: Sequence[int], values: Sequence, rename) -> list:
 
 # the claim ------------------------------------------------------------------
 
+@dataclass
+class Proof:
+    """What :func:`prove` proved: ``why`` the reduction may not be used (None: it may),
+    and for each property with reach or fair checks, why the reduced graph does not
+    judge it (None: it does, exactly)."""
+
+    why: str | None
+    graph: dict[str, str | None] = field(default_factory=dict)
+
+    def judged(self) -> list[str]:
+        """The properties whose reach and fair checks the reduced graph judges."""
+        return [pid for pid, why in self.graph.items() if why is None]
+
+
 def prove_symmetric(model: Model, props: Sequence[Property], sets: Sequence[SymmetricSet],
                timeout_ms: int = 20_000) -> str | None:
     """``None`` if every declared permutation maps the model and the properties onto
     themselves (proved for all states of the domains), else why not, in one sentence.
     A solver that gives up is a refusal too: the reduction is used only when proved."""
+    return prove(model, props, sets, timeout_ms, graph=False).why
+
+
+def prove(model: Model, props: Sequence[Property], sets: Sequence[SymmetricSet],
+          timeout_ms: int = 20_000, *, graph: bool = True) -> Proof:
+    """:func:`prove_symmetric`, and with ``graph`` also which reach and fair properties
+    the reduced graph judges exactly (:class:`Proof`)."""
+    from osf_check.properties import kinds
     checks = CheckList.of(model, props)
+    on_graph = [p for p in props if any(kinds.on_graph(c.kind) for c in p.checks)] \
+        if graph else []
+    proof = Proof(None, {p.id: None for p in on_graph})
     for decl in sets:
         st = _Set(model, decl)
         for g in generators(st.k):
             try:
-                why = _test_one(model, checks, st, g, timeout_ms)
+                why, corr = _test_one(model, checks, st, g, timeout_ms)
             except SolverGaveUp as e:
-                return f"{decl.name} could not be proved symmetric: {e} (no verdict on it)"
+                proof.why = f"{decl.name} could not be proved symmetric: {e} (no verdict on it)"
+                return proof
             if why is not None:
-                return f"{decl.name} is not symmetric: {why}"
+                proof.why = f"{decl.name} is not symmetric: {why}"
+                return proof
+            for p in on_graph:
+                if proof.graph[p.id] is None:
+                    proof.graph[p.id] = _graph_why(model, p, st, g, corr, timeout_ms)
+    return proof
+
+
+def _graph_why(model: Model, p: Property, st: "_Set", g: tuple[int, ...], corr: list[int],
+               timeout_ms: int) -> str | None:
+    """Why the reduced graph cannot judge ``p``'s reach and fair checks under generator
+    ``g`` of ``st`` (None: it can): a goal's predicate, a fair-state condition read
+    unequally, or a fairness set the instance correspondence ``corr`` moves out of itself."""
+    what = _what(st, g)
+    fair = any(c.kind == "fair" for c in p.checks)
+    if fair:
+        for fs in model.fair_sets():
+            if {corr[a] for a in fs.instances} != set(fs.instances):
+                return f"fairness set {fs.name} is not mapped onto itself under {what}"
+    preds: list[tuple[str, object]] = [(f"fair-state condition {n}", e)
+                                       for n, e in (model.fair_states if fair else [])]
+    for c in p.checks:
+        if c.kind in ("reach", "fair"):
+            preds += [(f"goal {gl.label}", e) for gl in c.goals(model) for e in _reads(c.kind, gl)]
+    x = [z3.Int(f"x{i}") for i in range(model.nslots)]
+    y = _permuted(st, g, x)
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(*[z3.And(d.lo <= v, v <= d.hi) for v, d in zip(x, model.slot_domains)])
+    for name, e in preds:
+        solver.push()
+        solver.add(as_bool(to_z3(e, x)) != as_bool(to_z3(e, y)))
+        r = solver.check()
+        solver.pop()
+        if r == z3.unknown:
+            return f"z3 gave up on its {name} under {what}"
+        if r == z3.sat:
+            return f"its {name} reads the elements unequally"
     return None
 
 
-def _test_one(model: Model, checks: CheckList, st: _Set, g: tuple[int, ...],
-              timeout_ms: int) -> str | None:
-    what = ("swapping elements 0 and 1" if g[:2] == (1, 0)
+def _reads(kind: str, gl: Goal) -> list:
+    """The predicates a reach or fair goal is read through (a fair goal of a form other
+    than ``~>`` leaves its premise unused)."""
+    return [gl.premise, gl.goal] if kind == "reach" or gl.form == "~>" else [gl.goal]
+
+
+def _what(st: "_Set", g: tuple[int, ...]) -> str:
+    return ("swapping elements 0 and 1" if g[:2] == (1, 0)
             else f"rotating its {st.k} elements")
+
+
+def _test_one(model: Model, checks: CheckList, st: _Set, g: tuple[int, ...],
+              timeout_ms: int) -> tuple[str | None, list[int]]:
+    """Why generator ``g`` does not map the model and ``checks`` onto themselves (None:
+    it does), and the instance each instance was matched to (``corr[a] = b``)."""
+    what = _what(st, g)
     inits = set(model.initial_states)
     if {apply(st, g, s) for s in inits} != inits:
-        return f"the initial states change under {what}"
+        return f"the initial states change under {what}", []
     n = model.nslots
     x = [z3.Int(f"x{i}") for i in range(n)]
     y = _permuted(st, g, x)
@@ -226,13 +310,14 @@ def _test_one(model: Model, checks: CheckList, st: _Set, g: tuple[int, ...],
 
     for pid, e in checks.invs:
         if not always(same(e)):
-            return f"{pid}'s invariant reads the elements unequally"
+            return f"{pid}'s invariant reads the elements unequally", []
     for pid, e in checks.witnesses:
         if not always(same(e)):
-            return f"{pid}'s witness condition reads the elements unequally"
+            return f"{pid}'s witness condition reads the elements unequally", []
     if model.quiescent is not None and not always(same(model.quiescent)):
-        return "the legitimate end states read the elements unequally"
+        return "the legitimate end states read the elements unequally", []
     moved = st.moved(g)
+    corr: list[int] = []
     insts = model.instances
     upd = [[inst.updates.get(i, Slot(i)) for i in range(n)] for inst in insts]
     writes = [frozenset(i for i, e in inst.updates.items()
@@ -252,10 +337,11 @@ def _test_one(model: Model, checks: CheckList, st: _Set, g: tuple[int, ...],
             ok = z3.And(ga == gb, z3.Implies(ga, z3.And(*[p == q for p, q in
                                                           zip(g_after, after_b)])))
             if always(ok) and _trans_same(checks, a.index, b, x, ua, y, after_b, ga, always):
+                corr.append(b)
                 break
         else:
-            return f"no action matches {a.label} under {what}"
-    return None
+            return f"no action matches {a.label} under {what}", []
+    return None, corr
 
 
 def _trans_same(checks: CheckList, a: int, b: int, x, xa, y, yb, ga, always) -> bool:
@@ -313,3 +399,80 @@ def expand(model: Model, red: Reduction, props: Sequence[Property], v: Violation
         states.append(t)
         acts.append(b)
     return states, acts
+
+
+def expand_lasso(model: Model, red: Reduction, v: Violation, reduced: list[tuple]
+                 ) -> tuple[list[tuple], list[int], int]:
+    """A lasso of the model (states, action instances, where its loop starts) for the
+    reduced fair-cycle counterexample ``v`` (``reduced``: its stored states, the last
+    one the state at ``v.loop_start`` again).  The prefix is expanded as by
+    :func:`expand`; the cycle is lifted through a permutation ``pi`` with ``pi(r) =``
+    the real state for the reduced state ``r``: each reduced step ``r -a-> r'`` (the
+    representative's own successor ``t = a(r) = rho(r')``) becomes the model's step to
+    ``pi(t)``, and ``pi`` becomes ``pi . rho``.  A lap thus applies one fixed
+    permutation, and after its order in laps (at most the size of the group) the real
+    state at the loop's start comes back.  Not finding a step is an internal error."""
+    steps = compile_steps(model)
+    insts = model.instances
+    sets = model.fair_sets()
+    sig = [frozenset(j for j, fs in enumerate(sets) if i.index in fs.instances) for i in insts]
+    start = v.loop_start
+    assert start is not None and reduced[start] == reduced[-1], "a lasso closes its loop"
+    prefix = Violation(v.prop, v.kind, v.message, v.path[:start + 1], v.actions[:start + 1])
+    states, acts = expand(model, red, [], prefix, reduced[:start + 1])
+    group = list(itertools.product(*(list(itertools.permutations(range(st.k)))
+                                     for st in red.sets)))
+
+    def image(perm: tuple, s: tuple) -> tuple:
+        for st, p in zip(red.sets, perm):
+            s = apply(st, p, s)
+        return s
+
+    def mapping(src: tuple, dst: tuple) -> tuple:
+        return next(p for p in group if image(p, src) == dst)
+
+    pi = mapping(reduced[start], states[-1])
+    rho = {}  # per step of the cycle: how the representative's successor is reached
+    for i in range(start + 1, len(v.path)):
+        t = steps[v.actions[i]](reduced[i - 1])
+        assert t is not None, "the reduced graph's step is the representative's own"
+        rho[i] = (t, mapping(reduced[i], t))
+    loop_at = len(states) - 1
+    for _ in range(len(group)):
+        for i in range(start + 1, len(v.path)):
+            t, r = rho[i]
+            want, a, cur = image(pi, t), v.actions[i], states[-1]
+            b = next((b for b in sorted(range(len(insts)), key=lambda b: (
+                insts[b].name != insts[a].name, sig[b] != sig[a], b))
+                if steps[b](cur) == want), None)
+            if b is None:
+                raise RuntimeError(f"symmetry: step {i} of a {v.prop} lasso has no match in "
+                                   "the model (the symmetry test let a wrong claim pass)")
+            states.append(want)
+            acts.append(b)
+            pi = tuple(tuple(p[q[j]] for j in range(len(q))) for p, q in zip(pi, r))
+        if states[-1] == states[loop_at]:
+            return states, acts, loop_at
+    raise RuntimeError(f"symmetry: the {v.prop} lasso's real state did not come back "
+                       f"within {len(group)} laps")
+
+
+def lasso_fairness(model: Model, states: list[tuple], acts: list[int], loop_at: int,
+                   ) -> tuple[bool, str]:
+    """:func:`~osf_check.explorer.graph.checks.fairness_of_cycle` on a lasso of the
+    model's own states (its cycle: ``states[loop_at:]``, the last one the first again),
+    with each state's enabled instances computed from the model (a step that moves it)."""
+    from .compiled.pycompile import compile_pred
+    from .graph.checks import fairness_of_cycle
+    steps = compile_steps(model)
+
+    class _Real:  # what fairness_of_cycle reads of a graph: the enabled instances
+        @staticmethod
+        def enabled(u: int) -> frozenset[int]:
+            s = states[u]
+            return frozenset(b for b, f in enumerate(steps) if (t := f(s)) is not None
+                             and t != s)
+
+    cycle = [(u, acts[u + 1]) for u in range(loop_at, len(states) - 1)]
+    conds = [compile_pred(e) for _, e in model.fair_states]
+    return fairness_of_cycle(cycle, _Real(), conds, model.fair_sets(), states)

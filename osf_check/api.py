@@ -258,8 +258,9 @@ class Checker:
 
     def symmetry(self, on: bool = True) -> "Checker":
         """Store one state per class of states equal up to permuting the model's declared
-        symmetric sets (safety only; the claim is tested first, see
-        :mod:`osf_check.explorer.symmetry`)."""
+        symmetric sets (the claim is tested first; reach and fair properties are judged
+        on the classes of a complete search where they are proved exact there, else
+        inconclusive: see :mod:`osf_check.explorer.symmetry`)."""
         return self._with(_symmetry=bool(on))
 
     def por(self, on: bool = True) -> "Checker":

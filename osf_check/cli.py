@@ -602,8 +602,10 @@ def _running(name: str, disp: Any, task: Any,
                    "its files are removed as the run ends.")
 @click.option("--symmetry", is_flag=True,
               help="Store one state per class of states equal up to permuting the model's "
-                   "symmetric sets, once z3 has proved the model symmetric (safety only: "
-                   "reach and fair properties stay unknown).")
+                   "symmetric sets, once z3 has proved the model symmetric. Reach and fair "
+                   "properties are checked on the classes of a complete search where z3 "
+                   "proves their goals (and fair-state conditions and fairness sets) "
+                   "symmetric; elsewhere they are inconclusive, with the reason.")
 @click.option("--por", is_flag=True,
               help="Partial-order reduction: fire a stubborn set of the enabled actions at "
                    "each state (explicit engine; safety properties and deadlocks only; "

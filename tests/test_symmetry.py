@@ -106,8 +106,8 @@ def test_expansion_is_not_a_copy_of_the_reduced_states():
 def test_every_model_and_mutant_keeps_its_verdict(model):
     """Asked for symmetry, every model and mutant gets the verdict, the violated
     properties and the counterexample lengths it gets without, and says why where it
-    does not reduce (of the safety properties: reach and fair checks are not run on a
-    reduced graph)."""
+    does not reduce (of the safety properties, at a depth: a bounded search of classes
+    leaves reach and fair checks inconclusive)."""
     small = {"two-phase": {"rms": 3}}.get(model, {})
     safety = [p.id for p in catalogue.properties_of(model)
               if not any(kinds.on_graph(c.kind) for c in p.checks)]
@@ -246,15 +246,15 @@ PROPERTIES = (
 '''
 
 
-def test_reach_properties_stay_unknown_under_symmetry(tmp_path):
+def test_reach_properties_are_judged_on_classes(tmp_path):
     f = tmp_path / "lamps.py"
     f.write_text(LAMPS)
     code, out, _ = run_cli(["explore", "--model-file", str(f), "--depth", "unbounded",
                             "--property", "L2", "--symmetry", "--json"])
     m = json.loads(out)["models"][0]
     assert m["symmetry"]["used"] and m["distinct_states"] == 4  # 0, 1, 2 or 3 lamps on
-    assert {p["id"]: p["status"] for p in m["properties"]} == {"L2": "inconclusive"}
-    assert code == 152 and m["verdict"] == "incomplete"
+    assert {p["id"]: p["status"] for p in m["properties"]} == {"L2": "holds"}
+    assert code == 0 and m["verdict"] == "ok"
     code, out, _ = run_cli(["explore", "--model-file", str(f), "--depth", "unbounded",
                             "--property", "L2", "--json"])
     assert code == 0 and json.loads(out)["models"][0]["distinct_states"] == 8

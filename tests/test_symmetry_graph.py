@@ -12,14 +12,13 @@ import pytest
 from osf_check.explorer.check import check
 from osf_check.explorer.compiled.pycompile import compile_steps
 from osf_check.explorer.explicit.bfs import bfs
-from osf_check.explorer.symmetry import Reduction, _Set, apply, prove_symmetric
+from osf_check.explorer.symmetry import Reduction, _Set, apply, prove, prove_symmetric
 from osf_check.explorer.vector.search import vector_bfs
 from osf_check.models.graph_relay import MUTANTS, SPEC
 from osf_check.properties import catalogue, kinds
 
 PROPS = catalogue.properties_of("graph-relay")
-#: the safety properties: what a reduced search judges (reach and fair checks are not run
-#: on a reduced graph)
+#: the safety properties (a bounded reduced search judges these alone)
 SAFETY = [p for p in PROPS if not any(kinds.on_graph(c.kind) for c in p.checks)]
 #: the smallest complete space with two intents
 SMALL = {"retries": 0, "slugs": 1}
@@ -129,8 +128,57 @@ def test_every_mutant_keeps_its_safety_verdict_complete(mutant):
     _same(SMALL, mutant, None, SAFETY)
 
 
-def test_reach_and_fair_properties_stay_unknown_on_classes():
+def test_reach_and_fair_properties_stay_unknown_on_bounded_classes():
     plain, red = (check("graph-relay", depth=4, symmetry=s) for s in (False, True))
     graph = {p.id for p in PROPS} - {p.id for p in SAFETY}
     assert graph and {red.status[p] for p in graph} == {"inconclusive"}
     assert "inconclusive" not in {plain.status[p] for p in graph}
+    assert all("search of classes was bounded" in w for w in red.warnings
+               if w.split(":")[0] in graph)
+
+
+def test_the_reduced_graph_judges_every_reach_and_fair_property():
+    m = SPEC.build(SMALL)
+    got = prove(m, PROPS, m.symmetries)
+    assert got.why is None and got.graph == {"A2": None, "A10": None}
+
+
+def _every_verdict(mutant: str | None) -> None:
+    """Every property's verdict, the violations (property, kind, length of a path;
+    a lasso may go round its cycle more than once on the model) the same with and
+    without --symmetry on a complete run, each counterexample a run of the model."""
+    plain, red = (check("graph-relay", params=SMALL, mutant=mutant, depth=None,
+                        symmetry=s, stop_on_violation=False) for s in (False, True))
+    assert red.status == plain.status and red.verdict == plain.verdict, mutant
+    assert ([(v.prop, v.kind) for v in red.violations]
+            == [(v.prop, v.kind) for v in plain.violations]), mutant
+    assert red.symmetry["used"] != bool(red.symmetry["why"]), mutant
+    for a, b in zip(plain.violations, red.violations):
+        if a.loop_start is None or a.stutters:
+            assert len(a.path) == len(b.path), mutant
+        if red.symmetry["used"]:
+            _is_trace(red, b)
+            if b.loop_start is not None and not b.stutters:
+                states = red.exploration.trace_states(b)
+                assert states[b.loop_start] == states[-1], mutant
+
+
+@pytest.mark.parametrize("mutant", [None, "outbox-off"])
+def test_reach_and_fair_verdicts_on_classes(mutant):
+    # outbox-off breaks A2's invariant, reach goal and fair goal: a path and a lasso
+    _every_verdict(mutant)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", [None, *MUTANTS])
+def test_every_mutant_keeps_every_verdict_complete(mutant):
+    _every_verdict(mutant)
+
+
+def test_pinned_reduced_graph():
+    # regression pin (vector engine, every property): the classes of the smallest
+    # complete space with two intents and the edges of their graph
+    r = check("graph-relay", params=SMALL, depth=None, symmetry=True)
+    off, dst, _ = r.exploration.edges_by_source()
+    assert (r.exploration.distinct, len(dst)) == (151_104, 2_462_340)
+    assert r.status["A2"] == r.status["A10"] == "holds"

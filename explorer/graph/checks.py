@@ -32,7 +32,7 @@ from osf_check.explorer.store.levels import get_bits, set_bits
 if TYPE_CHECKING:  # networkx is imported where a lasso is drawn: it costs a quarter
     import networkx as nx  # of a second at every start of the CLI
 
-__all__ = ["GraphReport", "check_graph", "fairness_of_cycle", "JUDGES"]
+__all__ = ["GraphReport", "check_graph", "fairness_of_cycle", "moving_self_loops", "JUDGES"]
 
 #: the property kinds these checks judge, on the graph a search kept
 JUDGES = frozenset({"reach", "fair"})
@@ -47,6 +47,8 @@ class GraphReport:
     unresolved: dict[str, int] = field(default_factory=dict)
     #: premise states on the bound itself (nothing of their future computed): not judged
     undecided: dict[str, int] = field(default_factory=dict)
+    #: why a property was left inconclusive without being checked (id -> one line)
+    why: dict[str, str] = field(default_factory=dict)
 
 
 class _Graph:
@@ -209,7 +211,8 @@ class _Graph:
 
 def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_000_000,
                 log: Callable[[str], None] | None = None, workers: int = 1,
-                running: Callable[[str, int, int], None] | None = None) -> GraphReport:
+                running: Callable[[str, int, int], None] | None = None,
+                reduced: bool = False) -> GraphReport:
     """Run the reach and fair checks of ``props`` on ``ex``; add violations to ``ex``.
     ``log`` receives one line per goal checked, with its verdict and time (progress);
     ``running(what, done, total)`` is told of each goal as it starts (a live display
@@ -218,13 +221,26 @@ def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_0
     With ``workers`` > 1 and every state expanded (so no search past the bound, whose
     budget the goals share), the goals are checked in that many forked processes, which
     read the graph without copying it; the report and violations are the same as in
-    one process (a property's goals after its first violated one are left out)."""
+    one process (a property's goals after its first violated one are left out).
+
+    With ``reduced`` (``ex`` is a symmetry-reduced graph), a self-loop may stand for a
+    step to another member of the class, which moves the state: the fair checks read a
+    self-loop as stuttering, so they are left inconclusive if any self-loop moves."""
     model = ex.model
     rep = GraphReport()
     todo = [(p, c) for p in props for c in p.checks if c.kind in JUDGES]
     if not todo:
         return rep
     g = _Graph(ex)
+    if reduced and any(c.kind == "fair" for _, c in todo):
+        moving = moving_self_loops(g)
+        if moving:
+            why = (f"{moving:,} self-loops of the symmetry-reduced graph are steps to "
+                   "another member of the class, which the fair checks would read as "
+                   "stuttering")
+            for p in {p.id: p for p, c in todo if c.kind == "fair"}.values():
+                rep.checked[p.id], rep.why[p.id] = "inconclusive", why
+            todo = [(p, c) for p, c in todo if p.id not in rep.why]
     ext = _Extension(ex, budget)
     jobs = [(p, c, goal) for p, c in todo for goal in c.goals(model)]
     done = iter(_parallel(g, ex, ext, jobs, workers)) \
@@ -259,6 +275,45 @@ def check_graph(ex: Exploration, props: Sequence[Property], *, budget: int = 4_0
     rep.extension_states = ext.used
     rep.unresolved = ext.unresolved
     return rep
+
+
+def moving_self_loops(g: _Graph) -> int:
+    """How many self-loops of ``g`` are steps that change the state: none in a graph of
+    states, some in a symmetry-reduced one where a step leads to another member of its
+    source's class.  Each action's updates are evaluated over its self-loops' sources,
+    a slice at a time."""
+    insts = g.ex.model.instances
+    moving = 0
+    everyone = np.arange(g.n, dtype=g.off.dtype)
+    for u, v, deg, idx in _slices(g.off, everyone, len(g.dst)):
+        src = np.repeat(everyone[u:v], deg)
+        loop = g.dst[idx] == src
+        ids, acts = src[loop], g.act[idx][loop]
+        del src, loop, idx
+        for a in np.unique(acts).tolist():
+            cur = _Rows(g.cols, ids[acts == a])
+            k = len(cur.ids)
+            moved = np.zeros(k, dtype=bool)
+            for i, e in insts[a].updates.items():
+                moved |= np.broadcast_to(np.asarray(np_eval(e, cur, n=k)), (k,)) != cur[i]
+            moving += int(moved.sum())
+    return moving
+
+
+class _Rows:
+    """Columns of some states (``ids``), gathered when an expression reads them."""
+
+    def __init__(self, cols: Any, ids: np.ndarray):
+        self.cols, self.ids, self.got = cols, ids, {}
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        c = self.got.get(i)
+        if c is None:
+            c = self.got[i] = np.asarray(self.cols[i])[self.ids]
+        return c
+
+    def __len__(self) -> int:
+        return len(self.cols)
 
 
 def _goal(g: _Graph, ex: Exploration, ext: "_Extension", p: Property, kind: str, goal: Goal
