@@ -9,6 +9,7 @@ stored states.  Prints one row per run and the median of ``--repeat`` runs.
     python benchmarks/bench_complete.py --only graph-relay     # the runs of one model
     python benchmarks/bench_complete.py --repeat 3 --json      # medians, for a machine
     python benchmarks/bench_complete.py --run "wire-relay w1" --timeout 600 --limit-gb 16
+    python benchmarks/bench_complete.py --run "wire-relay w1" --memory 1G   # spilling
 
 Each row ends with the run's memory target, where it has one (:data:`TARGET_MB`), and
 whether its peak stayed within it; the script exits 1 if a run went over (a run stopped
@@ -27,10 +28,14 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Sequence
 
-#: (name, model, parameters): the complete runs issue 15 measures
-RUNS = [
+#: (name, model, parameters[, options]): the complete runs measured; options are given
+#: to ``explore`` as they are (graph-relay's intents are interchangeable: with
+#: ``--symmetry`` one state a class is stored and every property is still judged)
+RUNS: list[tuple] = [
     ("graph-relay", "graph-relay", {}),
+    ("graph-relay sym", "graph-relay", {}, ("--symmetry",)),
     ("wire-relay w0", "wire-relay", {"workload": 0}),
     ("wire-relay w1", "wire-relay", {"workload": 1}),
     ("wire-relay w2", "wire-relay", {"workload": 2}),
@@ -41,7 +46,7 @@ RUNS = [
 
 
 #: peak resident memory a complete run should stay within, in MB (``--target`` overrides)
-TARGET_MB = {"graph-relay": 2048.0, "wire-relay w0": 1536.0, "wire-relay w1": 1536.0,
+TARGET_MB = {"graph-relay": 2048.0, "graph-relay sym": 2048.0, "wire-relay w0": 1536.0, "wire-relay w1": 1536.0,
              "wire-relay w2": 1536.0, "wire-relay w3": 1536.0}
 
 
@@ -61,10 +66,11 @@ class Exceeded(Exception):
 
 
 def once(model: str, params: dict[str, int], timeout: float | None = None,
-         limit_gb: float | None = None) -> dict[str, float]:
+         limit_gb: float | None = None, options: Sequence[str] = ()) -> dict[str, float]:
     """One complete run in a child process: its figures and its own peak memory."""
     cmd = [sys.executable, "-m", "osf_check.cli", "explore", "--model", model, "--depth",
-           "unbounded", "--json"] + [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
+           "unbounded", "--json", *options] + [a for k, v in params.items()
+                                                for a in ("--param", f"{k}={v}")]
 
     def limit() -> None:  # in the child: its address space, so that it fails, not the machine
         if limit_gb is not None:
@@ -99,7 +105,8 @@ def once(model: str, params: dict[str, int], timeout: float | None = None,
             "depth": m["depth_reached"], "wall_s": wall, "explore_s": m["seconds"],
             "peak_mb": peak / 2**20, "bytes_per_state": peak / max(1, m["distinct_states"]),
             "stored_bytes_per_state": m["stored_bytes"] / max(1, m["distinct_states"]),
-            "states_per_s": m["distinct_states"] / wall, "verdict": m["verdict"]}
+            "states_per_s": m["distinct_states"] / wall, "verdict": m["verdict"],
+            "spilled_mb": (m.get("memory") or {}).get("spilled_bytes", 0) / 2**20}
 
 
 def main() -> int:
@@ -114,6 +121,9 @@ def main() -> int:
                     help="address space a run may take (reported, not measured, if past)")
     ap.add_argument("--target", action="append", default=[], metavar="RUN=MB",
                     help="the peak memory target of a run, in MB (repeatable)")
+    ap.add_argument("--memory", default=None, metavar="SIZE",
+                    help="explore's memory budget for every run (e.g. 1G): over it, the "
+                         "search spills to disk")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.repeat < 1:
@@ -125,11 +135,14 @@ def main() -> int:
         print(f"bench_complete: {e}", file=sys.stderr)
         return 150
     rows = []
-    for name, model, params in RUNS:
+    extra = ("--memory", args.memory) if args.memory else ()
+    for name, model, params, *options in RUNS:
         if (args.only and model != args.only) or (args.run and name not in args.run):
             continue
+        opts = (*(options[0] if options else ()), *extra)
         try:
-            runs = [once(model, params, args.timeout, args.limit_gb) for _ in range(args.repeat)]
+            runs = [once(model, params, args.timeout, args.limit_gb, opts)
+                    for _ in range(args.repeat)]
         except Exceeded as e:
             rows.append({"run": name, "exceeded": str(e)})
             if not args.json:
@@ -146,6 +159,7 @@ def main() -> int:
                   f"{r['peak_mb']:9,.0f} MB peak  {r['bytes_per_state']:7,.0f} B/state "
                   f"(stored {r['stored_bytes_per_state']:4.1f})  "
                   f"{r['states_per_s']:>10,.0f} states/s  {r['verdict']}"
+                  + (f"  spilled {r['spilled_mb']:,.0f} MB" if r["spilled_mb"] else "")
                   + (f"  {r['memory']} {target:,.0f} MB target" if target else ""), flush=True)
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -155,7 +169,7 @@ def main() -> int:
 def parse_targets(given: list[str]) -> dict[str, float]:
     """``RUN=MB`` options as a dict; a run name not in :data:`RUNS` or a size that is not
     a positive number is refused (ValueError, with the reason)."""
-    names = {name for name, _, _ in RUNS}
+    names = {run[0] for run in RUNS}
     out = {}
     for g in given:
         name, eq, mb = g.rpartition("=")

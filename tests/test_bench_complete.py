@@ -53,3 +53,17 @@ def test_a_bad_target_is_one_line_and_exit_150(tiny, capsys, bad):
     assert tiny("--target", bad) == 150
     err = capsys.readouterr().err
     assert err.startswith("bench_complete: --target") and err.count("\n") == 1
+
+
+def test_a_runs_options_reach_explore(monkeypatch, capsys):
+    # TwoPhase N=3 under --symmetry stores 80 classes of its 288 states (bench_symmetry's
+    # row), with a memory budget given to every run on top
+    bench = _bench()
+    monkeypatch.setattr(bench, "RUNS", [("tiny", "two-phase", {"rms": 3}),
+                                        ("tiny sym", "two-phase", {"rms": 3}, ("--symmetry",))])
+    monkeypatch.setattr(sys, "argv", ["bench_complete.py", "--json", "--memory", "1G"])
+    assert bench.main() == 0
+    import json
+    rows = {r["run"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["tiny"]["distinct"] == 288 and rows["tiny sym"]["distinct"] == 80
+    assert rows["tiny"]["spilled_mb"] == 0 and rows["tiny sym"]["verdict"] == "ok"
