@@ -143,11 +143,11 @@ def test_the_reduced_graph_judges_every_reach_and_fair_property():
     assert got.why is None and got.graph == {"A2": None, "A10": None}
 
 
-def _every_verdict(mutant: str | None) -> None:
+def _every_verdict(mutant: str | None, params: dict = SMALL) -> None:
     """Every property's verdict, the violations (property, kind, length of a path;
     a lasso may go round its cycle more than once on the model) the same with and
     without --symmetry on a complete run, each counterexample a run of the model."""
-    plain, red = (check("graph-relay", params=SMALL, mutant=mutant, depth=None,
+    plain, red = (check("graph-relay", params=params, mutant=mutant, depth=None,
                         symmetry=s, stop_on_violation=False) for s in (False, True))
     assert red.status == plain.status and red.verdict == plain.verdict, mutant
     assert ([(v.prop, v.kind) for v in red.violations]
@@ -173,6 +173,17 @@ def test_reach_and_fair_verdicts_on_classes(mutant):
 @pytest.mark.parametrize("mutant", [None, *MUTANTS])
 def test_every_mutant_keeps_every_verdict_complete(mutant):
     _every_verdict(mutant)
+
+
+def test_a10_broken_on_classes_as_on_states():
+    # queue-on-desktop, the mutant that breaks A10, runs with one intent (nothing to
+    # permute); given two, A10's reach goal is violated on classes as on states, by a
+    # counterexample of the same length
+    _every_verdict("queue-on-desktop", {**SMALL, "intents": 2})
+    r = check("graph-relay", params={**SMALL, "intents": 2}, mutant="queue-on-desktop",
+              depth=None, symmetry=True)
+    assert r.symmetry["used"] and r.status["A10"] == "violated"
+    assert r.exploration.distinct == 167_616  # regression pin (335,184 states without)
 
 
 def test_pinned_reduced_graph():
