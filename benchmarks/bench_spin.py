@@ -156,9 +156,10 @@ def build_spin(spin: str, n: int, d: Path, variant: str = "spin",
 
 
 def hash_bits(n: int) -> int:
-    """pan's ``-w``: a hash table of 2**w slots of 8 bytes, about one per state
-    (TwoPhase N has about 6**N states), capped at 2**28 slots (2 GiB), beyond which
-    SPIN chains the states that share a slot instead of failing."""
+    """pan's ``-w``: a hash table of 2**w slots of 8 bytes, 3N+2 bits (up to 8 times
+    more slots than TwoPhase's about 6**N states), capped at 2**28 slots (2 GiB, so 4
+    times more than the states at N=10 and fewer at N=11), beyond which SPIN chains
+    the states that share a slot; ``--hash-w`` sets it."""
     return max(18, min(28, (n * 3) + 2))
 
 

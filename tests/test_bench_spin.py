@@ -13,11 +13,18 @@ from pathlib import Path
 
 import pytest
 
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
 ROOT = Path(__file__).resolve().parent.parent
+TWO_PHASE = _load("test_two_phase_pins", ROOT / "tests" / "test_two_phase.py")
 SCRIPT = ROOT / "benchmarks" / "bench_spin.py"
-_spec = importlib.util.spec_from_file_location("bench_spin", SCRIPT)
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)  # type: ignore[union-attr]
+bench = _load("bench_spin", SCRIPT)
 
 # Source: SPIN 6.5 (see tests/test_two_phase.py), the full search's
 # "states, stored" and "transitions".
@@ -141,14 +148,29 @@ def test_every_variant_at_n3_and_n4_counts_as_spin_and_tlc():
         assert got["symmetry"]["agree"] is True
 
 
-def test_the_hand_count_of_twophase_states_equals_spins():
+def test_the_hand_count_of_twophase_states_and_transitions_equals_spins():
     """Hand count: with the TM undecided each RM is working, aborted (by choice: no
     abort message yet) or prepared with or without the TM having received it (4); once
     committed every RM is prepared or committed (2); once aborted an RM is working (1),
     prepared, the TM having received its message or not (2), or aborted before preparing
     or after, then the TM having received the message or not (3): 4**N + 2**N + 6**N,
-    the figure RESULTS.md gives for N=10 and 11."""
-    pinned = {3: 288, 4: 1_568, 5: 8_832, 6: 50_816, 7: 296_448, 8: 1_745_408,
-              9: 10_340_352}  # SPIN's, tests/test_two_phase.py
-    assert {n: 4**n + 2**n + 6**n for n in pinned} == pinned
-    assert 4**10 + 2**10 + 6**10 == 61_515_776  # osf-check's N=10 (RESULTS.md)
+    the figure RESULTS.md gives for N=10 and 11.
+
+    Generated: the initial state, then each state's enabled action instances (self-loops
+    included). Undecided: TMAbort in each, TMCommit in one, and per RM TMRcvPrepared
+    where it prepared (2 of 4) and RMPrepare, RMChooseToAbort where it works (1 of 4);
+    committed: RMRcvCommitMsg per RM; aborted: RMRcvAbortMsg per RM and RMPrepare,
+    RMChooseToAbort where it works (1 of 6)."""
+    def states(n):
+        return 4**n + 2**n + 6**n
+
+    def generated(n):
+        undecided = 4**n + 1 + n * 2 * 4**(n - 1) + n * 2 * 4**(n - 1)
+        return 1 + undecided + n * 2**n + n * 6**n + n * 2 * 6**(n - 1)
+
+    spin = TWO_PHASE.SPIN  # SPIN's exact counts, N=3..8
+    assert {n: (states(n), generated(n)) for n in spin} == spin
+    assert states(9) == TWO_PHASE.SPIN_9[0] and generated(9) == TWO_PHASE.REGRESSION_9
+    # osf-check's counts at N=10 and 11 (RESULTS.md, "TwoPhase N=10 and N=11 against SPIN")
+    assert (states(10), generated(10)) == (61_515_776, 817_760_258)
+    assert (states(11), generated(11)) == (366_993_408, 5_371_377_666)
