@@ -305,7 +305,13 @@ def judge(rows: list[dict[str, Any]]) -> None:
 
 
 def _med(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row of a tool's runs: median times, the largest peak; ``SystemExit`` if two
+    complete runs of the same search counted differently."""
+    done = {(r["distinct"], r["generated"]) for r in runs if r.get("complete", True)}
+    if len(done) > 1:
+        raise SystemExit(f"the runs of one search counted differently: {sorted(done)}")
     out = dict(runs[0])
+    out["complete"] = all(r.get("complete", True) for r in runs)
     out["seconds"] = statistics.median(r["seconds"] for r in runs)
     out["cpu_seconds"] = statistics.median(r.get("cpu_seconds", 0) for r in runs)
     out["peak_mb"] = max(r["peak_mb"] for r in runs)

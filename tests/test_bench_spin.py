@@ -174,3 +174,12 @@ def test_the_hand_count_of_twophase_states_and_transitions_equals_spins():
     # osf-check's counts at N=10 and 11 (RESULTS.md, "TwoPhase N=10 and N=11 against SPIN")
     assert (states(10), generated(10)) == (61_515_776, 817_760_258)
     assert (states(11), generated(11)) == (366_993_408, 5_371_377_666)
+
+
+def test_runs_of_one_search_that_count_differently_stop_the_script():
+    one = {"distinct": 10, "generated": 30, "seconds": 1.0, "peak_mb": 5.0}
+    row = bench._med([one, dict(one, seconds=3.0, peak_mb=7.0), dict(one, seconds=2.0)])
+    assert (row["seconds"], row["peak_mb"], row["complete"]) == (2.0, 7.0, True)
+    assert not bench._med([one, dict(one, complete=False, distinct=4)])["complete"]
+    with pytest.raises(SystemExit, match="counted differently"):
+        bench._med([one, dict(one, generated=31)])
