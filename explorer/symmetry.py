@@ -223,8 +223,9 @@ def prove(model: Model, props: Sequence[Property], sets: Sequence[SymmetricSet],
     for decl in sets:
         st = _Set(model, decl)
         for g in generators(st.k):
+            z = _Claims(model, st, g, timeout_ms)  # one solver for the model and the goals
             try:
-                why, corr = _test_one(model, checks, st, g, timeout_ms)
+                why, corr = _test_one(model, checks, st, g, z)
             except SolverGaveUp as e:
                 proof.why = f"{decl.name} could not be proved symmetric: {e} (no verdict on it)"
                 return proof
@@ -233,16 +234,15 @@ def prove(model: Model, props: Sequence[Property], sets: Sequence[SymmetricSet],
                 return proof
             for p in on_graph:
                 if proof.graph[p.id] is None:
-                    proof.graph[p.id] = _graph_why(model, p, st, g, corr, timeout_ms)
+                    proof.graph[p.id] = _graph_why(model, p, z, corr)
     return proof
 
 
-def _graph_why(model: Model, p: Property, st: "_Set", g: tuple[int, ...], corr: list[int],
-               timeout_ms: int) -> str | None:
-    """Why the reduced graph cannot judge ``p``'s reach and fair checks under generator
-    ``g`` of ``st`` (None: it can): a goal's predicate, a fair-state condition read
+def _graph_why(model: Model, p: Property, z: "_Claims", corr: list[int]) -> str | None:
+    """Why the reduced graph cannot judge ``p``'s reach and fair checks under the
+    generator of ``z`` (None: it can): a goal's predicate, a fair-state condition read
     unequally, or a fairness set the instance correspondence ``corr`` moves out of itself."""
-    what = _what(st, g)
+    what = z.what
     fair = any(c.kind == "fair" for c in p.checks)
     if fair:
         for fs in model.fair_sets():
@@ -253,20 +253,12 @@ def _graph_why(model: Model, p: Property, st: "_Set", g: tuple[int, ...], corr: 
     for c in p.checks:
         if c.kind in ("reach", "fair"):
             preds += [(f"goal {gl.label}", e) for gl in c.goals(model) for e in _reads(c.kind, gl)]
-    x = [z3.Int(f"x{i}") for i in range(model.nslots)]
-    y = _permuted(st, g, x)
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
-    solver.add(*[z3.And(d.lo <= v, v <= d.hi) for v, d in zip(x, model.slot_domains)])
     for name, e in preds:
-        solver.push()
-        solver.add(as_bool(to_z3(e, x)) != as_bool(to_z3(e, y)))
-        r = solver.check()
-        solver.pop()
-        if r == z3.unknown:
-            return f"z3 gave up on its {name} under {what}"
-        if r == z3.sat:
-            return f"its {name} reads the elements unequally"
+        try:
+            if not z.always(z.same(e)):
+                return f"its {name} reads the elements unequally"
+        except SolverGaveUp:
+            return f"z3 gave up on its {name} under {z.what}"
     return None
 
 
@@ -281,32 +273,44 @@ def _what(st: "_Set", g: tuple[int, ...]) -> str:
             else f"rotating its {st.k} elements")
 
 
+class _Claims:
+    """z3 over a state ``x`` of the model's domains and its image ``y`` under generator
+    ``g`` of ``st``: a claim is proved for every such state or refuted, and a solver
+    that gives up raises :class:`SolverGaveUp` (never a refutation)."""
+
+    def __init__(self, model: Model, st: _Set, g: tuple[int, ...], timeout_ms: int):
+        self.what = _what(st, g)
+        self.x = [z3.Int(f"x{i}") for i in range(model.nslots)]
+        self.y = _permuted(st, g, self.x)
+        self.solver = z3.Solver()
+        self.solver.set("timeout", timeout_ms)
+        self.solver.add(*[z3.And(d.lo <= v, v <= d.hi)
+                          for v, d in zip(self.x, model.slot_domains)])
+
+    def always(self, claim: z3.BoolRef) -> bool:
+        self.solver.push()
+        self.solver.add(z3.Not(claim))
+        r = self.solver.check()
+        self.solver.pop()
+        if r == z3.unknown:  # no proof either way: never called "not symmetric"
+            raise SolverGaveUp(f"z3 gave up on {self.what}")
+        return r == z3.unsat
+
+    def same(self, e) -> z3.BoolRef:
+        """``e`` reads the same on a state and on its image."""
+        return as_bool(to_z3(e, self.x)) == as_bool(to_z3(e, self.y))
+
+
 def _test_one(model: Model, checks: CheckList, st: _Set, g: tuple[int, ...],
-              timeout_ms: int) -> tuple[str | None, list[int]]:
+              z: _Claims) -> tuple[str | None, list[int]]:
     """Why generator ``g`` does not map the model and ``checks`` onto themselves (None:
     it does), and the instance each instance was matched to (``corr[a] = b``)."""
-    what = _what(st, g)
+    what = z.what
     inits = set(model.initial_states)
     if {apply(st, g, s) for s in inits} != inits:
         return f"the initial states change under {what}", []
     n = model.nslots
-    x = [z3.Int(f"x{i}") for i in range(n)]
-    y = _permuted(st, g, x)
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
-    solver.add(*[z3.And(d.lo <= v, v <= d.hi) for v, d in zip(x, model.slot_domains)])
-
-    def always(claim: z3.BoolRef) -> bool:
-        solver.push()
-        solver.add(z3.Not(claim))
-        r = solver.check()
-        solver.pop()
-        if r == z3.unknown:  # no proof either way: never called "not symmetric"
-            raise SolverGaveUp(f"z3 gave up on {what}")
-        return r == z3.unsat
-
-    def same(e) -> z3.BoolRef:
-        return as_bool(to_z3(e, x)) == as_bool(to_z3(e, y))
+    x, y, always, same = z.x, z.y, z.always, z.same
 
     for pid, e in checks.invs:
         if not always(same(e)):
